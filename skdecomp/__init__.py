@@ -1,0 +1,10 @@
+"""skdecomp: grouped functional decomposition and agreeing explanations for scikit-learn models."""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from ._decomposition import Decomposition
+from ._explainer import MAX_EXACT_GROUPS, Explainer
+
+__version__ = "0.1.0.dev0"
+
+__all__ = ["MAX_EXACT_GROUPS", "Decomposition", "Explainer", "__version__"]

@@ -1,0 +1,200 @@
+"""The result of a grouped functional decomposition (paper-spec §1.2, §2)."""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+import pandas as pd
+
+from ._kernels import (
+    inverse_moebius_transform,
+    popcounts,
+    size_weighted_attributions,
+)
+from ._partition import subset_name
+
+__all__ = ["Decomposition", "EXACT_METHODS", "METHOD_ALIASES", "size_weights"]
+
+# Each exact explainer is a weighted sum of components,
+# phi_k = sum_{U contains k} w(|U|) F_U  (paper-spec §2.1-§2.2):
+EXACT_METHODS = ("shapley", "banzhaf", "occlusion", "arch", "pdp", "pfi")
+# paper-spec §2.4: PDP is Arch and PFI is Occlusion under a data background.
+METHOD_ALIASES = {"pdp": "arch", "pfi": "occlusion"}
+
+
+def size_weights(method, n_groups):
+    """Weight w(|U|) of a component of size |U| for an exact method.
+
+    ========== ================= ===============================
+    method      w(|U|), |U| >= 1   meaning
+    ========== ================= ===============================
+    shapley     1 / |U|            interaction split evenly
+    banzhaf     2 ** (1 - |U|)     interaction halved per member
+    occlusion   1                  full effect (leave-group-out)
+    arch        1 if |U| == 1      pure effect (group alone)
+    ========== ================= ===============================
+    """
+    method = METHOD_ALIASES.get(method, method)
+    sizes = np.arange(n_groups + 1, dtype=np.float64)
+    w = np.zeros(n_groups + 1)
+    if method == "shapley":
+        w[1:] = 1.0 / sizes[1:]
+    elif method == "banzhaf":
+        w[1:] = 2.0 ** (1.0 - sizes[1:])
+    elif method == "occlusion":
+        w[1:] = 1.0
+    elif method == "arch":
+        if n_groups >= 1:
+            w[1] = 1.0
+    else:
+        raise ValueError(
+            f"Unknown exact method {method!r}; choose one of {list(EXACT_METHODS)}."
+        )
+    return w
+
+
+class Decomposition:
+    """Grouped functional decomposition of a model at explained points.
+
+    Holds the components F_U(x) for every subset U of the K groups and every
+    explained row, with ``sum_U F_U(x) = f(x)`` and ``F_{} = E_B f``
+    (paper-spec §1.2). Subsets are indexed by bitmask: bit k set means group
+    k is in the subset.
+
+    Parameters
+    ----------
+    components : ndarray of shape (n_samples, n_outputs, 2**n_groups)
+    group_names : list of str
+    output_names : list of str
+    prediction : ndarray of shape (n_samples, n_outputs)
+        f(x) for every explained row.
+
+    Attributes
+    ----------
+    n_samples, n_groups, n_outputs : int
+    group_names : list of str
+    output_names : list of str
+    """
+
+    def __init__(self, components, group_names, output_names, prediction):
+        components = np.asarray(components, dtype=np.float64)
+        self._F = components
+        self.group_names = list(group_names)
+        self.output_names = list(output_names)
+        self._prediction = np.asarray(prediction, dtype=np.float64)
+        self.n_samples, self.n_outputs, n_masks = components.shape
+        self.n_groups = n_masks.bit_length() - 1
+
+    def _squeeze(self, arr):
+        # (n, n_outputs, ...) -> (n, ..., n_outputs), output axis dropped if single
+        arr = np.moveaxis(arr, 1, -1)
+        return arr[..., 0] if self.n_outputs == 1 else arr
+
+    # -- subsets --------------------------------------------------------------
+    def mask(self, subset):
+        """Bitmask of a subset given as group indices or group names."""
+        if isinstance(subset, (str, int, np.integer)):
+            subset = (subset,)
+        mask = 0
+        for g in subset:
+            if isinstance(g, str):
+                if g not in self.group_names:
+                    raise KeyError(f"Unknown group {g!r}; groups are {self.group_names}.")
+                k = self.group_names.index(g)
+            elif isinstance(g, (int, np.integer)) and not isinstance(g, bool):
+                k = int(g)
+                if not 0 <= k < self.n_groups:
+                    raise KeyError(
+                        f"Group index {k} out of range for {self.n_groups} groups."
+                    )
+            else:
+                raise KeyError(f"A subset holds group indices or names, got {g!r}.")
+            mask |= 1 << k
+        return mask
+
+    @property
+    def subsets(self):
+        """All subsets as tuples of group indices, in bitmask order."""
+        return [
+            tuple(k for k in range(self.n_groups) if m >> k & 1)
+            for m in range(1 << self.n_groups)
+        ]
+
+    def __getitem__(self, subset):
+        """Component F_U for subset U: shape (n_samples,) or (n_samples, n_outputs)."""
+        F = self._F[:, :, self.mask(subset)]
+        return F[:, 0].copy() if self.n_outputs == 1 else F.copy()
+
+    # -- values ---------------------------------------------------------------
+    @property
+    def components(self):
+        """All components: (n_samples, 2**n_groups[, n_outputs])."""
+        return self._squeeze(self._F)
+
+    @property
+    def baseline(self):
+        """E_B f, the component of the empty subset: scalar or (n_outputs,)."""
+        base = self._F[0, :, 0]
+        return float(base[0]) if self.n_outputs == 1 else base.copy()
+
+    @property
+    def prediction(self):
+        """f(x): (n_samples,) or (n_samples, n_outputs)."""
+        return self._prediction[:, 0] if self.n_outputs == 1 else self._prediction.copy()
+
+    def coalition_values(self):
+        """v_x(S) for every subset S (the inverse Möbius transform)."""
+        flat = self._F.reshape(-1, self._F.shape[2])
+        v = inverse_moebius_transform(flat).reshape(self._F.shape)
+        return self._squeeze(v)
+
+    def order(self, size):
+        """Sum of all components of subsets of a given size."""
+        F = self._F[:, :, popcounts(self.n_groups) == size].sum(axis=2)
+        return F[:, 0] if self.n_outputs == 1 else F
+
+    def completeness_error(self):
+        """max |sum_U F_U(x) - f(x)| over rows and outputs (0 up to rounding)."""
+        return float(np.max(np.abs(self._F.sum(axis=2) - self._prediction), initial=0.0))
+
+    def attributions(self, method="shapley"):
+        """Attributions of an exact method: (n_samples, n_groups[, n_outputs]).
+
+        See :func:`size_weights` for the weights of each method.
+        """
+        w = size_weights(method, self.n_groups)
+        flat = self._F.reshape(-1, self._F.shape[2])
+        phi = size_weighted_attributions(flat, w)
+        phi = phi.reshape(self.n_samples, self.n_outputs, self.n_groups)
+        return self._squeeze(phi)
+
+    def to_frame(self, max_order=None):
+        """Components as a DataFrame: one column per subset.
+
+        Rows are explained samples (and outputs, as a second index level,
+        when there are several outputs); columns are subsets labelled by
+        their group names joined with ``" & "``, the empty subset being
+        ``"baseline"``.
+
+        Parameters
+        ----------
+        max_order : int or None
+            Keep subsets of at most this many groups.
+        """
+        sizes = popcounts(self.n_groups)
+        keep = np.arange(1 << self.n_groups)
+        if max_order is not None:
+            keep = keep[sizes <= max_order]
+        labels = [subset_name(int(m), self.group_names) for m in keep]
+        data = self._F[:, :, keep]
+        if self.n_outputs == 1:
+            return pd.DataFrame(data[:, 0, :], columns=labels)
+        index = pd.MultiIndex.from_product(
+            [range(self.n_samples), self.output_names], names=["sample", "output"]
+        )
+        return pd.DataFrame(data.reshape(-1, keep.size), index=index, columns=labels)
+
+    def __repr__(self):
+        return (
+            f"Decomposition(n_samples={self.n_samples}, n_groups={self.n_groups}, "
+            f"n_outputs={self.n_outputs})"
+        )

@@ -1,0 +1,509 @@
+"""The Explainer estimator: attributions over groups of columns."""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from sklearn.base import (
+    BaseEstimator,
+    MetaEstimatorMixin,
+    TransformerMixin,
+    clone,
+)
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import Bunch, check_random_state, get_tags
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_feature_names_in,
+    _fit_context,
+    _get_output_config,
+)
+from ._decomposition import EXACT_METHODS, Decomposition
+from ._kernels import moebius_transform
+from ._partition import group_labels, resolve_groups
+from ._value import Table, coalition_values, common_dtypes, resolve_response
+
+__all__ = ["Explainer", "MAX_EXACT_GROUPS"]
+
+#: Largest number of groups for exact enumeration of all 2**K coalitions.
+MAX_EXACT_GROUPS = 16
+
+
+class _FunctionModel:
+    """Adapter giving a plain callable ``f(X) -> array`` a ``predict`` method."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def predict(self, X):
+        return self.function(X)
+
+
+def _is_fitted(estimator):
+    if not hasattr(estimator, "fit"):
+        return True
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    return True
+
+
+def _numeric_part(X):
+    if isinstance(X, pd.DataFrame):
+        num = X.select_dtypes(include=[np.number])
+        return num.to_numpy(dtype=np.float64) if num.shape[1] else None
+    if np.issubdtype(X.dtype, np.number):
+        return X
+    return None
+
+
+class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
+    """Attributions of a model over groups of columns, from its functional decomposition.
+
+    For explained rows x, a background B and a partition of the columns into
+    K groups, the explainer evaluates the coalition values
+    ``v_x(S) = mean_{z in B} f(x_{G_S}, z_{-G_S})`` for every subset S of
+    groups, takes their Möbius transform to get the grouped components F_U(x)
+    and returns attributions as weighted sums of components (paper-spec
+    §1.2, §2).
+
+    Parameters
+    ----------
+    estimator : estimator or callable
+        The model to explain. A fitted model is used as it is; an unfitted
+        one is fitted on ``(X, y)`` in :meth:`fit`. To keep a fitted model
+        fitted under cloning (e.g. in ``GridSearchCV``), wrap it in
+        :class:`sklearn.frozen.FrozenEstimator`. A plain callable
+        ``f(X) -> array`` is treated as a fitted regressor.
+
+    method : {"shapley", "banzhaf", "occlusion", "arch", "pdp", "pfi"}, default="shapley"
+        The attribution returned by :meth:`transform`. With
+        ``F_U`` the components, every method is
+        ``phi_k = sum_{U contains k} w(|U|) F_U`` with
+
+        - ``"shapley"``: ``w = 1/|U|`` (interventional SHAP over groups);
+        - ``"banzhaf"``: ``w = 2**(1-|U|)``;
+        - ``"occlusion"``: ``w = 1``, i.e. ``f(x) - v_x(all but k)``;
+        - ``"arch"``: ``w = 1`` for ``|U| = 1`` only, i.e. ``v_x({k}) - v_x({})``
+          (ArchAttribute);
+        - ``"pdp"`` is an alias of ``"arch"`` and ``"pfi"`` an alias of
+          ``"occlusion"``: with a data background they are the local
+          partial-dependence and local permutation-importance effects
+          (paper-spec §2.4).
+
+    groups : None, list of lists or dict, default=None
+        The partition of the columns. None gives one group per column; a list
+        of column lists, or a dict mapping group names to column lists.
+        Columns are integer positions or, for DataFrames, column names. Every
+        column must be in exactly one group.
+
+    background : int or array-like, default=100
+        Reference rows B. An int draws that many rows (without replacement)
+        from the data passed to :meth:`fit`, or takes all of them when there
+        are fewer. An array or DataFrame gives the rows explicitly; a single
+        row (1-D array) gives the anchored decomposition around it.
+
+    response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
+        Output of the model to explain. "auto" uses ``predict_proba``, then
+        ``decision_function``, for classifiers and ``predict`` otherwise.
+
+    target : class label or int, default=None
+        Which output to explain. None explains all outputs, except that for
+        binary ``predict_proba`` only the positive class ``classes_[1]`` is
+        explained. A class label picks one class; for multi-output
+        regressors an integer picks one output.
+
+    batch_size : int, default=65536
+        Largest number of hybrid rows sent to the model at once. Memory is
+        bounded by it (or by the background size, if larger), whatever the
+        number of explained rows.
+
+    n_jobs : int, default=None
+        Number of joblib workers over chunks of hybrid rows. None means 1
+        unless in a :obj:`joblib.parallel_backend` context.
+
+    random_state : int, RandomState instance or None, default=None
+        Draws the background sample when ``background`` is an int.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted model that is explained.
+    background_ : ndarray or DataFrame
+        The background rows.
+    groups_ : list of ndarray
+        Column positions of each group.
+    group_names_ : ndarray of str
+        Name of each group.
+    labels_ : ndarray of shape (n_features_in_,)
+        Group index of every column.
+    n_groups_ : int
+    baseline_ : float or ndarray of shape (n_outputs_,)
+        Mean model output over the background, E_B f.
+    n_outputs_ : int
+        Number of explained outputs.
+    output_names_ : list of str
+        Names of the explained outputs (class labels for classifiers).
+    response_method_ : str
+        The response method used.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    Decomposition : the components behind the attributions.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from skdecomp import Explainer
+    >>> X, y = load_diabetes(return_X_y=True, as_frame=True)
+    >>> model = LinearRegression().fit(X, y)
+    >>> explainer = Explainer(model, groups={"body": ["age", "sex", "bmi", "bp"],
+    ...     "blood": ["s1", "s2", "s3", "s4", "s5", "s6"]}, background=50,
+    ...     random_state=0).fit(X)
+    >>> explainer.transform(X.iloc[:3]).shape
+    (3, 2)
+    """
+
+    _parameter_constraints = {
+        "estimator": [
+            HasMethods(["predict"]),
+            HasMethods(["predict_proba"]),
+            HasMethods(["decision_function"]),
+            callable,
+        ],
+        "method": [StrOptions(set(EXACT_METHODS))],
+        "groups": [None, list, tuple, dict],
+        "background": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "response_method": [
+            StrOptions({"auto", "predict", "predict_proba", "decision_function"})
+        ],
+        "target": "no_validation",
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        method="shapley",
+        groups=None,
+        background=100,
+        response_method="auto",
+        target=None,
+        batch_size=65536,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.method = method
+        self.groups = groups
+        self.background = background
+        self.response_method = response_method
+        self.target = target
+        self.batch_size = batch_size
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # -- input checks ---------------------------------------------------------
+    def _check_X(self, X, reset):
+        if isinstance(X, pd.DataFrame):
+            X = validate_data(self, X, skip_check_array=True, reset=reset)
+            if X.shape[0] == 0:
+                raise ValueError(
+                    "Found array with 0 sample(s) (shape=(0, "
+                    f"{X.shape[1]})) while a minimum of 1 is required."
+                )
+            if X.shape[1] == 0:
+                raise ValueError("X has 0 features; a minimum of 1 is required.")
+            if not reset and not getattr(self, "_frame_input", True):
+                X = X.to_numpy()
+        else:
+            X = validate_data(
+                self, X, dtype=None, ensure_all_finite=False, reset=reset
+            )
+            if not reset and getattr(self, "_frame_input", False):
+                X = pd.DataFrame(X, columns=self.feature_names_in_).astype(
+                    dict(zip(self.feature_names_in_, self._fit_dtypes))
+                )
+        return X
+
+    def _check_finite(self, X, what):
+        """Raise a clear error if X has NaN/inf that the model cannot take."""
+        num = _numeric_part(X)
+        if num is None:
+            return
+        num = np.asarray(num, dtype=np.float64)
+        bad = ~np.isfinite(num).all(axis=1)
+        if not bad.any():
+            return
+        rows = np.flatnonzero(bad)[:5]
+        sample = X.iloc[rows] if isinstance(X, pd.DataFrame) else X[rows]
+        try:
+            self._response(sample)
+        except Exception as exc:
+            raise ValueError(
+                f"{what} contains NaN or infinity, which "
+                f"{type(self.estimator_).__name__} cannot take ({exc}). Impute or "
+                "drop those values, or explain a model that accepts missing "
+                "values (e.g. HistGradientBoosting* or a Pipeline with an imputer)."
+            ) from exc
+
+    def _resolve_background(self, X, rng):
+        bg = self.background
+        if isinstance(bg, Integral) and not isinstance(bg, bool):
+            n = X.shape[0]
+            if bg >= n:
+                idx = np.arange(n)
+            else:
+                idx = np.sort(rng.choice(n, size=bg, replace=False))
+            return X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]
+        if isinstance(bg, pd.Series):
+            bg = bg.to_frame().T
+        if isinstance(X, pd.DataFrame):
+            if isinstance(bg, pd.DataFrame):
+                missing = [c for c in X.columns if c not in bg.columns]
+                if missing or bg.shape[1] != X.shape[1]:
+                    raise ValueError(
+                        f"background has columns {list(bg.columns)} but X has "
+                        f"{list(X.columns)}; give background rows with the "
+                        "columns of X."
+                    )
+                bg = bg[X.columns]
+            else:
+                arr = np.asarray(bg, dtype=object)
+                if arr.ndim == 1:
+                    arr = arr[None, :]
+                if arr.ndim != 2 or arr.shape[1] != X.shape[1]:
+                    raise ValueError(
+                        f"background has shape {arr.shape}; it needs "
+                        f"{X.shape[1]} columns like X."
+                    )
+                bg = pd.DataFrame(arr, columns=X.columns)
+            bg = bg.astype(dict(zip(X.columns, X.dtypes)))
+        else:
+            if isinstance(bg, pd.DataFrame):
+                bg = bg.to_numpy()
+            bg = np.asarray(bg)
+            if bg.ndim == 1:
+                bg = bg[None, :]
+            if bg.ndim != 2 or bg.shape[1] != X.shape[1]:
+                raise ValueError(
+                    f"background has shape {bg.shape}; it needs "
+                    f"{X.shape[1]} columns like X."
+                )
+            if bg.dtype != X.dtype and X.dtype != object:
+                bg = bg.astype(np.result_type(bg.dtype, X.dtype))
+        if bg.shape[0] == 0:
+            raise ValueError(
+                "background has 0 rows; give at least one reference row or an "
+                "int number of rows to sample from X."
+            )
+        return bg
+
+    # -- fit ------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Fit the model if needed, and fix the background and the groups.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Data; the background is sampled from it when ``background`` is an
+            int, and the model is fitted on it when it is not fitted.
+        y : array-like of shape (n_samples,) or None
+            Target, needed only to fit an unfitted model.
+
+        Returns
+        -------
+        self : Explainer
+        """
+        X = self._check_X(X, reset=True)
+        self._frame_input = isinstance(X, pd.DataFrame)
+        self._fit_dtypes = list(X.dtypes) if self._frame_input else None
+        rng = check_random_state(self.random_state)
+
+        estimator = self.estimator
+        if not hasattr(estimator, "fit") and not any(
+            hasattr(estimator, m) for m in ("predict", "predict_proba", "decision_function")
+        ):
+            estimator = _FunctionModel(estimator)
+        if _is_fitted(estimator):
+            self.estimator_ = estimator
+        elif y is None:
+            raise ValueError(
+                "This Explainer estimator requires y to be passed, but the "
+                f"target y is None: {type(estimator).__name__} is not fitted, so "
+                "fit(X, y) fits it first. Pass y, or pass a fitted model (wrap "
+                "it in sklearn.frozen.FrozenEstimator to keep it fitted when "
+                "cloned, e.g. in GridSearchCV)."
+            )
+        else:
+            self.estimator_ = clone(estimator).fit(X, y)
+
+        feature_names = getattr(self, "feature_names_in_", None)
+        groups, names = resolve_groups(self.groups, X.shape[1], feature_names)
+        if len(groups) > MAX_EXACT_GROUPS:
+            raise ValueError(
+                f"{len(groups)} groups are more than exact enumeration allows "
+                f"(at most {MAX_EXACT_GROUPS} groups, i.e. 2**{MAX_EXACT_GROUPS} "
+                "coalitions per row). Merge columns into fewer groups, or use a "
+                "sampled method such as 'kernel_shap' or 'permutation_shap'."
+            )
+        self.groups_ = groups
+        self.group_names_ = np.asarray(names, dtype=object)
+        self.n_groups_ = len(groups)
+        self.labels_ = group_labels(groups, X.shape[1])
+
+        bg = self._resolve_background(X, rng)
+        self._response, self.output_names_ = resolve_response(
+            self.estimator_, self.response_method, self.target, bg.iloc[:1]
+            if isinstance(bg, pd.DataFrame) else bg[:1]
+        )
+        self.response_method_ = self._response.method
+        self._check_finite(X, "X")
+        self._check_finite(bg, "background")
+        self.background_ = bg
+        self.n_outputs_ = len(self.output_names_)
+        base = self._response(bg).mean(axis=0)
+        self.baseline_ = float(base[0]) if self.n_outputs_ == 1 else base
+        return self
+
+    # -- decomposition --------------------------------------------------------
+    def _tables(self, X):
+        if self._frame_input:
+            dtypes = common_dtypes(self._fit_dtypes, X)
+            return Table(X, dtypes), Table(self.background_, dtypes)
+        return Table(X), Table(self.background_)
+
+    def _components(self, X):
+        """Components (n_samples, n_outputs, 2**K) and f(X) (n_samples, n_outputs)."""
+        K = self.n_groups_
+        full = (1 << K) - 1
+        table, bg = self._tables(X)
+        prediction = self._response(X)
+        n, n_out = prediction.shape
+        values = np.empty((n, n_out, full + 1))
+        values[:, :, 0] = np.atleast_1d(self.baseline_)[None, :]
+        values[:, :, full] = prediction
+        if full > 1:
+            inner = coalition_values(
+                self._response,
+                table,
+                bg,
+                self.labels_,
+                np.arange(1, full),
+                batch_size=self.batch_size,
+                n_jobs=self.n_jobs,
+            )
+            values[:, :, 1:full] = np.moveaxis(inner, 1, 2)
+        F = moebius_transform(values.reshape(n * n_out, full + 1))
+        return F.reshape(n, n_out, full + 1), prediction
+
+    def decompose(self, X):
+        """Grouped functional decomposition of the model at the rows of X.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        decomposition : Decomposition
+            Components F_U(x) for every subset U of groups.
+        """
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False)
+        self._check_finite(X, "X")
+        F, prediction = self._components(X)
+        return Decomposition(F, list(self.group_names_), self.output_names_, prediction)
+
+    def explain(self, X, methods=None):
+        """Attributions of several methods from one set of model calls.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        methods : list of str or None
+            Methods to compute (see ``method``); None computes
+            shapley, banzhaf, occlusion and arch.
+
+        Returns
+        -------
+        attributions : Bunch
+            One array per method, each (n_samples, n_groups) or
+            (n_samples, n_groups, n_outputs).
+        """
+        if methods is None:
+            methods = ["shapley", "banzhaf", "occlusion", "arch"]
+        elif isinstance(methods, str):
+            methods = [methods]
+        for m in methods:
+            if m not in EXACT_METHODS:
+                raise ValueError(
+                    f"Unknown method {m!r}; choose among {list(EXACT_METHODS)}."
+                )
+        dec = self.decompose(X)
+        return Bunch(**{m: dec.attributions(m) for m in methods})
+
+    def transform(self, X):
+        """Attributions of ``method`` for every row of X.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        attributions : ndarray of shape (n_samples, n_groups) or (n_samples, n_groups, n_outputs)
+            Columns are in group order (see :meth:`get_feature_names_out`).
+        """
+        check_is_fitted(self)
+        if self.n_outputs_ > 1 and _get_output_config("transform", self)["dense"] != "default":
+            raise ValueError(
+                f"transform returns a 3-D array for {self.n_outputs_} outputs, "
+                "which cannot be a DataFrame; pick one output with target=... "
+                "or use set_output(transform='default')."
+            )
+        return self.decompose(X).attributions(self.method)
+
+    def get_feature_names_out(self, input_features=None):
+        """Group names, the column names of :meth:`transform`.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None
+            Checked against the names seen in fit; not otherwise used.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        check_is_fitted(self)
+        _check_feature_names_in(self, input_features)
+        return self.group_names_.copy()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        estimator = self.estimator
+        if hasattr(estimator, "fit"):
+            try:
+                tags.input_tags.allow_nan = get_tags(estimator).input_tags.allow_nan
+            except Exception:  # pragma: no cover - non-sklearn objects
+                pass
+            tags.target_tags.required = not _is_fitted(estimator)
+        return tags

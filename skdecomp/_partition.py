@@ -1,0 +1,130 @@
+"""Partitions of the input columns into groups (paper-spec §1.1)."""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = ["resolve_groups", "group_labels", "subset_name"]
+
+
+def _default_names(n_features, feature_names):
+    if feature_names is not None:
+        return [str(name) for name in feature_names]
+    return [f"x{j}" for j in range(n_features)]
+
+
+def _column_position(col, n_features, feature_names, where):
+    if isinstance(col, (bool, np.bool_)):
+        raise TypeError(f"{where}: column {col!r} is a bool; give a position or a name.")
+    if isinstance(col, (int, np.integer)):
+        pos = int(col)
+        if not -n_features <= pos < n_features:
+            raise ValueError(
+                f"{where}: column position {pos} is out of range for data "
+                f"with {n_features} columns."
+            )
+        return pos % n_features
+    if isinstance(col, str):
+        if feature_names is None:
+            raise ValueError(
+                f"{where}: column name {col!r} given but X has no column "
+                "names; pass a pandas DataFrame or use integer positions."
+            )
+        matches = np.flatnonzero(np.asarray(feature_names, dtype=object) == col)
+        if matches.size == 0:
+            raise ValueError(
+                f"{where}: unknown column {col!r}; known columns are "
+                f"{list(feature_names)}."
+            )
+        return int(matches[0])
+    raise TypeError(
+        f"{where}: column {col!r} must be an integer position or a column "
+        f"name, got {type(col).__name__}."
+    )
+
+
+def resolve_groups(groups, n_features, feature_names=None):
+    """Turn a user specification of groups into positions and names.
+
+    Parameters
+    ----------
+    groups : None, list of lists, or dict name -> list
+        None gives one group per column. Columns are integer positions or,
+        when ``feature_names`` is given, column names. A bare column in place
+        of a list is a group of one column.
+    n_features : int
+    feature_names : array-like of str or None
+
+    Returns
+    -------
+    positions : list of ndarray of int64
+        Sorted column positions of each group, in group order.
+    names : list of str
+        Group names: the dict keys, or the column names of the group joined
+        by ``":"``.
+    """
+    col_names = _default_names(n_features, feature_names)
+    if groups is None:
+        return [np.array([j], dtype=np.int64) for j in range(n_features)], col_names
+
+    if isinstance(groups, Mapping):
+        items = [(str(name), cols) for name, cols in groups.items()]
+    elif isinstance(groups, (list, tuple)):
+        items = [(None, cols) for cols in groups]
+    else:
+        raise TypeError(
+            "groups must be None, a list of column lists or a dict mapping "
+            f"group names to column lists, got {type(groups).__name__}."
+        )
+    if len(items) == 0:
+        raise ValueError("groups is empty; give at least one group or None.")
+
+    positions, names = [], []
+    owner = {}
+    for k, (name, cols) in enumerate(items):
+        where = f"group {name!r}" if name is not None else f"group {k}"
+        if isinstance(cols, (str, int, np.integer)):
+            cols = [cols]
+        try:
+            cols = list(cols)
+        except TypeError:
+            raise TypeError(f"{where}: expected a list of columns, got {cols!r}.")
+        if len(cols) == 0:
+            raise ValueError(f"{where} is empty; every group needs a column.")
+        pos = [_column_position(c, n_features, feature_names, where) for c in cols]
+        for p in pos:
+            if p in owner and owner[p] != k:
+                raise ValueError(
+                    f"groups overlap: column {col_names[p]!r} is in group "
+                    f"{owner[p]} and group {k}; put each column in one group."
+                )
+            owner[p] = k
+        pos = np.unique(np.asarray(pos, dtype=np.int64))
+        positions.append(pos)
+        names.append(name if name is not None else ":".join(col_names[p] for p in pos))
+
+    missing = [col_names[j] for j in range(n_features) if j not in owner]
+    if missing:
+        raise ValueError(
+            f"groups miss columns {missing}; every column must be in exactly "
+            "one group (add them, e.g. as groups of their own)."
+        )
+    if len(set(names)) != len(names):
+        raise ValueError(f"group names must be unique, got {names}.")
+    return positions, names
+
+
+def group_labels(positions, n_features):
+    """Group index of every column."""
+    labels = np.full(n_features, -1, dtype=np.int64)
+    for k, pos in enumerate(positions):
+        labels[pos] = k
+    return labels
+
+
+def subset_name(mask, names):
+    """Readable label of a subset of groups given as a bitmask."""
+    members = [names[k] for k in range(len(names)) if mask >> k & 1]
+    return " & ".join(members) if members else "baseline"
