@@ -452,13 +452,21 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
             methods = ["shapley", "banzhaf", "occlusion", "arch"]
         elif isinstance(methods, str):
             methods = [methods]
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False)
+        self._check_finite(X, "X")
+        return Bunch(**self._attributions(X, list(methods)))
+
+    def _attributions(self, X, methods):
+        """Dict method -> attributions for validated X; exact methods share one decomposition."""
         for m in methods:
             if m not in EXACT_METHODS:
                 raise ValueError(
                     f"Unknown method {m!r}; choose among {list(EXACT_METHODS)}."
                 )
-        dec = self.decompose(X)
-        return Bunch(**{m: dec.attributions(m) for m in methods})
+        F, prediction = self._components(X)
+        dec = Decomposition(F, list(self.group_names_), self.output_names_, prediction)
+        return {m: dec.attributions(m) for m in methods}
 
     def transform(self, X):
         """Attributions of ``method`` for every row of X.
@@ -479,7 +487,9 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
                 "which cannot be a DataFrame; pick one output with target=... "
                 "or use set_output(transform='default')."
             )
-        return self.decompose(X).attributions(self.method)
+        X = self._check_X(X, reset=False)
+        self._check_finite(X, "X")
+        return self._attributions(X, [self.method])[self.method]
 
     def get_feature_names_out(self, input_features=None):
         """Group names, the column names of :meth:`transform`.

@@ -265,14 +265,24 @@ def column_masks(masks, labels):
     return ((masks[:, None] >> labels[None, :]) & 1).astype(bool)
 
 
-def _evaluate_chunk(response, table, background, rows, cmasks):
+def _evaluate_chunk(response, table, background, rows, cmasks, average):
     data = table.hybrids(background, rows, cmasks)
-    preds = response(data)
-    return mean_over_background(np.ascontiguousarray(preds), background.n_rows)
+    preds = np.ascontiguousarray(response(data))
+    if not average:
+        return preds
+    return mean_over_background(preds, background.n_rows)
 
 
 def coalition_values(
-    response, table, background, labels, masks, *, batch_size, n_jobs=None
+    response,
+    table,
+    background,
+    labels,
+    masks,
+    *,
+    batch_size,
+    n_jobs=None,
+    average=True,
 ):
     """Coalition values v_x(S) for every explained row and every mask.
 
@@ -286,10 +296,15 @@ def coalition_values(
     batch_size : int, maximum rows per model call (at least one pair of
         ``background.n_rows`` rows is sent at once)
     n_jobs : int or None, joblib workers over chunks
+    average : bool, default=True
+        Average over the background rows. When False, return the model
+        output at every hybrid, f(x^n_{G_S}, z^m_{-G_S}): the anchored values
+        behind the N x N matrices of paper-spec §1.2 and §4.2.
 
     Returns
     -------
-    values : ndarray of shape (n_rows, n_masks, n_outputs)
+    values : ndarray of shape (n_rows, n_masks, n_outputs), or
+        (n_rows, n_masks, n_background, n_outputs) when ``average=False``.
     """
     masks = np.asarray(masks, dtype=np.int64)
     n_rows, n_masks, n_bg = table.n_rows, masks.shape[0], background.n_rows
@@ -303,15 +318,18 @@ def coalition_values(
         return pairs // n_masks, cmask_table[pairs % n_masks]
 
     if n_pairs == 0:
-        return None
+        raise ValueError("coalition_values needs at least one row and one mask.")
     if n_jobs in (None, 1) or len(starts) == 1:
         results = [
-            _evaluate_chunk(response, table, background, *chunk(s)) for s in starts
+            _evaluate_chunk(response, table, background, *chunk(s), average)
+            for s in starts
         ]
     else:
         results = Parallel(n_jobs=n_jobs)(
-            delayed(_evaluate_chunk)(response, table, background, *chunk(s))
+            delayed(_evaluate_chunk)(response, table, background, *chunk(s), average)
             for s in starts
         )
     values = np.concatenate(results, axis=0)
-    return values.reshape(n_rows, n_masks, -1)
+    if average:
+        return values.reshape(n_rows, n_masks, -1)
+    return values.reshape(n_rows, n_masks, n_bg, -1)
