@@ -27,22 +27,18 @@ from ._compat import (
 from ._decomposition import EXACT_METHODS, Decomposition
 from ._kernels import moebius_transform
 from ._partition import group_labels, resolve_groups
-from ._value import Table, coalition_values, common_dtypes, resolve_response
+from ._value import (
+    Table,
+    as_model,
+    coalition_values,
+    common_dtypes,
+    resolve_response,
+)
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
 
 #: Largest number of groups for exact enumeration of all 2**K coalitions.
 MAX_EXACT_GROUPS = 16
-
-
-class _FunctionModel:
-    """Adapter giving a plain callable ``f(X) -> array`` a ``predict`` method."""
-
-    def __init__(self, function):
-        self.function = function
-
-    def predict(self, X):
-        return self.function(X)
 
 
 def _is_fitted(estimator):
@@ -256,9 +252,10 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         try:
             self._response(sample)
         except Exception as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ValueError(
                 f"{what} contains NaN or infinity, which "
-                f"{type(self.estimator_).__name__} cannot take ({exc}). Impute or "
+                f"{type(self.estimator_).__name__} cannot take ({first}). Impute or "
                 "drop those values, or explain a model that accepts missing "
                 "values (e.g. HistGradientBoosting* or a Pipeline with an imputer)."
             ) from exc
@@ -337,11 +334,7 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         self._fit_dtypes = list(X.dtypes) if self._frame_input else None
         rng = check_random_state(self.random_state)
 
-        estimator = self.estimator
-        if not hasattr(estimator, "fit") and not any(
-            hasattr(estimator, m) for m in ("predict", "predict_proba", "decision_function")
-        ):
-            estimator = _FunctionModel(estimator)
+        estimator = as_model(self.estimator)
         if _is_fitted(estimator):
             self.estimator_ = estimator
         elif y is None:

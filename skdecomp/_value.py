@@ -16,12 +16,18 @@ import numbers
 
 import numpy as np
 import pandas as pd
-from sklearn.base import is_classifier
+from sklearn.base import BaseEstimator, RegressorMixin, is_classifier
 from sklearn.utils.parallel import Parallel, delayed
 
 from ._kernels import mean_over_background
 
-__all__ = ["Table", "ResponseFunction", "resolve_response", "coalition_values"]
+__all__ = [
+    "Table",
+    "ResponseFunction",
+    "as_model",
+    "resolve_response",
+    "coalition_values",
+]
 
 RESPONSE_METHODS = ("predict", "predict_proba", "decision_function")
 
@@ -123,6 +129,29 @@ def common_dtypes(fit_dtypes, X):
             fit_dtype = pd.CategoricalDtype(cats + extra, ordered=fit_dtype.ordered)
         out.append(fit_dtype)
     return out
+
+
+class FunctionModel(RegressorMixin, BaseEstimator):
+    """A plain callable ``f(X) -> array`` seen as a fitted regressor."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def predict(self, X):
+        return self.function(X)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+
+def as_model(estimator):
+    """The estimator itself, or a callable wrapped as a fitted regressor."""
+    if any(
+        hasattr(estimator, m)
+        for m in ("fit", "predict", "predict_proba", "decision_function")
+    ):
+        return estimator
+    return FunctionModel(estimator)
 
 
 class ResponseFunction:

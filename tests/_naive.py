@@ -1,0 +1,97 @@
+"""Brute-force oracles, written apart from the package kernels.
+
+Everything here is computed from first principles with explicit loops over
+subsets, with no use of skdecomp's kernels or value function.
+"""
+
+from itertools import combinations
+from math import factorial
+
+import numpy as np
+
+
+def powerset(items):
+    items = list(items)
+    for r in range(len(items) + 1):
+        yield from combinations(items, r)
+
+
+def hybrid(x, z, columns):
+    """Row with the given columns from x and the rest from z."""
+    h = np.array(z, dtype=float, copy=True)
+    cols = list(columns)
+    h[cols] = x[cols]
+    return h
+
+
+def coalition_value(f, x, background, groups, subset):
+    """v_x(S) = mean over z of f(x_{G_S}, z_{-G_S}), one row at a time."""
+    cols = [c for k in subset for c in groups[k]]
+    return float(np.mean([f(hybrid(x, z, cols)[None, :])[0] for z in background]))
+
+
+def game(f, x, background, groups):
+    """Dict subset (sorted tuple) -> coalition value."""
+    K = len(groups)
+    return {S: coalition_value(f, x, background, groups, S) for S in powerset(range(K))}
+
+
+def moebius(v, K):
+    """F_U = sum_{S subset of U} (-1)^{|U|-|S|} v(S), by inclusion-exclusion."""
+    return {
+        U: sum((-1) ** (len(U) - len(S)) * v[S] for S in powerset(U))
+        for U in powerset(range(K))
+    }
+
+
+def shapley(v, K):
+    phi = np.zeros(K)
+    for k in range(K):
+        others = [j for j in range(K) if j != k]
+        for S in powerset(others):
+            w = factorial(len(S)) * factorial(K - len(S) - 1) / factorial(K)
+            phi[k] += w * (v[tuple(sorted(S + (k,)))] - v[S])
+    return phi
+
+
+def shapley_by_permutations(v, K):
+    """Shapley value as the average marginal contribution over all orders."""
+    from itertools import permutations
+
+    phi = np.zeros(K)
+    perms = list(permutations(range(K)))
+    for order in perms:
+        S = ()
+        for k in order:
+            T = tuple(sorted(S + (k,)))
+            phi[k] += v[T] - v[S]
+            S = T
+    return phi / len(perms)
+
+
+def banzhaf(v, K):
+    phi = np.zeros(K)
+    for k in range(K):
+        others = [j for j in range(K) if j != k]
+        for S in powerset(others):
+            phi[k] += v[tuple(sorted(S + (k,)))] - v[S]
+    return phi / 2 ** (K - 1)
+
+
+def occlusion(v, K):
+    full = tuple(range(K))
+    return np.array([v[full] - v[tuple(j for j in full if j != k)] for k in range(K)])
+
+
+def arch(v, K):
+    return np.array([v[(k,)] - v[()] for k in range(K)])
+
+
+METHODS = {
+    "shapley": shapley,
+    "banzhaf": banzhaf,
+    "occlusion": occlusion,
+    "arch": arch,
+    "pdp": arch,
+    "pfi": occlusion,
+}

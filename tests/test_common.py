@@ -1,0 +1,23 @@
+"""scikit-learn's estimator checks on every public estimator."""
+
+from sklearn.linear_model import LinearRegression
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdecomp import Explainer
+
+# Instances are kept tiny: every check explains its own data.
+ESTIMATORS = [
+    Explainer(LinearRegression(), background=5),
+]
+
+# Reasons for checks that cannot pass, by estimator class name.
+EXPECTED_FAILED_CHECKS = {}
+
+
+def _expected_failed_checks(estimator):
+    return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
