@@ -4,7 +4,24 @@
 
 from ._decomposition import Decomposition
 from ._explainer import MAX_EXACT_GROUPS, Explainer
+from ._grouper import (
+    AdaptiveGrouper,
+    CorrelationGrouper,
+    FixedGrouper,
+    PairwiseGrouper,
+    column_transformer_groups,
+)
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["MAX_EXACT_GROUPS", "Decomposition", "Explainer", "__version__"]
+__all__ = [
+    "MAX_EXACT_GROUPS",
+    "Decomposition",
+    "Explainer",
+    "__version__",
+    "AdaptiveGrouper",
+    "CorrelationGrouper",
+    "FixedGrouper",
+    "PairwiseGrouper",
+    "column_transformer_groups",
+]

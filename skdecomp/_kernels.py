@@ -19,6 +19,8 @@ __all__ = [
     "size_weighted_attributions",
     "popcounts",
     "mean_over_background",
+    "anchored_means",
+    "interaction_potentials",
 ]
 
 
@@ -175,4 +177,78 @@ def mean_over_background(predictions, n_background):
                 out[p, o] += predictions[base + m, o]
         for o in range(n_outputs):
             out[p, o] /= n_background
+    return out
+
+
+@njit(cache=True)
+def anchored_means(values, anchor_values):
+    """Row and column means of anchored N x N matrices (paper-spec §1.2, §4.2).
+
+    The matrix of coalition ``k`` and output ``o`` is
+    ``G[n, m] = values[n, k, m, o] - anchor_values[m, o]``, i.e.
+    ``f(x^n_{G_S}, z^m_{-G_S}) - f(z^m)``.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_rows, n_masks, n_anchors, n_outputs)
+        Anchored model outputs.
+    anchor_values : ndarray of shape (n_anchors, n_outputs)
+        Model output at every anchor row, f(z^m).
+
+    Returns
+    -------
+    rows : ndarray of shape (n_masks, n_outputs, n_rows)
+        Mean over anchors, the pure (PDP) effect at every row.
+    cols : ndarray of shape (n_masks, n_outputs, n_anchors)
+        Mean over rows, minus the full (PFI) effect at every anchor.
+    """
+    n_rows, n_masks, n_anchors, n_outputs = values.shape
+    rows = np.zeros((n_masks, n_outputs, n_rows), dtype=np.float64)
+    cols = np.zeros((n_masks, n_outputs, n_anchors), dtype=np.float64)
+    anchor_mean = np.zeros(n_outputs, dtype=np.float64)
+    for m in range(n_anchors):
+        for o in range(n_outputs):
+            anchor_mean[o] += anchor_values[m, o]
+    for o in range(n_outputs):
+        anchor_mean[o] /= n_anchors
+    for n in range(n_rows):
+        for k in range(n_masks):
+            for m in range(n_anchors):
+                for o in range(n_outputs):
+                    v = values[n, k, m, o]
+                    rows[k, o, n] += v
+                    cols[k, o, m] += v
+    for k in range(n_masks):
+        for o in range(n_outputs):
+            for n in range(n_rows):
+                rows[k, o, n] = rows[k, o, n] / n_anchors - anchor_mean[o]
+            for m in range(n_anchors):
+                cols[k, o, m] = cols[k, o, m] / n_rows - anchor_values[m, o]
+    return rows, cols
+
+
+@njit(cache=True)
+def interaction_potentials(rows, cols):
+    """Interaction potentials Psi from row and column means (paper-spec §2.5).
+
+    ``Psi[k] = sum_o mean_n (rows[k, o, n] + cols[k, o, n]) ** 2``, the mean
+    squared gap between the PDP and PFI effects of group k.
+
+    Parameters
+    ----------
+    rows, cols : ndarray of shape (n_groups, n_outputs, n_samples)
+
+    Returns
+    -------
+    potentials : ndarray of shape (n_groups,)
+    """
+    n_groups, n_outputs, n_samples = rows.shape
+    out = np.zeros(n_groups, dtype=np.float64)
+    for k in range(n_groups):
+        acc = 0.0
+        for o in range(n_outputs):
+            for n in range(n_samples):
+                gap = rows[k, o, n] + cols[k, o, n]
+                acc += gap * gap
+        out[k] = acc / n_samples
     return out

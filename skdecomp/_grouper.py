@@ -1,0 +1,1139 @@
+"""Groupers: estimators that learn a partition of the input columns.
+
+:class:`AdaptiveGrouper` implements AGREED (paper-spec §4): greedy merges of
+the groups whose between-group interactions are largest, so that PDP, SHAP,
+PFI and the other explainers of paper-spec §2 agree on the result.
+:class:`PairwiseGrouper`, :class:`CorrelationGrouper` and :class:`FixedGrouper`
+are the baselines. Every grouper sets ``groups_``, ``labels_``,
+``n_groups_`` and ``group_names_``, and can be passed to
+``Explainer(groups=...)``.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import re
+from collections.abc import Mapping
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from scipy.cluster.hierarchy import cut_tree, fcluster, linkage
+from scipy.spatial.distance import squareform
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import check_random_state, get_tags
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_feature_names_in,
+    _fit_context,
+    _get_output_config,
+)
+from ._kernels import anchored_means, interaction_potentials
+from ._partition import group_labels, resolve_groups
+from ._value import Table, as_model, coalition_values, common_dtypes, resolve_response
+
+__all__ = [
+    "AdaptiveGrouper",
+    "PairwiseGrouper",
+    "CorrelationGrouper",
+    "FixedGrouper",
+    "column_transformer_groups",
+]
+
+# Largest number of hybrid rows sent to the model at once.
+_BATCH_SIZE = 65536
+# Group ids available in one int64 bitmask; id _NEVER marks columns always
+# taken from the anchor row (bit 63 is never set in a non-negative mask).
+_MAX_IDS = 63
+_NEVER = 63
+# Losses below this fraction of the model's variance count as zero.
+_ATOL = 1e-9
+
+_MODEL_CONSTRAINT = [
+    HasMethods(["predict"]),
+    HasMethods(["predict_proba"]),
+    HasMethods(["decision_function"]),
+    callable,
+    None,
+]
+
+
+def _parse_memory(max_memory):
+    """Bytes from an int or a string such as ``"512MB"`` or ``"2GiB"``."""
+    if isinstance(max_memory, Integral) and not isinstance(max_memory, bool):
+        return int(max_memory)
+    units = {
+        "": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+        "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+    }
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(max_memory))
+    if match is None or match.group(2).lower() not in units:
+        raise ValueError(
+            f"max_memory={max_memory!r} is not a size; give bytes as an int or a "
+            "string such as '512MB' or '2GB'."
+        )
+    return int(float(match.group(1)) * units[match.group(2).lower()])
+
+
+def _format_bytes(n):
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _is_fitted(estimator):
+    if not hasattr(estimator, "fit"):
+        return True
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    return True
+
+
+def _take_rows(X, idx):
+    return X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]
+
+
+def _canonical(groups):
+    """Groups as sorted int arrays, ordered by their smallest column."""
+    groups = [np.sort(np.asarray(g, dtype=np.int64)) for g in groups]
+    return sorted(groups, key=lambda g: int(g[0]))
+
+
+# -- anchored N x N statistics -------------------------------------------------
+
+
+def _anchored_values(response, table, labels, masks, *, n_jobs):
+    """f(x^n_{G_S}, x^m_{-G_S}) over the sample, shape (N, n_masks, N, n_outputs).
+
+    The one place where AGREED asks for anchored model outputs.
+    """
+    return coalition_values(
+        response,
+        table,
+        table,
+        labels,
+        masks,
+        batch_size=_BATCH_SIZE,
+        n_jobs=n_jobs,
+        average=False,
+    )
+
+
+class _AnchoredSample:
+    """Row and column means of anchored matrices on a sample (paper-spec §4.2).
+
+    With B = D = the N sample rows, the anchored matrix of a column set C is
+    ``G_C[n, m] = f(x^n_C, x^m_{-C}) - f(x^m)``. Its row means are the PDP
+    effects of C and its column means minus the PFI effects (paper-spec
+    §1.2), and the potential Psi_C needs nothing else (§2.5). Only those
+    means are kept, so the cache over K groups takes O(K N) floats; the
+    N x N blocks exist only while they are reduced, a chunk of masks at a
+    time, within ``max_memory``.
+
+    Parameters
+    ----------
+    response : callable, data -> (n, n_outputs) float array
+    sample : ndarray or DataFrame, the N rows
+    n_features : int
+    n_jobs : int or None
+    max_memory : int, bytes allowed for one chunk of anchored values
+    dtypes : list of dtypes or None, for DataFrames
+    """
+
+    def __init__(self, response, sample, n_features, *, n_jobs, max_memory, dtypes=None):
+        self.response = response
+        self.table = Table(sample, dtypes) if isinstance(sample, pd.DataFrame) else Table(sample)
+        self.n_features = n_features
+        self.n_jobs = n_jobs
+        self.anchor_values = np.ascontiguousarray(response(sample), dtype=np.float64)
+        self.n_samples, self.n_outputs = self.anchor_values.shape
+        self.model_calls = self.n_samples
+        block = self.n_samples**2 * self.n_outputs * 8
+        self.masks_per_chunk = int(max_memory // block)
+        if self.masks_per_chunk < 1:
+            raise ValueError(
+                f"One N x N block of anchored values needs {_format_bytes(block)} "
+                f"(N={self.n_samples} sample rows, {self.n_outputs} output(s)), more "
+                f"than max_memory={_format_bytes(int(max_memory))}. Lower n_samples "
+                "or raise max_memory."
+            )
+        self.masks_per_chunk = min(self.masks_per_chunk, _MAX_IDS - 1)
+
+    @property
+    def variance(self):
+        """Variance of the model output over the sample, summed over outputs."""
+        return float(self.anchor_values.var(axis=0).sum())
+
+    def union_means(self, base, parts):
+        """Means of the matrices of ``base ∪ part`` for every part.
+
+        Parameters
+        ----------
+        base : ndarray of int, columns always taken from x (may be empty)
+        parts : list of ndarray of int, disjoint from each other and from base
+
+        Returns
+        -------
+        rows, cols : ndarray of shape (len(parts), n_outputs, N)
+        """
+        rows, cols = [], []
+        step = self.masks_per_chunk
+        for start in range(0, len(parts), step):
+            chunk = parts[start : start + step]
+            labels = np.full(self.n_features, _NEVER, dtype=np.int64)
+            labels[np.asarray(base, dtype=np.int64)] = 0
+            for t, part in enumerate(chunk):
+                labels[part] = 1 + t
+            base_bit = 1 if len(base) else 0
+            masks = np.array([base_bit | (1 << (1 + t)) for t in range(len(chunk))])
+            values = _anchored_values(
+                self.response, self.table, labels, masks, n_jobs=self.n_jobs
+            )
+            self.model_calls += values.shape[0] * values.shape[1] * values.shape[2]
+            r, c = anchored_means(np.ascontiguousarray(values), self.anchor_values)
+            rows.append(r)
+            cols.append(c)
+        if not rows:
+            empty = np.zeros((0, self.n_outputs, self.n_samples))
+            return empty, empty.copy()
+        return np.concatenate(rows), np.concatenate(cols)
+
+    def loss(self, groups):
+        """AGREED loss sum_k Psi_k of a partition (paper-spec §4.1)."""
+        rows, cols = self.union_means(np.zeros(0, dtype=np.int64), list(groups))
+        return float(interaction_potentials(rows, cols).sum())
+
+
+def partition_loss(response, sample, groups, *, n_jobs=None, max_memory=2**30, dtypes=None):
+    """AGREED loss of a partition on a sample, and the model's variance there.
+
+    Parameters
+    ----------
+    response : callable, data -> (n, n_outputs) float array
+    sample : ndarray or DataFrame of shape (N, n_features)
+    groups : list of array-like of int
+    n_jobs : int or None
+    max_memory : int, bytes
+    dtypes : list of dtypes or None
+
+    Returns
+    -------
+    loss : float
+        ``sum_k mean_n (PDP_k(x^n) - PFI_k(x^n))**2`` with B = D = sample.
+    variance : float
+        Variance of the model output over the sample.
+    """
+    ev = _AnchoredSample(
+        response, sample, sample.shape[1], n_jobs=n_jobs, max_memory=max_memory,
+        dtypes=dtypes,
+    )
+    return ev.loss([np.asarray(g, dtype=np.int64) for g in groups]), ev.variance
+
+
+# -- base class ----------------------------------------------------------------
+
+
+class _BaseGrouper(TransformerMixin, BaseEstimator):
+    """Shared plumbing: input checks, fitted attributes, transform, names."""
+
+    def _model_given(self):
+        return getattr(self, "estimator", None) is not None
+
+    def _allow_nan(self):
+        estimator = getattr(self, "estimator", None)
+        if estimator is None or not hasattr(estimator, "fit"):
+            return False
+        try:
+            return bool(get_tags(estimator).input_tags.allow_nan)
+        except Exception:  # pragma: no cover - non-sklearn objects
+            return False
+
+    def _lax_input(self):
+        """Whether fit takes any data (the model, not the grouper, reads it)."""
+        return self._model_given()
+
+    def _check_X(self, X, reset, lax=None):
+        lax = self._lax_input() if lax is None else lax
+        if isinstance(X, pd.DataFrame) and lax:
+            validate_data(self, X, skip_check_array=True, reset=reset)
+            if X.shape[0] == 0:
+                raise ValueError(
+                    f"Found array with 0 sample(s) (shape={X.shape}) while a "
+                    "minimum of 1 is required."
+                )
+            if X.shape[1] == 0:
+                raise ValueError("X has 0 features; a minimum of 1 is required.")
+            return X
+        return validate_data(
+            self,
+            X,
+            dtype=None if lax else "numeric",
+            ensure_all_finite=not self._allow_nan(),
+            reset=reset,
+        )
+
+    def _set_partition(self, groups, names=None, feature_names=None):
+        """Set groups_, labels_, n_groups_, group_names_ from column arrays."""
+        groups = _canonical(groups) if names is None else groups
+        if names is None:
+            cols = (
+                [str(c) for c in feature_names]
+                if feature_names is not None
+                else [f"x{j}" for j in range(self.n_features_in_)]
+            )
+            names = [":".join(cols[j] for j in g) for g in groups]
+        self.groups_ = [[int(j) for j in g] for g in groups]
+        self.labels_ = group_labels([np.asarray(g) for g in groups], self.n_features_in_)
+        self.n_groups_ = len(groups)
+        self.group_names_ = np.asarray(names, dtype=object)
+        self._n_features_out = self.n_groups_
+
+    def _fit_model(self, X, y, rng):
+        """Fit or take the model; draw the sample; set the response."""
+        estimator = getattr(self, "estimator", None)
+        if estimator is None:
+            raise ValueError(
+                f"{type(self).__name__} measures interactions of a model; pass "
+                "estimator=<fitted or unfitted model>, or use the grouper as "
+                "Explainer(model, groups=...), which passes its model on."
+            )
+        estimator = as_model(estimator)
+        if _is_fitted(estimator):
+            self.estimator_ = estimator
+        elif y is None:
+            raise ValueError(
+                f"{type(estimator).__name__} is not fitted, so "
+                f"{type(self).__name__}.fit(X, y) fits it first and needs y. Pass "
+                "y, or pass a fitted model (wrap it in sklearn.frozen."
+                "FrozenEstimator to keep it fitted when cloned)."
+            )
+        else:
+            self.estimator_ = clone(estimator).fit(X, y)
+        n = X.shape[0]
+        idx = (
+            np.arange(n)
+            if self.n_samples >= n
+            else np.sort(rng.choice(n, size=self.n_samples, replace=False))
+        )
+        self.background_ = _take_rows(X, idx)
+        self._fit_dtypes = list(X.dtypes) if isinstance(X, pd.DataFrame) else None
+        self._response, self.output_names_ = resolve_response(
+            self.estimator_, self.response_method, self.target, _take_rows(self.background_, [0])
+        )
+        self.n_outputs_ = len(self.output_names_)
+        base = self._response(self.background_).mean(axis=0)
+        self.baseline_ = float(base[0]) if self.n_outputs_ == 1 else base
+
+    def _sample(self):
+        return _AnchoredSample(
+            self._response,
+            self.background_,
+            self.n_features_in_,
+            n_jobs=self.n_jobs,
+            max_memory=_parse_memory(self.max_memory),
+            dtypes=self._fit_dtypes,
+        )
+
+    def transform(self, X):
+        """Each group's main effect, or the mean of its columns without a model.
+
+        With a model, column k is the main effect of group k,
+        ``h_k(x) = mean_z f(x_{G_k}, z_{-G_k}) - mean_z f(z)`` over the
+        background sample (the PDP effect, paper-spec §2.4): the model's
+        additive view over the groups, with
+        ``f(x) ≈ baseline_ + sum_k h_k(x)`` when between-group interactions
+        are gone. Without a model, column k is the mean of the columns of
+        group k, as in :class:`sklearn.cluster.FeatureAgglomeration`.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Xt : ndarray of shape (n_samples, n_groups_), or
+            (n_samples, n_groups_, n_outputs_) for several model outputs.
+        """
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False, lax=hasattr(self, "_response"))
+        if not hasattr(self, "_response"):
+            X = np.asarray(X, dtype=np.float64)
+            out = np.empty((X.shape[0], self.n_groups_))
+            for k, g in enumerate(self.groups_):
+                out[:, k] = X[:, g].mean(axis=1)
+            return out
+        if self.n_outputs_ > 1 and _get_output_config("transform", self)["dense"] != "default":
+            raise ValueError(
+                f"transform returns a 3-D array for {self.n_outputs_} outputs, "
+                "which cannot be a DataFrame; pick one output with target=... "
+                "or use set_output(transform='default')."
+            )
+        if isinstance(X, pd.DataFrame):
+            dtypes = common_dtypes(self._fit_dtypes, X)
+            table, bg = Table(X, dtypes), Table(self.background_, dtypes)
+        else:
+            table, bg = Table(X), Table(self.background_)
+        out = np.empty((X.shape[0], self.n_groups_, self.n_outputs_))
+        for start in range(0, self.n_groups_, _MAX_IDS):
+            chunk = self.groups_[start : start + _MAX_IDS]
+            labels = np.full(self.n_features_in_, _NEVER, dtype=np.int64)
+            for t, g in enumerate(chunk):
+                labels[g] = t
+            values = coalition_values(
+                self._response,
+                table,
+                bg,
+                labels,
+                np.array([1 << t for t in range(len(chunk))]),
+                batch_size=_BATCH_SIZE,
+                n_jobs=getattr(self, "n_jobs", None),
+            )
+            out[:, start : start + len(chunk)] = values
+        out -= np.atleast_1d(self.baseline_)[None, None, :]
+        return out[:, :, 0] if self.n_outputs_ == 1 else out
+
+    def get_feature_names_out(self, input_features=None):
+        """Group names, the column names of :meth:`transform`.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None
+            Checked against the names seen in fit; not otherwise used.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        check_is_fitted(self)
+        _check_feature_names_in(self, input_features)
+        return self.group_names_.copy()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self._allow_nan()
+        estimator = getattr(self, "estimator", None)
+        if estimator is not None and hasattr(estimator, "fit"):
+            tags.target_tags.required = not _is_fitted(estimator)
+        if self._lax_input():
+            tags.input_tags.string = True
+        return tags
+
+
+def fit_grouper(grouper, X, y, *, estimator, response_method, target, random_state):
+    """Fit a clone of ``grouper`` for an explainer.
+
+    The explainer's fitted model is passed on when the grouper has an
+    ``estimator`` parameter left at None; its ``response_method`` and
+    ``target`` are passed on when the grouper's are at their defaults, and
+    its ``random_state`` when the grouper's is None.
+    """
+    grouper = clone(grouper)
+    params = grouper.get_params(deep=False)
+    updates = {}
+    if "estimator" in params and params["estimator"] is None:
+        updates["estimator"] = estimator
+        if params.get("response_method", None) == "auto":
+            updates["response_method"] = response_method
+        if "target" in params and params["target"] is None:
+            updates["target"] = target
+    if "random_state" in params and params["random_state"] is None:
+        updates["random_state"] = random_state
+    grouper.set_params(**updates)
+    grouper.fit(X, y)
+    if not hasattr(grouper, "groups_"):
+        raise TypeError(
+            f"{type(grouper).__name__} has no groups_ after fit; pass a grouper "
+            "such as AdaptiveGrouper, or a list of column lists."
+        )
+    return grouper
+
+
+# -- AGREED --------------------------------------------------------------------
+
+
+class AdaptiveGrouper(_BaseGrouper):
+    """AGREED: adaptive grouping that removes between-group interactions.
+
+    Starting from one group per column (or ``initial_groups``), repeatedly
+    merges the group with the largest interaction potential Psi with the
+    group that best reduces the AGREED loss ``L = sum_k Psi_k``, the mean
+    squared gap between the PDP and PFI effects of the groups (paper-spec
+    §4.1-§4.2). On the learned groups the between-group interactions are
+    small, so PDP, SHAP, PFI and the other explainers agree (§1.3, §3.3).
+
+    Everything is measured on a sample of N rows used both as explained
+    points and as background (B = D). The anchored N x N matrix of a group
+    is ``G_k[n, m] = f(x^n_{G_k}, x^m_{-G_k}) - f(x^m)``; Psi_k depends only
+    on its row and column means (§2.5), which are cached. A candidate merge
+    of groups i and j costs one new matrix, G_{i∪j} = G_i + G_j + I_ij;
+    groups that are not merged are never evaluated again. Model calls are at
+    most ``N + K N**2 + sum_steps (K_step - 1) N**2``, O(d**2 N**2), and
+    memory is O(K N) plus one chunk of N x N blocks bounded by
+    ``max_memory``.
+
+    Parameters
+    ----------
+    estimator : estimator, callable or None, default=None
+        The model. A fitted model is used as it is, an unfitted one is fitted
+        on ``(X, y)``, and a plain callable ``f(X) -> array`` is a fitted
+        regressor. None is allowed only inside ``Explainer(model,
+        groups=AdaptiveGrouper())``, which passes its own model.
+
+    n_samples : int, default=100
+        Number of rows N drawn from X (without replacement) for the
+        anchored matrices. Cost grows as N**2 (paper-spec §7.4: 100, or 50
+        for wide data).
+
+    n_groups : int or None, default=None
+        Merge until this many groups remain (``rel_tol`` is then ignored).
+        None stops on ``rel_tol``.
+
+    rel_tol : float, default=0.25
+        When ``n_groups`` is None, stop as soon as the loss is at most
+        ``rel_tol`` times the initial loss. 0 merges until no between-group
+        interaction is left.
+
+    merge_score : {"loss", "interaction"}, default="loss"
+        How the partner j of the chosen group i is picked: "loss" takes the
+        largest exact loss decrease ``Psi_i + Psi_j - Psi_{i∪j}``; "interaction"
+        the largest interaction strength
+        ``mean_n I_ij.mean(1)[n]**2 + mean_m I_ij.mean(0)[m]**2`` (§4.2).
+
+    initial_groups : None, list of lists or dict, default=None
+        Partition to start from (e.g. one-hot blocks kept together); None
+        starts from one group per column.
+
+    response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
+        Model output to group on; "auto" uses ``predict_proba``, then
+        ``decision_function`` for classifiers, ``predict`` otherwise.
+
+    target : class label or int, default=None
+        Output to group on (see :class:`Explainer`); None uses all outputs,
+        with the loss summed over them.
+
+    n_jobs : int, default=None
+        Joblib workers over chunks of hybrid rows.
+
+    random_state : int, RandomState instance or None, default=None
+        Draws the N sample rows.
+
+    max_memory : int or str, default="1GB"
+        Largest size of the anchored values held at once, in bytes or as a
+        string such as ``"512MB"``. A ValueError gives the size needed when
+        one N x N block does not fit.
+
+    Attributes
+    ----------
+    groups_ : list of list of int
+        Column positions of each group, ordered by their first column.
+    labels_ : ndarray of shape (n_features_in_,)
+        Group index of every column.
+    n_groups_ : int
+    group_names_ : ndarray of str
+        Column names of each group joined by ``":"``.
+    history_ : list of dict
+        One entry per merge, in order, with keys ``"groups"`` (the two merged
+        groups, as column lists), ``"names"``, ``"score"`` (the loss decrease
+        or interaction strength), ``"loss_before"``, ``"loss_after"``,
+        ``"n_groups"`` (after the merge) and ``"model_calls"`` (so far).
+    loss_ : float
+        AGREED loss of the final partition on the sample.
+    initial_loss_ : float
+        AGREED loss of the initial partition.
+    initial_groups_ : list of list of int
+        The partition merging started from.
+    model_calls_ : int
+        Rows sent to the model during fit.
+    estimator_ : estimator
+        The fitted model.
+    background_ : ndarray or DataFrame
+        The N sample rows.
+    baseline_ : float or ndarray
+        Mean model output over the sample.
+    n_outputs_ : int
+    output_names_ : list of str
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    PairwiseGrouper : all pairwise interactions, then clustering.
+    CorrelationGrouper : clustering of column dependence, model-free.
+
+    Examples
+    --------
+    >>> from skdecomp import AdaptiveGrouper
+    >>> from skdecomp.datasets import make_agreed_example
+    >>> data = make_agreed_example(n_samples=300, random_state=0)
+    >>> grouper = AdaptiveGrouper(data.function, n_samples=60, rel_tol=0,
+    ...                           random_state=0).fit(data.data)
+    >>> grouper.groups_
+    [[0, 1], [2, 3], [4], [5]]
+    """
+
+    _parameter_constraints = {
+        "estimator": _MODEL_CONSTRAINT,
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_groups": [Interval(Integral, 1, None, closed="left"), None],
+        "rel_tol": [Interval(Real, 0, 1, closed="both")],
+        "merge_score": [StrOptions({"loss", "interaction"})],
+        "initial_groups": [None, list, tuple, dict],
+        "response_method": [
+            StrOptions({"auto", "predict", "predict_proba", "decision_function"})
+        ],
+        "target": "no_validation",
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), str],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        n_samples=100,
+        n_groups=None,
+        rel_tol=0.25,
+        merge_score="loss",
+        initial_groups=None,
+        response_method="auto",
+        target=None,
+        n_jobs=None,
+        random_state=None,
+        max_memory="1GB",
+    ):
+        self.estimator = estimator
+        self.n_samples = n_samples
+        self.n_groups = n_groups
+        self.rel_tol = rel_tol
+        self.merge_score = merge_score
+        self.initial_groups = initial_groups
+        self.response_method = response_method
+        self.target = target
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.max_memory = max_memory
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Learn the groups by greedy merges (paper-spec §4.2).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or None
+            Target, needed only to fit an unfitted model.
+
+        Returns
+        -------
+        self : AdaptiveGrouper
+        """
+        X = self._check_X(X, reset=True)
+        feature_names = getattr(self, "feature_names_in_", None)
+        initial, names = resolve_groups(self.initial_groups, X.shape[1], feature_names)
+        rng = check_random_state(self.random_state)
+        self._fit_model(X, y, rng)
+        ev = self._sample()
+
+        # Groups are kept with their names; order follows the first column.
+        order = np.argsort([int(g[0]) for g in initial], kind="stable")
+        groups = [initial[k] for k in order]
+        names = [names[k] for k in order]
+        self.initial_groups_ = [[int(j) for j in g] for g in groups]
+        self._initial_names = list(names)
+        rows, cols = ev.union_means(np.zeros(0, dtype=np.int64), groups)
+        psi = interaction_potentials(rows, cols)
+        loss = float(psi.sum())
+        self.initial_loss_ = loss
+        atol = _ATOL * max(ev.variance, np.finfo(float).tiny)
+        target_k = self.n_groups
+
+        history = []
+        while len(groups) > 1:
+            if target_k is not None:
+                if len(groups) <= target_k:
+                    break
+            elif loss <= max(self.rel_tol * self.initial_loss_, atol):
+                break
+            i = int(np.argmax(psi))
+            others = [j for j in range(len(groups)) if j != i]
+            r_new, c_new = ev.union_means(groups[i], [groups[j] for j in others])
+            psi_new = interaction_potentials(r_new, c_new)
+            if self.merge_score == "loss":
+                scores = psi[i] + psi[others] - psi_new
+            else:
+                r_int = r_new - rows[i][None] - rows[others]
+                c_int = c_new - cols[i][None] - cols[others]
+                scores = (r_int**2).mean(axis=2).sum(axis=1) + (c_int**2).mean(
+                    axis=2
+                ).sum(axis=1)
+            best = int(np.argmax(scores))
+            j = others[best]
+            merged = np.sort(np.concatenate([groups[i], groups[j]]))
+            first, second = sorted((i, j), key=lambda k: int(groups[k][0]))
+            entry_groups = ([int(c) for c in groups[first]], [int(c) for c in groups[second]])
+            entry_names = (names[first], names[second])
+            # keep the merged group at the position of its first column
+            keep = [k for k in range(len(groups)) if k not in (i, j)]
+            groups = [groups[k] for k in keep] + [merged]
+            names = [names[k] for k in keep] + [f"{entry_names[0]}:{entry_names[1]}"]
+            rows = np.concatenate([rows[keep], r_new[best][None]])
+            cols = np.concatenate([cols[keep], c_new[best][None]])
+            psi = np.concatenate([psi[keep], psi_new[best : best + 1]])
+            order = np.argsort([int(g[0]) for g in groups], kind="stable")
+            groups = [groups[k] for k in order]
+            names = [names[k] for k in order]
+            rows, cols, psi = rows[order], cols[order], psi[order]
+            new_loss = float(psi.sum())
+            history.append(
+                {
+                    "groups": entry_groups,
+                    "names": entry_names,
+                    "score": float(scores[best]),
+                    "loss_before": loss,
+                    "loss_after": new_loss,
+                    "n_groups": len(groups),
+                    "model_calls": ev.model_calls,
+                }
+            )
+            loss = new_loss
+
+        self.history_ = history
+        self.loss_ = loss
+        self.model_calls_ = ev.model_calls
+        self._set_partition(groups, names)
+        return self
+
+    def cut(self, n_groups):
+        """The partition with ``n_groups`` groups along the merge history.
+
+        Parameters
+        ----------
+        n_groups : int
+            Between ``n_groups_`` (the end of the history) and the number of
+            initial groups.
+
+        Returns
+        -------
+        groups : list of list of int
+            Column positions of each group, ordered by their first column.
+        """
+        check_is_fitted(self)
+        n_initial = len(self.initial_groups_)
+        if (
+            not isinstance(n_groups, Integral)
+            or isinstance(n_groups, bool)
+            or not self.n_groups_ <= n_groups <= n_initial
+        ):
+            raise ValueError(
+                f"n_groups={n_groups!r} is outside the merge history, which goes "
+                f"from {n_initial} to {self.n_groups_} groups; refit with a "
+                "smaller n_groups (or rel_tol=0) to go further."
+            )
+        groups = [list(g) for g in self.initial_groups_]
+        for entry in self.history_[: n_initial - n_groups]:
+            a, b = (sorted(g) for g in entry["groups"])
+            groups = [g for g in groups if g != a and g != b] + [sorted(a + b)]
+        return [[int(j) for j in g] for g in _canonical(groups)]
+
+
+# -- baselines -----------------------------------------------------------------
+
+
+def _cluster(distances, n_groups, threshold, method):
+    """Labels from hierarchical clustering of a square distance matrix."""
+    d = distances.shape[0]
+    if d == 1:
+        return np.zeros(1, dtype=np.int64)
+    Z = linkage(squareform(distances, checks=False), method=method)
+    if n_groups is not None:
+        return cut_tree(Z, n_clusters=min(n_groups, d)).ravel()
+    return fcluster(Z, t=threshold, criterion="distance") - 1
+
+
+def _groups_from_labels(labels):
+    return _canonical([np.flatnonzero(labels == k) for k in np.unique(labels)])
+
+
+class PairwiseGrouper(_BaseGrouper):
+    """The PAIRWISE baseline: all pairwise interactions, then clustering.
+
+    Measures the interaction of every pair of columns on N sample rows, as
+    the strength of the pair's interaction matrix
+    ``I_ij = G_{ij} - G_i - G_j``,
+    ``s_ij = mean_n I_ij.mean(1)[n]**2 + mean_m I_ij.mean(0)[m]**2`` (or the
+    loss decrease of merging the pair, see ``pair_score``), divided by the
+    model's variance, and clusters the
+    columns with ``1 / (1 + s_ij / min_interaction)`` as distance (paper-spec
+    §5.2). Costs ``N + (d + d (d - 1) / 2) N**2`` model calls, against
+    O(d N**2) per merge for :class:`AdaptiveGrouper`.
+
+    Parameters
+    ----------
+    estimator : estimator, callable or None, default=None
+        The model (see :class:`AdaptiveGrouper`).
+    n_samples : int, default=100
+        Number of sample rows N.
+    n_groups : int or None, default=None
+        Number of clusters; None cuts the tree at ``min_interaction``.
+    min_interaction : float, default=0.01
+        With ``n_groups=None``, pairs joined by an interaction of at least
+        this fraction of the model's variance end up in the same group
+        (with ``linkage="single"``: connected components of such pairs).
+    pair_score : {"interaction", "loss"}, default="interaction"
+        Pair measure: the interaction strength, which is exactly 0 for a
+        pair without interaction, or the AGREED loss decrease of merging the
+        pair, ``Psi_i + Psi_j - Psi_{ij}``, which also carries sampling
+        noise from other interactions (their products do not average to 0
+        exactly on N rows).
+    linkage : {"single", "average", "complete"}, default="single"
+        Linkage of :func:`scipy.cluster.hierarchy.linkage`.
+    response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
+    target : class label or int, default=None
+    n_jobs : int, default=None
+    random_state : int, RandomState instance or None, default=None
+    max_memory : int or str, default="1GB"
+
+    Attributes
+    ----------
+    groups_, labels_, n_groups_, group_names_
+        The partition (see :class:`AdaptiveGrouper`).
+    interactions_ : ndarray of shape (n_features_in_, n_features_in_)
+        Pair measures divided by the model's variance (0 on the diagonal).
+    model_calls_ : int
+    estimator_, background_, baseline_, n_outputs_, output_names_
+        As in :class:`AdaptiveGrouper`.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+    """
+
+    _parameter_constraints = {
+        "estimator": _MODEL_CONSTRAINT,
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_groups": [Interval(Integral, 1, None, closed="left"), None],
+        "min_interaction": [Interval(Real, 0, None, closed="neither")],
+        "pair_score": [StrOptions({"loss", "interaction"})],
+        "linkage": [StrOptions({"single", "average", "complete"})],
+        "response_method": [
+            StrOptions({"auto", "predict", "predict_proba", "decision_function"})
+        ],
+        "target": "no_validation",
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), str],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        n_samples=100,
+        n_groups=None,
+        min_interaction=0.01,
+        pair_score="interaction",
+        linkage="single",
+        response_method="auto",
+        target=None,
+        n_jobs=None,
+        random_state=None,
+        max_memory="1GB",
+    ):
+        self.estimator = estimator
+        self.n_samples = n_samples
+        self.n_groups = n_groups
+        self.min_interaction = min_interaction
+        self.pair_score = pair_score
+        self.linkage = linkage
+        self.response_method = response_method
+        self.target = target
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.max_memory = max_memory
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Measure all pairwise interactions and cluster the columns.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or None
+            Target, needed only to fit an unfitted model.
+
+        Returns
+        -------
+        self : PairwiseGrouper
+        """
+        X = self._check_X(X, reset=True)
+        d = X.shape[1]
+        self._fit_model(X, y, check_random_state(self.random_state))
+        ev = self._sample()
+        singles = [np.array([j], dtype=np.int64) for j in range(d)]
+        rows, cols = ev.union_means(np.zeros(0, dtype=np.int64), singles)
+        psi = interaction_potentials(rows, cols)
+        strength = np.zeros((d, d))
+        for i in range(d - 1):
+            others = list(range(i + 1, d))
+            r_new, c_new = ev.union_means(singles[i], [singles[j] for j in others])
+            if self.pair_score == "loss":
+                s = psi[i] + psi[others] - interaction_potentials(r_new, c_new)
+            else:
+                r_int = r_new - rows[i][None] - rows[others]
+                c_int = c_new - cols[i][None] - cols[others]
+                s = (r_int**2).mean(axis=2).sum(axis=1) + (c_int**2).mean(axis=2).sum(
+                    axis=1
+                )
+            strength[i, others] = s
+        strength = np.maximum(strength + strength.T, 0.0)
+        var = ev.variance
+        strength = strength / var if var > 0 else np.zeros_like(strength)
+        self.interactions_ = strength
+        distances = 1.0 / (1.0 + strength / self.min_interaction)
+        np.fill_diagonal(distances, 0.0)
+        labels = _cluster(distances, self.n_groups, 0.5, self.linkage)
+        self.model_calls_ = ev.model_calls
+        self._set_partition(
+            _groups_from_labels(labels), feature_names=getattr(self, "feature_names_in_", None)
+        )
+        return self
+
+
+class CorrelationGrouper(_BaseGrouper):
+    """Hierarchical clustering of column dependence, the model-free baseline.
+
+    Distance between columns is ``1 - |rho|`` with rho the Spearman or
+    Pearson correlation; the columns are clustered with
+    :func:`scipy.cluster.hierarchy.linkage`. :meth:`transform` returns the
+    mean of each group's columns, like
+    :class:`sklearn.cluster.FeatureAgglomeration`.
+
+    Parameters
+    ----------
+    n_groups : int or None, default=None
+        Number of clusters; None cuts the tree at ``distance_threshold``.
+    distance_threshold : float, default=0.5
+        With ``n_groups=None``, columns closer than this (|rho| above
+        ``1 - distance_threshold``) are merged.
+    method : {"spearman", "pearson"}, default="spearman"
+    linkage : {"average", "single", "complete"}, default="average"
+
+    Attributes
+    ----------
+    groups_, labels_, n_groups_, group_names_
+        The partition (see :class:`AdaptiveGrouper`).
+    correlation_ : ndarray of shape (n_features_in_, n_features_in_)
+        Column correlations (0 for constant columns).
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+    """
+
+    _parameter_constraints = {
+        "n_groups": [Interval(Integral, 1, None, closed="left"), None],
+        "distance_threshold": [Interval(Real, 0, 1, closed="both")],
+        "method": [StrOptions({"spearman", "pearson"})],
+        "linkage": [StrOptions({"single", "average", "complete"})],
+    }
+
+    def __init__(
+        self, n_groups=None, *, distance_threshold=0.5, method="spearman", linkage="average"
+    ):
+        self.n_groups = n_groups
+        self.distance_threshold = distance_threshold
+        self.method = method
+        self.linkage = linkage
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Cluster the columns of X by correlation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : CorrelationGrouper
+        """
+        X = np.asarray(self._check_X(X, reset=True), dtype=np.float64)
+        if self.method == "spearman":
+            X = np.apply_along_axis(_ranks, 0, X) if X.shape[0] > 1 else X
+        centred = X - X.mean(axis=0)
+        norms = np.sqrt((centred**2).sum(axis=0))
+        ok = norms > 0
+        corr = np.zeros((X.shape[1], X.shape[1]))
+        if ok.any():
+            unit = centred[:, ok] / norms[ok]
+            corr[np.ix_(ok, ok)] = np.clip(unit.T @ unit, -1.0, 1.0)
+        np.fill_diagonal(corr, 1.0)
+        self.correlation_ = corr
+        distances = 1.0 - np.abs(corr)
+        np.fill_diagonal(distances, 0.0)
+        labels = _cluster(distances, self.n_groups, self.distance_threshold, self.linkage)
+        self._set_partition(
+            _groups_from_labels(labels), feature_names=getattr(self, "feature_names_in_", None)
+        )
+        return self
+
+
+def _ranks(column):
+    from scipy.stats import rankdata
+
+    return rankdata(column)
+
+
+class FixedGrouper(_BaseGrouper):
+    """Given groups, as an estimator: for pipelines, searches and explainers.
+
+    Parameters
+    ----------
+    groups : None, list of lists, dict or ColumnTransformer, default=None
+        The partition: None gives one group per column; a list of column
+        lists or a dict of named column lists (as ``Explainer(groups=...)``);
+        or a fitted :class:`~sklearn.compose.ColumnTransformer`, giving one
+        group per raw input column over its output columns (see
+        :func:`column_transformer_groups`), for data that it transformed.
+
+    Attributes
+    ----------
+    groups_, labels_, n_groups_, group_names_
+        The partition (see :class:`AdaptiveGrouper`).
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdecomp import FixedGrouper
+    >>> FixedGrouper([[0, 2], [1]]).fit(np.zeros((3, 3))).group_names_
+    array(['x0:x2', 'x1'], dtype=object)
+    """
+
+    _parameter_constraints = {
+        "groups": [None, list, tuple, dict, HasMethods(["transform", "get_feature_names_out"])],
+    }
+
+    def __init__(self, groups=None):
+        self.groups = groups
+
+    def _lax_input(self):
+        return True
+
+    def _allow_nan(self):
+        return True
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Check the groups against X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : FixedGrouper
+        """
+        X = self._check_X(X, reset=True)
+        spec = self.groups
+        if spec is not None and not isinstance(spec, (Mapping, list, tuple)):
+            spec = column_transformer_groups(spec)
+        positions, names = resolve_groups(
+            spec, X.shape[1], getattr(self, "feature_names_in_", None)
+        )
+        self._set_partition(positions, names)
+        return self
+
+
+def column_transformer_groups(column_transformer):
+    """One group per raw input column of a fitted ColumnTransformer.
+
+    Output columns of a transformer that sees one input column (e.g. the
+    one-hot block of a categorical column) form that column's group;
+    transformers with one output per input column (scalers, passthrough)
+    map each output to its input; outputs named ``<input>_<suffix>`` (e.g.
+    one-hot encoders of several columns) go to the input they name; any
+    other transformer's outputs form one group named after the transformer.
+
+    Parameters
+    ----------
+    column_transformer : fitted ColumnTransformer
+
+    Returns
+    -------
+    groups : dict
+        Raw column name -> list of output column positions, in output order.
+    """
+    if not hasattr(column_transformer, "output_indices_"):
+        raise ValueError(
+            f"{type(column_transformer).__name__} is not a fitted ColumnTransformer; "
+            "fit it first (its output columns are needed)."
+        )
+    ct = column_transformer
+    in_names = getattr(ct, "feature_names_in_", None)
+    groups = {}
+    for name, trans, cols in ct.transformers_:
+        sl = ct.output_indices_[name]
+        out = list(range(sl.start, sl.stop))
+        if trans == "drop" or not out:
+            continue
+        cols = np.atleast_1d(cols)
+        if cols.dtype == bool:
+            cols = np.flatnonzero(cols)
+        raw = [
+            str(in_names[c]) if isinstance(c, (Integral, np.integer)) and in_names is not None
+            else (f"x{c}" if isinstance(c, (Integral, np.integer)) else str(c))
+            for c in cols
+        ]
+        if len(raw) == 1:
+            groups.setdefault(raw[0], []).extend(out)
+            continue
+        if len(out) == len(raw) and (trans == "passthrough" or _one_to_one(trans, raw)):
+            for r, o in zip(raw, out):
+                groups.setdefault(r, []).append(o)
+            continue
+        try:
+            out_names = [str(s) for s in trans.get_feature_names_out(raw)]
+        except Exception:
+            out_names = None
+        if out_names is not None and len(out_names) == len(out):
+            owners = []
+            for s in out_names:
+                hits = [r for r in raw if s == r or s.startswith(r + "_")]
+                owners.append(max(hits, key=len) if hits else None)
+            if all(o is not None for o in owners):
+                for r, o in zip(owners, out):
+                    groups.setdefault(r, []).append(o)
+                continue
+        groups.setdefault(name, []).extend(out)
+    return groups
+
+
+def _one_to_one(trans, raw):
+    try:
+        names = [str(s) for s in trans.get_feature_names_out(raw)]
+    except Exception:
+        return False
+    return names == list(raw)
