@@ -100,3 +100,31 @@ def test_same_numbers_without_jit(rng):
         results.append(np.load(out))
         os.remove(out)
     np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_moebius_properties_hypothesis():
+    """Round trip and efficiency on arbitrary tables (property based)."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from hypothesis.extra.numpy import arrays
+
+    @settings(max_examples=40, deadline=None)
+    @given(
+        st.integers(0, 6).flatmap(
+            lambda K: arrays(
+                np.float64,
+                (2, 1 << K),
+                elements=st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False),
+            )
+        )
+    )
+    def check(v):
+        K = v.shape[1].bit_length() - 1
+        F = moebius_transform(v)
+        np.testing.assert_allclose(inverse_moebius_transform(F), v, atol=1e-8)
+        w = np.array([0.0] + [1.0 / s for s in range(1, K + 1)])
+        phi = size_weighted_attributions(F, w)
+        np.testing.assert_allclose(phi.sum(axis=1), v[:, -1] - v[:, 0], atol=1e-7)
+
+    check()
