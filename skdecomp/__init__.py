@@ -11,6 +11,7 @@ from ._grouper import (
     PairwiseGrouper,
     column_transformer_groups,
 )
+from . import inspection, metrics
 
 __version__ = "0.1.0.dev0"
 
@@ -19,6 +20,8 @@ __all__ = [
     "Decomposition",
     "Explainer",
     "__version__",
+    "inspection",
+    "metrics",
     "AdaptiveGrouper",
     "CorrelationGrouper",
     "FixedGrouper",

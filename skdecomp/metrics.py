@@ -1,0 +1,916 @@
+"""Faithfulness of grouped attributions and disagreement between explanations.
+
+Every faithfulness metric here is an *unfaithfulness* score: lower is better
+and 0 is perfect. Perturbations act on whole groups against the explainer's
+background (paper-spec §3.2). For explained rows x and a subset S of groups,
+
+- the insertion game is ``w_ins(S) = v_x(S) - v_x({})``: the change of the
+  model when the groups in S are inserted into background rows;
+- the deletion game is ``w_del(S) = v_x(all) - v_x(all minus S)``: the drop
+  of the model when the groups in S are replaced by background values;
+
+with ``v_x(S) = mean_{z in B} f(x_{G_S}, z_{-G_S})``. An attribution vector
+``phi`` predicts both by ``phi(S) = sum_{k in S} phi_k``.
+
+Each metric takes a fitted :class:`~skdecomp.Explainer` and rows ``X`` and
+evaluates the games with model calls; given ``decomposition=`` (the exact
+:class:`~skdecomp.Decomposition` of the same rows) it evaluates them in closed
+form from the components instead, ``w_ins(S) = sum_{{} != U subset of S} F_U``
+and ``w_del(S) = sum_{U meets S} F_U``, with no model call. Coalitions are
+enumerated with their exact weights when there are at most ``n_samples`` of
+them, and drawn from the metric's distribution otherwise.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import itertools
+from math import comb
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import Bunch, check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ._compat import HasMethods, Interval, StrOptions, validate_params
+from ._decomposition import Decomposition
+from ._value import coalition_values
+
+__all__ = [
+    "deletion_error",
+    "disagreement",
+    "faithfulness_correlation",
+    "infidelity",
+    "insertion_error",
+    "metric_disagreement",
+    "sensitivity_n",
+    "shapley_weighted_faithfulness",
+]
+
+#: Largest number of groups a coalition bitmask can hold.
+_MAX_MASK_GROUPS = 62
+
+_COMMON = {
+    "explainer": [HasMethods(["decompose"]), None],
+    "X": ["array-like", None],
+    "attributions": ["array-like", None],
+    "n_samples": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+    "decomposition": [Decomposition, None],
+}
+
+
+def _batch_rows(explainer):
+    """Rows per model call of an explainer."""
+    if hasattr(explainer, "_batch_rows"):
+        return explainer._batch_rows()
+    size = getattr(explainer, "batch_size", None)
+    return size if isinstance(size, Integral) else 65536
+
+
+# -- coalition designs --------------------------------------------------------
+def _to_masks(members):
+    """int64 bitmasks from a boolean (n_masks, K) membership array."""
+    members = np.asarray(members, dtype=bool)
+    bits = np.left_shift(np.int64(1), np.arange(members.shape[1], dtype=np.int64))
+    return (members.astype(np.int64) * bits[None, :]).sum(axis=1).astype(np.int64)
+
+
+def _popcount(masks):
+    masks = np.asarray(masks, dtype=np.int64).copy()
+    out = np.zeros(masks.shape, dtype=np.int64)
+    while np.any(masks):
+        out += masks & 1
+        masks >>= 1
+    return out
+
+
+def _design(kind, K, *, n_samples, rng, p=0.5, size=1):
+    """Coalitions and their weights for a coalition distribution pi.
+
+    Returns ``(masks, weights)`` with weights summing to 1: the exact support
+    of pi when it has at most ``n_samples`` coalitions, else ``n_samples``
+    draws from pi with equal weights.
+
+    kind : "singletons" (uniform over one-group coalitions), "size" (uniform
+    over coalitions of ``size`` groups), "bernoulli" (each group in S
+    independently with probability ``p``; all 2**K coalitions) or "shapley"
+    (the Shapley kernel over coalitions with 1 <= |S| <= K - 1).
+    """
+    if K > _MAX_MASK_GROUPS:
+        raise ValueError(
+            f"{K} groups are more than the {_MAX_MASK_GROUPS} a coalition "
+            "bitmask holds; merge columns into fewer groups."
+        )
+    if kind == "singletons":
+        kind, size = "size", 1
+    if kind == "size":
+        if comb(K, size) <= n_samples:
+            masks = np.array(
+                [sum(1 << k for k in c) for c in itertools.combinations(range(K), size)],
+                dtype=np.int64,
+            )
+            return masks, np.full(masks.size, 1.0 / masks.size)
+        members = np.zeros((n_samples, K), dtype=bool)
+        for i in range(n_samples):
+            members[i, rng.choice(K, size=size, replace=False)] = True
+        return _to_masks(members), np.full(n_samples, 1.0 / n_samples)
+    if kind == "bernoulli":
+        if (1 << K) <= n_samples:
+            masks = np.arange(1 << K, dtype=np.int64)
+            s = _popcount(masks)
+            w = p**s * (1.0 - p) ** (K - s)
+            return masks, w / w.sum()
+        members = rng.random_sample((n_samples, K)) < p
+        return _to_masks(members), np.full(n_samples, 1.0 / n_samples)
+    if kind == "shapley":
+        if K < 2:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        if (1 << K) - 2 <= n_samples:
+            masks = np.arange(1, (1 << K) - 1, dtype=np.int64)
+            s = _popcount(masks)
+            w = (K - 1) / (np.array([comb(K, int(t)) for t in s]) * s * (K - s))
+            return masks, w / w.sum()
+        sizes = np.arange(1, K)
+        size_p = 1.0 / (sizes * (K - sizes))
+        drawn = rng.choice(sizes, size=n_samples, p=size_p / size_p.sum())
+        members = np.zeros((n_samples, K), dtype=bool)
+        for i, s in enumerate(drawn):
+            members[i, rng.choice(K, size=int(s), replace=False)] = True
+        return _to_masks(members), np.full(n_samples, 1.0 / n_samples)
+    raise ValueError(f"Unknown coalition distribution {kind!r}.")  # pragma: no cover
+
+
+def _indicator(masks, K):
+    """Boolean (n_masks, K) membership of each group in each coalition."""
+    return ((masks[:, None] >> np.arange(K, dtype=np.int64)[None, :]) & 1).astype(bool)
+
+
+# -- inputs ---------------------------------------------------------------------
+class _Problem:
+    """Games, prediction and attributions of one metric call.
+
+    Attributes
+    ----------
+    K, n_rows, n_outputs : int
+    prediction : (n_rows, n_outputs) f(x)
+    baseline : (n_rows, n_outputs) E_B f
+    phi : (n_rows, K, n_outputs) attributions
+    """
+
+    def __init__(self, explainer, X, attributions, decomposition):
+        if decomposition is None and (explainer is None or X is None):
+            raise ValueError(
+                "Pass a fitted explainer and the rows X, or the exact "
+                "decomposition= of the rows to score."
+            )
+        if decomposition is not None:
+            self.dec = decomposition
+            self.K = decomposition.n_groups
+            self.n_rows = decomposition.n_samples
+            self.n_outputs = decomposition.n_outputs
+            v = np.asarray(decomposition.coalition_values(), dtype=np.float64)
+            self._v = v[:, :, None] if v.ndim == 2 else v
+            self.prediction = self._v[:, -1, :]
+            self.baseline = self._v[:, 0, :]
+            if explainer is not None:
+                check_is_fitted(explainer)
+                if explainer.n_groups_ != self.K:
+                    raise ValueError(
+                        f"decomposition has {self.K} groups but the explainer "
+                        f"has {explainer.n_groups_}; pass the decomposition of "
+                        "the same explainer."
+                    )
+            if X is not None and len(X) != self.n_rows:
+                raise ValueError(
+                    f"X has {len(X)} rows but decomposition has {self.n_rows}; "
+                    "pass the decomposition of the rows X."
+                )
+            if attributions is None:
+                method = explainer.method if explainer is not None else "shapley"
+                attributions = decomposition.attributions(method)
+        else:
+            check_is_fitted(explainer)
+            self.dec = None
+            self.explainer = explainer
+            Xv = explainer._check_X(X, reset=False)
+            self.K = explainer.n_groups_
+            self.prediction = explainer._response(Xv)
+            self.n_rows, self.n_outputs = self.prediction.shape
+            base = np.atleast_1d(np.asarray(explainer.baseline_, dtype=np.float64))
+            self.baseline = np.broadcast_to(base, self.prediction.shape)
+            self._tables = explainer._tables(Xv)
+            if attributions is None:
+                attributions = explainer.transform(X)
+        self.phi = self._check_attributions(attributions)
+        self._cache = {}
+
+    def _check_attributions(self, phi):
+        phi = np.asarray(phi, dtype=np.float64)
+        n, K, o = self.n_rows, self.K, self.n_outputs
+        if phi.ndim == 2 and o == 1:
+            phi = phi[:, :, None]
+        if phi.shape != (n, K, o):
+            expected = f"({n}, {K})" if o == 1 else f"({n}, {K}, {o})"
+            raise ValueError(
+                f"attributions have shape {phi.shape}; expected {expected}: one "
+                "row per explained row and one column per group (and one slice "
+                "per output)."
+            )
+        if not np.all(np.isfinite(phi)):
+            raise ValueError("attributions contain NaN or infinity.")
+        return phi
+
+    def values(self, masks):
+        """v_x(S) for the given masks: (n_rows, n_masks, n_outputs)."""
+        masks = np.asarray(masks, dtype=np.int64)
+        if self.dec is not None:
+            return self._v[:, masks, :]
+        full = (1 << self.K) - 1
+        out = np.empty((self.n_rows, masks.size, self.n_outputs))
+        out[:, masks == 0, :] = self.baseline[:, None, :]
+        out[:, masks == full, :] = self.prediction[:, None, :]
+        inner = np.unique(masks[(masks != 0) & (masks != full)])
+        todo = [m for m in inner if int(m) not in self._cache]
+        if todo:
+            e = self.explainer
+            table, bg = self._tables
+            vals = coalition_values(
+                e._response,
+                table,
+                bg,
+                e.labels_,
+                np.asarray(todo, dtype=np.int64),
+                batch_size=_batch_rows(e),
+                n_jobs=e.n_jobs,
+            )
+            for i, m in enumerate(todo):
+                self._cache[int(m)] = vals[:, i, :]
+        for m in inner:
+            out[:, masks == m, :] = self._cache[int(m)][:, None, :]
+        return out
+
+    def insertion(self, masks):
+        return self.values(masks) - self.baseline[:, None, :]
+
+    def deletion(self, masks):
+        full = (1 << self.K) - 1
+        return self.prediction[:, None, :] - self.values(full ^ np.asarray(masks))
+
+    def predicted(self, masks):
+        """phi(S) = sum_{k in S} phi_k: (n_rows, n_masks, n_outputs)."""
+        ind = _indicator(np.asarray(masks, dtype=np.int64), self.K).astype(np.float64)
+        return np.einsum("sk,nko->nso", ind, self.phi)
+
+
+def _result(per_row_output):
+    scores = per_row_output.mean(axis=-1)
+    return Bunch(score=float(scores.mean()), scores=scores)
+
+
+def _weighted_error(pred, target, weights, fit_intercept=False):
+    r = pred - target
+    if fit_intercept:
+        r = r - np.einsum("s,nso->no", weights, r)[:, None, :]
+    return np.einsum("s,nso->no", weights, r**2)
+
+
+def _weighted_corr(a, b, w):
+    """Weighted Pearson correlation over coalitions, per row and output.
+
+    A coalition set on which both sides are constant counts as correlation 1
+    and one on which only one side is constant as 0.
+    """
+    ac = a - np.einsum("s,nso->no", w, a)[:, None, :]
+    bc = b - np.einsum("s,nso->no", w, b)[:, None, :]
+    va = np.einsum("s,nso->no", w, ac**2)
+    vb = np.einsum("s,nso->no", w, bc**2)
+    cov = np.einsum("s,nso->no", w, ac * bc)
+    scale = np.einsum("s,nso->no", w, a**2) + np.einsum("s,nso->no", w, b**2)
+    tiny = 1e-20 * scale + 1e-300
+    flat_a, flat_b = va <= tiny, vb <= tiny
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = cov / np.sqrt(va * vb)
+    r = np.where(flat_a & flat_b, 1.0, np.where(flat_a | flat_b, 0.0, r))
+    return np.clip(r, -1.0, 1.0)
+
+
+# -- faithfulness metrics -------------------------------------------------------
+@validate_params(
+    {**_COMMON, "n": [Interval(Integral, 1, None, closed="left")]},
+    prefer_skip_nested_validation=True,
+)
+def sensitivity_n(
+    explainer,
+    X,
+    *,
+    attributions=None,
+    n=1,
+    n_samples=1024,
+    random_state=None,
+    decomposition=None,
+):
+    """Sensitivity-n unfaithfulness of grouped attributions.
+
+    Per row, the Pearson correlation r over coalitions S of ``n`` groups
+    (uniform) between ``phi(S) = sum_{k in S} phi_k`` and the deletion game
+    ``w_del(S)``, the drop of the model when the groups of S are replaced by
+    background values (Ancona et al., 2018; paper-spec §3.2). The score is
+    ``1 - r`` (0 is perfect, 2 is anti-correlated). For ``n=1`` occlusion
+    (local PFI) scores 0 (paper-spec §3.2). When both sides are constant over
+    the coalitions r is taken as 1; when only one side is, as 0.
+
+    Parameters
+    ----------
+    explainer : Explainer or None
+        A fitted :class:`~skdecomp.Explainer`: model, background and groups.
+        May be None when ``decomposition`` and ``attributions`` are given.
+    X : array-like of shape (n_samples, n_features) or None
+        Explained rows.
+    attributions : array-like of shape (n_samples, n_groups[, n_outputs]), default=None
+        Attributions to score; None uses ``explainer.transform(X)``.
+    n : int, default=1
+        Coalition size, at most the number of groups.
+    n_samples : int, default=1024
+        All coalitions of size n are used when there are at most that many;
+        otherwise that many are drawn.
+    random_state : int, RandomState instance or None, default=None
+        Draws the coalitions when they are sampled.
+    decomposition : Decomposition or None, default=None
+        Exact decomposition of the rows X; the games then come in closed
+        form from its components (no model call).
+
+    Returns
+    -------
+    result : Bunch
+        ``score`` (mean over rows) and ``scores`` (one per row; with several
+        outputs, the mean over outputs).
+    """
+    prob = _Problem(explainer, X, attributions, decomposition)
+    if n > prob.K:
+        raise ValueError(f"n={n} is larger than the number of groups ({prob.K}).")
+    rng = check_random_state(random_state)
+    masks, w = _design("size", prob.K, n_samples=n_samples, rng=rng, size=n)
+    r = _weighted_corr(prob.predicted(masks), prob.deletion(masks), w)
+    return _result(1.0 - r)
+
+
+@validate_params(
+    {**_COMMON, "p": [Interval(Real, 0, 1, closed="neither")]},
+    prefer_skip_nested_validation=True,
+)
+def infidelity(
+    explainer,
+    X,
+    *,
+    attributions=None,
+    p=0.5,
+    n_samples=1024,
+    random_state=None,
+    decomposition=None,
+):
+    """Infidelity of grouped attributions under group-removal perturbations.
+
+    Yeh et al. (2019) with perturbations that replace a random set S of
+    groups by background values, each group independently with probability
+    ``p``:
+
+        INFD(phi) = E_x E_S[(phi(S) - w_del(S))**2]
+
+    (paper-spec §3.2). With a single background row b this is
+    ``E_S[(I^T phi - (f(x) - f(x - I)))**2]`` for ``I = (x - b) * 1_{G_S}``.
+    In squared output units; 0 is perfect.
+
+    Parameters
+    ----------
+    explainer : Explainer or None
+        A fitted :class:`~skdecomp.Explainer`.
+    X : array-like of shape (n_samples, n_features) or None
+        Explained rows.
+    attributions : array-like of shape (n_samples, n_groups[, n_outputs]), default=None
+        Attributions to score; None uses ``explainer.transform(X)``.
+    p : float in (0, 1), default=0.5
+        Probability that a group is removed.
+    n_samples : int, default=1024
+        All 2**K coalitions are enumerated when 2**K <= n_samples; otherwise
+        that many are drawn.
+    random_state : int, RandomState instance or None, default=None
+    decomposition : Decomposition or None, default=None
+        Exact decomposition of the rows X (closed form, no model call).
+
+    Returns
+    -------
+    result : Bunch
+        ``score`` and per-row ``scores``.
+    """
+    prob = _Problem(explainer, X, attributions, decomposition)
+    rng = check_random_state(random_state)
+    masks, w = _design("bernoulli", prob.K, n_samples=n_samples, rng=rng, p=p)
+    return _result(_weighted_error(prob.predicted(masks), prob.deletion(masks), w))
+
+
+_GAME_CONSTRAINTS = {
+    **_COMMON,
+    "coalitions": [StrOptions({"singletons", "bernoulli", "shapley"})],
+    "p": [Interval(Real, 0, 1, closed="neither")],
+    "fit_intercept": ["boolean"],
+}
+
+
+def _game_error(game, explainer, X, attributions, coalitions, p, fit_intercept,
+                n_samples, random_state, decomposition):
+    prob = _Problem(explainer, X, attributions, decomposition)
+    rng = check_random_state(random_state)
+    masks, w = _design(coalitions, prob.K, n_samples=n_samples, rng=rng, p=p)
+    if masks.size == 0:
+        return _result(np.zeros((prob.n_rows, prob.n_outputs)))
+    target = prob.insertion(masks) if game == "insertion" else prob.deletion(masks)
+    return _result(_weighted_error(prob.predicted(masks), target, w, fit_intercept))
+
+
+_GAME_DOC = """
+    Parameters
+    ----------
+    explainer : Explainer or None
+        A fitted :class:`~skdecomp.Explainer`.
+    X : array-like of shape (n_samples, n_features) or None
+        Explained rows.
+    attributions : array-like of shape (n_samples, n_groups[, n_outputs]), default=None
+        Attributions to score; None uses ``explainer.transform(X)``.
+    coalitions : {{"singletons", "bernoulli", "shapley"}}, default="{default}"
+        The weights pi over coalitions: uniform over single groups; each
+        group in S independently with probability ``p``; or the Shapley
+        kernel over coalitions with 1 <= |S| <= K - 1.
+    p : float in (0, 1), default=0.5
+        Inclusion probability for ``coalitions="bernoulli"``.
+    fit_intercept : bool, default=False
+        Measure the error after the best constant shift of ``phi(S)``
+        (the weighted variance of the residual), as in a regression with
+        an intercept.
+    n_samples : int, default=1024
+        The support of pi is enumerated with exact weights when it has at
+        most that many coalitions; otherwise that many are drawn from pi.
+    random_state : int, RandomState instance or None, default=None
+    decomposition : Decomposition or None, default=None
+        Exact decomposition of the rows X (closed form, no model call).
+
+    Returns
+    -------
+    result : Bunch
+        ``score`` and per-row ``scores`` (squared output units, 0 is
+        perfect; with several outputs, the mean over outputs).
+"""
+
+
+@validate_params(_GAME_CONSTRAINTS, prefer_skip_nested_validation=True)
+def insertion_error(
+    explainer,
+    X,
+    *,
+    attributions=None,
+    coalitions="singletons",
+    p=0.5,
+    fit_intercept=False,
+    n_samples=1024,
+    random_state=None,
+    decomposition=None,
+):
+    """Weighted L2 error of attributions on the insertion game.
+
+    ``UF_ins(phi) = E_x E_{S~pi}[(phi(S) - w_ins(S))**2]`` with
+    ``w_ins(S) = v_x(S) - v_x({})`` (paper-spec §3.2). Its least-squares
+    optimum is ArchAttribute / local PDP for single groups, and the
+    p-weighted Banzhaf value for ``"bernoulli"`` with ``fit_intercept=True``
+    (LIME with binary group features).
+    """
+    return _game_error("insertion", explainer, X, attributions, coalitions, p,
+                       fit_intercept, n_samples, random_state, decomposition)
+
+
+@validate_params(_GAME_CONSTRAINTS, prefer_skip_nested_validation=True)
+def deletion_error(
+    explainer,
+    X,
+    *,
+    attributions=None,
+    coalitions="singletons",
+    p=0.5,
+    fit_intercept=False,
+    n_samples=1024,
+    random_state=None,
+    decomposition=None,
+):
+    """Weighted L2 error of attributions on the deletion game.
+
+    ``UF_del(phi) = E_x E_{S~pi}[(phi(S) - w_del(S))**2]`` with
+    ``w_del(S) = v_x(all) - v_x(all minus S)`` (paper-spec §3.2). Its
+    least-squares optimum is occlusion / local PFI for single groups.
+    """
+    return _game_error("deletion", explainer, X, attributions, coalitions, p,
+                       fit_intercept, n_samples, random_state, decomposition)
+
+
+insertion_error.__doc__ += _GAME_DOC.format(default="singletons")
+deletion_error.__doc__ += _GAME_DOC.format(default="singletons")
+
+
+@validate_params(_COMMON, prefer_skip_nested_validation=True)
+def shapley_weighted_faithfulness(
+    explainer,
+    X,
+    *,
+    attributions=None,
+    n_samples=1024,
+    random_state=None,
+    decomposition=None,
+):
+    """Shapley-weighted faithfulness (SWF) error of grouped attributions.
+
+    With ``e = sum_k phi_k - w_ins(all)`` the efficiency gap and pi the
+    Shapley kernel ``(K - 1) / (C(K, |S|) |S| (K - |S|))`` over coalitions
+    with 1 <= |S| <= K - 1,
+
+        SWF(phi) = E_x[ E_{S~pi}[(phi(S) - w_ins(S) - |S| e / K)**2] + e**2 ].
+
+    The first term is the KernelSHAP objective at the efficient projection
+    ``phi - e / K`` of phi, so the unique minimiser is the group Shapley
+    value (Charnes et al., 1988; Lundberg & Lee, 2017). This is the
+    reconstruction of paper-spec §3.1-§3.2; 0 is perfect.
+
+    Parameters
+    ----------
+    explainer : Explainer or None
+        A fitted :class:`~skdecomp.Explainer`.
+    X : array-like of shape (n_samples, n_features) or None
+        Explained rows.
+    attributions : array-like of shape (n_samples, n_groups[, n_outputs]), default=None
+        Attributions to score; None uses ``explainer.transform(X)``.
+    n_samples : int, default=1024
+        The 2**K - 2 coalitions are enumerated when there are at most that
+        many; otherwise that many are drawn from the kernel.
+    random_state : int, RandomState instance or None, default=None
+    decomposition : Decomposition or None, default=None
+        Exact decomposition of the rows X (closed form, no model call).
+
+    Returns
+    -------
+    result : Bunch
+        ``score`` and per-row ``scores``.
+    """
+    prob = _Problem(explainer, X, attributions, decomposition)
+    rng = check_random_state(random_state)
+    K = prob.K
+    gap = prob.phi.sum(axis=1) - (prob.prediction - prob.baseline)
+    per = gap**2
+    masks, w = _design("shapley", K, n_samples=n_samples, rng=rng)
+    if masks.size:
+        sizes = _popcount(masks).astype(np.float64)
+        pred = prob.predicted(masks) - sizes[None, :, None] / K * gap[:, None, :]
+        per = per + _weighted_error(pred, prob.insertion(masks), w)
+    return _result(per)
+
+
+@validate_params(
+    {**_COMMON, "p": [Interval(Real, 0, 1, closed="neither")]},
+    prefer_skip_nested_validation=True,
+)
+def faithfulness_correlation(
+    explainer,
+    X,
+    *,
+    attributions=None,
+    p=0.5,
+    n_samples=1024,
+    random_state=None,
+    decomposition=None,
+):
+    """Faithfulness-correlation unfaithfulness of grouped attributions.
+
+    Per row, the Pearson correlation r between ``phi(S)`` and the deletion
+    game ``w_del(S)`` over random coalitions S, each group removed
+    independently with probability ``p`` (Bhatt et al., 2020, with random
+    subset sizes; paper-spec §3.2). The score is ``1 - r``; 0 is perfect.
+    Degenerate rows follow :func:`sensitivity_n`.
+
+    Parameters
+    ----------
+    explainer : Explainer or None
+        A fitted :class:`~skdecomp.Explainer`.
+    X : array-like of shape (n_samples, n_features) or None
+        Explained rows.
+    attributions : array-like of shape (n_samples, n_groups[, n_outputs]), default=None
+        Attributions to score; None uses ``explainer.transform(X)``.
+    p : float in (0, 1), default=0.5
+        Probability that a group is removed.
+    n_samples : int, default=1024
+        All 2**K coalitions (weighted) when 2**K <= n_samples; otherwise
+        that many are drawn.
+    random_state : int, RandomState instance or None, default=None
+    decomposition : Decomposition or None, default=None
+        Exact decomposition of the rows X (closed form, no model call).
+
+    Returns
+    -------
+    result : Bunch
+        ``score`` and per-row ``scores``.
+    """
+    prob = _Problem(explainer, X, attributions, decomposition)
+    rng = check_random_state(random_state)
+    masks, w = _design("bernoulli", prob.K, n_samples=n_samples, rng=rng, p=p)
+    r = _weighted_corr(prob.predicted(masks), prob.deletion(masks), w)
+    return _result(1.0 - r)
+
+
+#: Faithfulness metrics by name, for :func:`metric_disagreement`.
+METRICS = {
+    "sensitivity_n": sensitivity_n,
+    "infidelity": infidelity,
+    "insertion_error": insertion_error,
+    "deletion_error": deletion_error,
+    "shapley_weighted_faithfulness": shapley_weighted_faithfulness,
+    "faithfulness_correlation": faithfulness_correlation,
+}
+
+
+# -- disagreement -----------------------------------------------------------------
+def _as_named(attributions, what="attributions"):
+    if isinstance(attributions, dict):
+        names = [str(k) for k in attributions]
+        arrays = list(attributions.values())
+    elif isinstance(attributions, (list, tuple)):
+        names = [str(i) for i in range(len(attributions))]
+        arrays = list(attributions)
+    else:
+        raise TypeError(
+            f"{what} must be a list or a dict of attribution arrays, got "
+            f"{type(attributions).__name__}."
+        )
+    return names, arrays
+
+
+def _top_k(a, k):
+    return np.argsort(-np.abs(a), axis=1, kind="stable")[:, :k]
+
+
+def _spearman_rows(a, b):
+    from scipy.stats import rankdata
+
+    ra = rankdata(a, axis=1)
+    rb = rankdata(b, axis=1)
+    w = np.full(a.shape[1], 1.0 / a.shape[1])
+    return _weighted_corr(ra[:, :, None], rb[:, :, None], w)[:, 0]
+
+
+def _pair_disagreement(a, b, measure, k):
+    if measure == "l2":
+        return ((a - b) ** 2).mean(axis=1)
+    if measure == "pearson":
+        w = np.full(a.shape[1], 1.0 / a.shape[1])
+        return 1.0 - _weighted_corr(a[:, :, None], b[:, :, None], w)[:, 0]
+    if measure == "spearman":
+        return 1.0 - _spearman_rows(np.abs(a), np.abs(b))
+    ta, tb = _top_k(a, k), _top_k(b, k)
+    if measure == "rank_agreement":
+        return 1.0 - (ta == tb).mean(axis=1)
+    inter = np.zeros(a.shape[0])
+    for i in range(a.shape[0]):
+        common = np.intersect1d(ta[i], tb[i])
+        if measure == "feature_agreement":
+            inter[i] = common.size
+        else:  # sign_agreement
+            inter[i] = np.sum(np.sign(a[i, common]) == np.sign(b[i, common]))
+    return 1.0 - inter / k
+
+
+@validate_params(
+    {
+        "attributions": [list, tuple, dict],
+        "measure": [
+            StrOptions(
+                {
+                    "l2",
+                    "pearson",
+                    "spearman",
+                    "feature_agreement",
+                    "rank_agreement",
+                    "sign_agreement",
+                }
+            )
+        ],
+        "top_k": [Interval(Integral, 1, None, closed="left"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def disagreement(attributions, *, measure="l2", top_k=None):
+    """Disagreement between two or more attribution arrays.
+
+    Each measure is 0 when the explanations agree and is averaged over all
+    pairs of explanations (paper-spec §3.4):
+
+    - ``"l2"``: mean over groups of ``(phi - phi')**2``;
+    - ``"pearson"``: ``1 - r`` with r the Pearson correlation across groups;
+    - ``"spearman"``: ``1 - rho`` with rho the Spearman correlation of
+      ``|phi|`` across groups;
+    - ``"feature_agreement"``, ``"rank_agreement"``, ``"sign_agreement"``:
+      one minus the agreement of Krishna et al. (2022) at top-k (groups
+      ranked by ``|phi|``, ties by group order): the fraction of top-k groups
+      shared; of top-k positions holding the same group; of top-k groups
+      shared with the same sign.
+
+    Parameters
+    ----------
+    attributions : list or dict of array-like
+        Explanations of shape (n_samples, n_groups), or (n_groups,) for
+        global importances; a dict names them.
+    measure : {"l2", "pearson", "spearman", "feature_agreement", \
+            "rank_agreement", "sign_agreement"}, default="l2"
+    top_k : int or None, default=None
+        k of the top-k measures; None uses all groups.
+
+    Returns
+    -------
+    result : Bunch
+        ``score`` (mean over rows and pairs), ``scores`` (per row, mean over
+        pairs), ``pairwise`` ((n_explanations, n_explanations) mean over rows)
+        and ``names``.
+    """
+    names, arrays = _as_named(attributions)
+    if len(arrays) < 2:
+        raise ValueError(
+            f"disagreement needs at least two attribution arrays, got {len(arrays)}."
+        )
+    mats = []
+    for name, a in zip(names, arrays):
+        a = np.asarray(a, dtype=np.float64)
+        if a.ndim == 1:
+            a = a[None, :]
+        if a.ndim != 2:
+            raise ValueError(
+                f"attributions {name!r} have shape {a.shape}; give 2-D arrays "
+                "(n_samples, n_groups), selecting one output of multi-output "
+                "attributions."
+            )
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"attributions {name!r} contain NaN or infinity.")
+        mats.append(a)
+    if any(m.shape != mats[0].shape for m in mats):
+        raise ValueError(
+            "attribution arrays must share one shape, got "
+            f"{[m.shape for m in mats]}."
+        )
+    K = mats[0].shape[1]
+    k = K if top_k is None else top_k
+    if k > K:
+        raise ValueError(f"top_k={k} is larger than the number of groups ({K}).")
+    E = len(mats)
+    pairwise = np.zeros((E, E))
+    per_row = []
+    for i, j in itertools.combinations(range(E), 2):
+        d = _pair_disagreement(mats[i], mats[j], measure, k)
+        per_row.append(d)
+        pairwise[i, j] = pairwise[j, i] = d.mean()
+    scores = np.mean(per_row, axis=0)
+    return Bunch(score=float(scores.mean()), scores=scores, pairwise=pairwise, names=names)
+
+
+def _order_agreement(a, b, tol_a, tol_b):
+    """Share of pairs of explainers that two score vectors order the same way."""
+    pairs = list(itertools.combinations(range(a.size), 2))
+    if not pairs:
+        return 1.0
+
+    def sign(x, i, j, tol):
+        d = x[i] - x[j]
+        return 0 if abs(d) <= tol else int(np.sign(d))
+
+    return float(
+        np.mean([sign(a, i, j, tol_a) == sign(b, i, j, tol_b) for i, j in pairs])
+    )
+
+
+@validate_params(
+    {
+        "explainer": [HasMethods(["decompose"]), None],
+        "X": ["array-like", None],
+        "attributions": [dict, None],
+        "metrics": [list, tuple, None],
+        "metric_params": [dict, None],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "decomposition": [Decomposition, None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def metric_disagreement(
+    explainer,
+    X,
+    *,
+    attributions=None,
+    metrics=None,
+    metric_params=None,
+    n_samples=1024,
+    random_state=None,
+    decomposition=None,
+):
+    """Do faithfulness metrics rank a set of explainers the same way?
+
+    Scores every explainer with every metric and compares the orders: two
+    metrics agree on a pair of explainers when they order it the same way
+    (scores within 1e-9 of the metric's largest score, plus 1e-12, tie). Between-group
+    interactions make the optimum of each metric a different explainer
+    (paper-spec §3.2), so the metrics disagree; without them all scores are
+    0 and they agree (paper-spec §3.3).
+
+    Parameters
+    ----------
+    explainer : Explainer or None
+        A fitted :class:`~skdecomp.Explainer`.
+    X : array-like of shape (n_samples, n_features) or None
+        Explained rows.
+    attributions : dict of array-like or None, default=None
+        Explainer name -> attributions. None compares "arch", "shapley",
+        "banzhaf" and "occlusion" from the exact decomposition.
+    metrics : list of str or None, default=None
+        Names of metrics of this module; None uses all six faithfulness
+        metrics.
+    metric_params : dict or None, default=None
+        Metric name -> dict of extra keyword arguments.
+    n_samples : int, default=1024
+        Passed to every metric.
+    random_state : int, RandomState instance or None, default=None
+        One seed, drawn once, is passed to every metric so all explainers
+        are scored on the same coalitions.
+    decomposition : Decomposition or None, default=None
+        Exact decomposition of the rows X. None computes it when the
+        explainer has at most 10 groups; otherwise the metrics call the
+        model.
+
+    Returns
+    -------
+    result : Bunch
+        ``scores`` (n_metrics, n_explainers); ``ranks`` (1 = most faithful);
+        ``best`` (best explainer per metric); ``agreement`` (n_metrics,
+        n_metrics) share of explainer pairs ordered alike; ``score``,
+        1 minus the mean agreement over pairs of metrics (0: the metrics rank
+        the explainers identically); ``metric_names``; ``explainer_names``.
+    """
+    from scipy.stats import rankdata
+
+    metric_names = list(METRICS) if metrics is None else [str(m) for m in metrics]
+    unknown = [m for m in metric_names if m not in METRICS]
+    if unknown:
+        raise ValueError(f"Unknown metrics {unknown}; choose among {list(METRICS)}.")
+    if not metric_names:
+        raise ValueError("metrics is empty; give at least one metric name.")
+    metric_params = dict(metric_params or {})
+    bad = [m for m in metric_params if m not in metric_names]
+    if bad:
+        raise ValueError(f"metric_params names metrics {bad} that are not scored.")
+    if decomposition is None and explainer is not None and X is not None:
+        check_is_fitted(explainer)
+        if explainer.n_groups_ <= 10:
+            decomposition = explainer.decompose(X)
+    if attributions is None:
+        if decomposition is None:
+            raise ValueError(
+                "Pass attributions={name: array}, or an explainer with at most "
+                "10 groups (or a decomposition) to compare the exact methods."
+            )
+        attributions = {
+            m: decomposition.attributions(m)
+            for m in ("arch", "shapley", "banzhaf", "occlusion")
+        }
+    if len(attributions) < 2:
+        raise ValueError("metric_disagreement needs at least two explainers.")
+    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max + 1)
+    explainer_names = [str(k) for k in attributions]
+    scores = np.zeros((len(metric_names), len(explainer_names)))
+    for i, m in enumerate(metric_names):
+        for j, phi in enumerate(attributions.values()):
+            scores[i, j] = METRICS[m](
+                explainer,
+                X,
+                attributions=phi,
+                n_samples=n_samples,
+                random_state=seed,
+                decomposition=decomposition,
+                **metric_params.get(m, {}),
+            ).score
+    ranks = np.vstack([rankdata(row, method="min") for row in scores]).astype(int)
+    best = [explainer_names[int(np.argmin(row))] for row in scores]
+    M = len(metric_names)
+    agreement = np.ones((M, M))
+    tols = 1e-9 * np.abs(scores).max(axis=1) + 1e-12
+    for a, b in itertools.combinations(range(M), 2):
+        agree = _order_agreement(scores[a], scores[b], tols[a], tols[b])
+        agreement[a, b] = agreement[b, a] = agree
+    off = agreement[~np.eye(M, dtype=bool)]
+    score = float(1.0 - off.mean()) if off.size else 0.0
+    return Bunch(
+        score=score,
+        scores=scores,
+        ranks=ranks,
+        best=best,
+        agreement=agreement,
+        metric_names=metric_names,
+        explainer_names=explainer_names,
+    )
