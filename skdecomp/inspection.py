@@ -214,6 +214,14 @@ def _pair_matrix(K, pairs, values):
     return M
 
 
+def _pair_h2(st):
+    """Friedman's pairwise H2 = E[F_jk**2] / E[PD_jk**2] (0 when PD_jk is 0)."""
+    if "pairs" not in st:
+        return np.zeros(0)
+    safe = np.where(st.joint > 0, st.joint, 1.0)
+    return np.where(st.joint > 0, st.pure / safe, 0.0)
+
+
 _ANCHORED_CONSTRAINTS = {
     "explainer": [HasMethods(["decompose"])],
     "X": ["array-like", None],
@@ -333,9 +341,7 @@ def h_statistic(explainer, X=None, *, pairwise=True):
     group = psi / var if var > 0 else np.zeros_like(psi)
     pw = None
     if pairwise:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            h = np.where(st.get("joint", 0) > 0, st.get("pure", 0) / st.get("joint", 1), 0.0)
-        pw = _pair_matrix(src.n_groups, st.get("pairs"), h)
+        pw = _pair_matrix(src.n_groups, st.get("pairs"), _pair_h2(st))
     return Bunch(
         group=group,
         pairwise=pw,
@@ -379,11 +385,7 @@ def interaction_matrix(explainer, X=None, *, kind="h2"):
     st = _singles_and_pairs(src, pairwise=True)
     if "pairs" not in st:
         return np.zeros((src.n_groups, src.n_groups))
-    if kind == "h2":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            vals = np.where(st.joint > 0, st.pure / st.joint, 0.0)
-    else:
-        vals = st[kind]
+    vals = _pair_h2(st) if kind == "h2" else st[kind]
     return _pair_matrix(src.n_groups, st.pairs, vals)
 
 
