@@ -11,6 +11,7 @@ are the baselines. Every grouper sets ``groups_``, ``labels_``,
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+import copy
 import re
 from collections.abc import Mapping
 from numbers import Integral, Real
@@ -145,14 +146,21 @@ class _AnchoredSample:
     n_jobs : int or None
     max_memory : int, bytes allowed for one chunk of anchored values
     dtypes : list of dtypes or None, for DataFrames
+    anchor_values : ndarray of shape (N, n_outputs) or None
+        Model output on the sample, when already known.
     """
 
-    def __init__(self, response, sample, n_features, *, n_jobs, max_memory, dtypes=None):
+    def __init__(
+        self, response, sample, n_features, *, n_jobs, max_memory, dtypes=None,
+        anchor_values=None,
+    ):
         self.response = response
         self.table = Table(sample, dtypes) if isinstance(sample, pd.DataFrame) else Table(sample)
         self.n_features = n_features
         self.n_jobs = n_jobs
-        self.anchor_values = np.ascontiguousarray(response(sample), dtype=np.float64)
+        if anchor_values is None:
+            anchor_values = response(sample)
+        self.anchor_values = np.ascontiguousarray(anchor_values, dtype=np.float64)
         self.n_samples, self.n_outputs = self.anchor_values.shape
         self.model_calls = self.n_samples
         block = self.n_samples**2 * self.n_outputs * 8
@@ -309,10 +317,11 @@ class _BaseGrouper(TransformerMixin, BaseEstimator):
             self.estimator_ = estimator
         elif y is None:
             raise ValueError(
-                f"{type(estimator).__name__} is not fitted, so "
-                f"{type(self).__name__}.fit(X, y) fits it first and needs y. Pass "
-                "y, or pass a fitted model (wrap it in sklearn.frozen."
-                "FrozenEstimator to keep it fitted when cloned)."
+                f"This {type(self).__name__} estimator requires y to be passed, "
+                f"but the target y is None: {type(estimator).__name__} is not "
+                "fitted, so fit(X, y) fits it first. Pass y, or pass a fitted "
+                "model (wrap it in sklearn.frozen.FrozenEstimator to keep it "
+                "fitted when cloned)."
             )
         else:
             self.estimator_ = clone(estimator).fit(X, y)
@@ -328,10 +337,12 @@ class _BaseGrouper(TransformerMixin, BaseEstimator):
             self.estimator_, self.response_method, self.target, _take_rows(self.background_, [0])
         )
         self.n_outputs_ = len(self.output_names_)
-        base = self._response(self.background_).mean(axis=0)
+        anchor_values = self._response(self.background_)
+        base = anchor_values.mean(axis=0)
         self.baseline_ = float(base[0]) if self.n_outputs_ == 1 else base
+        return anchor_values
 
-    def _sample(self):
+    def _sample(self, anchor_values):
         return _AnchoredSample(
             self._response,
             self.background_,
@@ -339,6 +350,7 @@ class _BaseGrouper(TransformerMixin, BaseEstimator):
             n_jobs=self.n_jobs,
             max_memory=_parse_memory(self.max_memory),
             dtypes=self._fit_dtypes,
+            anchor_values=anchor_values,
         )
 
     def transform(self, X):
@@ -434,7 +446,8 @@ def fit_grouper(grouper, X, y, *, estimator, response_method, target, random_sta
     ``target`` are passed on when the grouper's are at their defaults, and
     its ``random_state`` when the grouper's is None.
     """
-    grouper = clone(grouper)
+    # a shallow copy: fitted parameters (e.g. a ColumnTransformer) stay fitted
+    grouper = copy.copy(grouper)
     params = grouper.get_params(deep=False)
     updates = {}
     if "estimator" in params and params["estimator"] is None:
@@ -642,8 +655,7 @@ class AdaptiveGrouper(_BaseGrouper):
         feature_names = getattr(self, "feature_names_in_", None)
         initial, names = resolve_groups(self.initial_groups, X.shape[1], feature_names)
         rng = check_random_state(self.random_state)
-        self._fit_model(X, y, rng)
-        ev = self._sample()
+        ev = self._sample(self._fit_model(X, y, rng))
 
         # Groups are kept with their names; order follows the first column.
         order = np.argsort([int(g[0]) for g in initial], kind="stable")
@@ -879,8 +891,7 @@ class PairwiseGrouper(_BaseGrouper):
         """
         X = self._check_X(X, reset=True)
         d = X.shape[1]
-        self._fit_model(X, y, check_random_state(self.random_state))
-        ev = self._sample()
+        ev = self._sample(self._fit_model(X, y, check_random_state(self.random_state)))
         singles = [np.array([j], dtype=np.int64) for j in range(d)]
         rows, cols = ev.union_means(np.zeros(0, dtype=np.int64), singles)
         psi = interaction_potentials(rows, cols)
@@ -1010,6 +1021,8 @@ class FixedGrouper(_BaseGrouper):
         or a fitted :class:`~sklearn.compose.ColumnTransformer`, giving one
         group per raw input column over its output columns (see
         :func:`column_transformer_groups`), for data that it transformed.
+        Wrap it in :class:`sklearn.frozen.FrozenEstimator` to keep it fitted
+        when cloned (e.g. in ``GridSearchCV``).
 
     Attributes
     ----------
@@ -1086,6 +1099,10 @@ def column_transformer_groups(column_transformer):
     groups : dict
         Raw column name -> list of output column positions, in output order.
     """
+    if not hasattr(column_transformer, "output_indices_") and hasattr(
+        column_transformer, "estimator"
+    ):
+        column_transformer = column_transformer.estimator  # FrozenEstimator
     if not hasattr(column_transformer, "output_indices_"):
         raise ValueError(
             f"{type(column_transformer).__name__} is not a fitted ColumnTransformer; "

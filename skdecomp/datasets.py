@@ -46,10 +46,10 @@ class BlockFunction(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, blocks, shapes, coefs, n_features):
-        self.blocks = [list(map(int, b)) for b in blocks]
-        self.shapes = list(shapes)
-        self.coefs = [float(c) for c in coefs]
-        self.n_features = int(n_features)
+        self.blocks = blocks
+        self.shapes = shapes
+        self.coefs = coefs
+        self.n_features = n_features
 
     def __call__(self, X):
         X = np.asarray(X, dtype=np.float64)
@@ -226,5 +226,5 @@ def make_block_function(
         for b in blocks
     ]
     coefs = rng.uniform(1.0, 2.0, size=len(blocks)) * rng.choice([-1.0, 1.0], size=len(blocks))
-    function = BlockFunction(blocks, shapes, coefs, n_features)
+    function = BlockFunction(blocks, shapes, [float(c) for c in coefs], n_features)
     return _bunch(function, n_samples, noise, rng, repr(function))

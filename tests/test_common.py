@@ -3,11 +3,22 @@
 from sklearn.linear_model import LinearRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdecomp import Explainer
+from skdecomp import (
+    AdaptiveGrouper,
+    CorrelationGrouper,
+    Explainer,
+    FixedGrouper,
+    PairwiseGrouper,
+)
 
 # Instances are kept tiny: every check explains its own data.
 ESTIMATORS = [
     Explainer(LinearRegression(), background=5),
+    AdaptiveGrouper(LinearRegression(), n_samples=5),
+    PairwiseGrouper(LinearRegression(), n_samples=5),
+    CorrelationGrouper(),
+    FixedGrouper(),
+    Explainer(LinearRegression(), groups=AdaptiveGrouper(n_samples=5), background=5),
 ]
 
 # Reasons for checks that cannot pass, by estimator class name.

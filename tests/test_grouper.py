@@ -1,0 +1,434 @@
+"""AdaptiveGrouper (AGREED) and the grouping baselines.
+
+Every check compares against something computed apart from the grouper: the
+known partition of a synthetic function, brute-force hybrid evaluation, the
+exact Explainer (Möbius over all coalitions), or closed forms.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.frozen import FrozenEstimator
+from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.linear_model import LinearRegression, Ridge
+from sklearn.metrics import adjusted_rand_score
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from sklearn.tree import DecisionTreeRegressor
+
+from skdecomp import (
+    AdaptiveGrouper,
+    CorrelationGrouper,
+    Explainer,
+    FixedGrouper,
+    PairwiseGrouper,
+    column_transformer_groups,
+)
+from skdecomp._grouper import _AnchoredSample
+from skdecomp._kernels import anchored_means, interaction_potentials
+from skdecomp.datasets import make_agreed_example, make_block_function
+
+
+# -- brute-force oracles -------------------------------------------------------
+
+
+def naive_matrix(f, S, cols):
+    """G[n, m] = f(x^n_C, x^m_{-C}) - f(x^m) by explicit hybrids."""
+    N, d = S.shape
+    take = np.zeros(d, dtype=bool)
+    take[list(cols)] = True
+    hyb = np.where(take[None, None, :], S[:, None, :], S[None, :, :])
+    return f(hyb.reshape(N * N, d)).reshape(N, N) - f(S)[None, :]
+
+
+def naive_loss(f, S, groups):
+    """sum_k mean_n (G_k.mean(1) + G_k.mean(0))**2 (paper-spec §2.5, §4.1)."""
+    total = 0.0
+    for g in groups:
+        G = naive_matrix(f, S, g)
+        total += np.mean((G.mean(axis=1) + G.mean(axis=0)) ** 2)
+    return total
+
+
+def exact_loss(f, S, groups):
+    """The same loss from the exact explainer: sum_k mean (PDP_k - PFI_k)**2."""
+    ex = Explainer(f, groups=groups, background=S).fit(S)
+    phi = ex.explain(S, methods=["pdp", "pfi"])
+    return float(((phi["pdp"] - phi["pfi"]) ** 2).mean(axis=0).sum())
+
+
+def same_partition(a, b):
+    return sorted(map(sorted, a)) == sorted(map(sorted, b))
+
+
+def labels_of(groups, d):
+    lab = np.empty(d, dtype=int)
+    for k, g in enumerate(groups):
+        lab[list(g)] = k
+    return lab
+
+
+# -- AGREED recovers known partitions -----------------------------------------
+
+
+def test_recovers_paper_example_and_explainers_coincide():
+    data = make_agreed_example(n_samples=400, random_state=0)
+    grouper = AdaptiveGrouper(data.function, n_samples=60, random_state=0).fit(data.data)
+    assert grouper.groups_ == data.groups
+    assert list(grouper.group_names_) == ["x0:x1", "x2:x3", "x4", "x5"]
+    assert grouper.loss_ <= 1e-12 * grouper.initial_loss_
+    assert sorted(h["groups"] for h in grouper.history_) == [([0], [1]), ([2], [3])]
+
+    ex = Explainer(data.function, groups=grouper.groups_, background=100, random_state=0)
+    phi = ex.fit(data.data).explain(data.data[:40])
+    for method in ("banzhaf", "occlusion", "arch"):
+        np.testing.assert_allclose(phi[method], phi["shapley"], atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_recovers_random_block_functions(seed):
+    d = 6 + seed % 7
+    data = make_block_function(300, n_features=d, max_block_size=3, random_state=seed)
+    grouper = AdaptiveGrouper(
+        data.function, n_samples=50, rel_tol=0, random_state=seed
+    ).fit(data.data)
+    ari = adjusted_rand_score(labels_of(data.groups, d), grouper.labels_)
+    assert ari == 1.0, (data.function, grouper.groups_)
+    assert same_partition(grouper.groups_, data.groups)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_interaction_score_recovers(seed):
+    data = make_block_function(300, n_features=8, random_state=100 + seed)
+    grouper = AdaptiveGrouper(
+        data.function, n_samples=40, rel_tol=0, merge_score="interaction",
+        random_state=seed,
+    ).fit(data.data)
+    assert same_partition(grouper.groups_, data.groups)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_pairwise_recovers(seed):
+    data = make_block_function(300, n_features=8, random_state=200 + seed)
+    grouper = PairwiseGrouper(data.function, n_samples=40, random_state=seed).fit(data.data)
+    assert same_partition(grouper.groups_, data.groups)
+    # closed-form cost: f on the sample, d singles and d (d - 1) / 2 pairs
+    assert grouper.model_calls_ == 40 + (8 + 28) * 40**2
+    # no interaction across blocks: exactly zero there
+    lab = labels_of(data.groups, 8)
+    across = lab[:, None] != lab[None, :]
+    assert np.all(grouper.interactions_[across] < 1e-10)
+
+
+def test_no_merge_on_additive_model():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    y = X @ [1.0, -2.0, 0.5, 3.0, 1.0] + np.sin(X[:, 0])
+    model = LinearRegression().fit(X, y)
+    grouper = AdaptiveGrouper(model, n_samples=40, rel_tol=0, random_state=0).fit(X)
+    assert grouper.history_ == []
+    assert grouper.groups_ == [[j] for j in range(5)]
+    assert grouper.initial_loss_ < 1e-20
+
+    additive = make_block_function(200, n_features=5, max_block_size=1, random_state=1)
+    grouper = AdaptiveGrouper(additive.function, n_samples=30, rel_tol=0).fit(additive.data)
+    assert grouper.n_groups_ == 5 and grouper.history_ == []
+
+
+# -- the merge history ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("merge_score", ["loss", "interaction"])
+def test_history_losses_match_direct_evaluation(merge_score):
+    data = make_block_function(200, n_features=7, random_state=3)
+    f = data.function
+    grouper = AdaptiveGrouper(
+        f, n_samples=25, n_groups=1, merge_score=merge_score, random_state=0
+    ).fit(data.data)
+    S = np.asarray(grouper.background_)
+    d = 7
+    assert len(grouper.history_) == d - 1
+    assert grouper.initial_loss_ == pytest.approx(naive_loss(f, S, [[j] for j in range(d)]), rel=1e-10)
+    for step, entry in enumerate(grouper.history_):
+        k = d - 1 - step
+        assert entry["n_groups"] == k
+        partition = grouper.cut(k)
+        direct = naive_loss(f, S, partition)
+        assert entry["loss_after"] == pytest.approx(direct, rel=1e-8, abs=1e-12)
+        if step:
+            assert entry["loss_before"] == grouper.history_[step - 1]["loss_after"]
+        if k <= 4:  # the exact explainer enumerates 2**K coalitions
+            assert direct == pytest.approx(exact_loss(f, S, partition), rel=1e-8, abs=1e-12)
+    try:
+        from skdecomp.inspection import agreed_loss
+    except ImportError:
+        return
+    for k in (7, 5, 3):
+        ex = Explainer(f, groups=grouper.cut(k), background=S).fit(S)
+        assert agreed_loss(ex, S) == pytest.approx(naive_loss(f, S, grouper.cut(k)), rel=1e-8)
+
+
+def test_each_merge_takes_largest_loss_decrease_and_loss_falls():
+    data = make_block_function(200, n_features=7, random_state=5)
+    f = data.function
+    grouper = AdaptiveGrouper(f, n_samples=25, n_groups=1, random_state=1).fit(data.data)
+    S = np.asarray(grouper.background_)
+    for step, entry in enumerate(grouper.history_):
+        before = grouper.cut(7 - step)
+        psi = [naive_loss(f, S, [g]) for g in before]
+        i = int(np.argmax(psi))
+        assert before[i] in entry["groups"]
+        rest = [g for k, g in enumerate(before) if k != i]
+        losses = []
+        for j, g in enumerate(rest):
+            merged = [sorted(before[i] + g)] + [h for k, h in enumerate(rest) if k != j]
+            losses.append(naive_loss(f, S, merged))
+        assert entry["loss_after"] == pytest.approx(min(losses), rel=1e-8, abs=1e-12)
+        # independent inputs: merging never raises the loss (axiom P3)
+        assert entry["loss_after"] <= entry["loss_before"] * (1 + 1e-8) + 1e-12
+
+
+def test_cut_and_n_groups_follow_the_history():
+    data = make_block_function(200, n_features=8, random_state=7)
+    full = AdaptiveGrouper(data.function, n_samples=20, n_groups=1, random_state=0)
+    full.fit(data.data)
+    assert full.cut(8) == full.initial_groups_ == [[j] for j in range(8)]
+    assert full.cut(1) == [list(range(8))]
+    for k in (6, 3):
+        part = AdaptiveGrouper(data.function, n_samples=20, n_groups=k, random_state=0)
+        part.fit(data.data)
+        assert part.groups_ == full.cut(k) == part.cut(k)
+        assert part.history_ == full.history_[: 8 - k]
+    with pytest.raises(ValueError, match="outside the merge history"):
+        part.cut(2)
+
+
+def test_merge_identity_and_cached_means():
+    data = make_block_function(100, n_features=6, random_state=11)
+    f = data.function
+    S = data.data[:20]
+    gi, gj = [0, 1], [2, 3]
+    Gi, Gj, Gij = (naive_matrix(f, S, c) for c in (gi, gj, gi + gj))
+    # I_ij as the anchored second-order difference, from its own hybrids
+    N, d = S.shape
+
+    def hybrid_values(cols):
+        take = np.zeros(d, dtype=bool)
+        take[cols] = True
+        return f(np.where(take, S[:, None, :], S[None, :, :]).reshape(N * N, d)).reshape(N, N)
+
+    I = hybrid_values(gi + gj) - hybrid_values(gi) - hybrid_values(gj) + f(S)[None, :]
+    np.testing.assert_allclose(Gij, Gi + Gj + I, atol=1e-12)
+
+    ev = _AnchoredSample(lambda Z: f(Z)[:, None], S, d, n_jobs=None, max_memory=10**9)
+    rows, cols = ev.union_means(np.array(gi), [np.array(gj), np.array([4]), np.array([5])])
+    np.testing.assert_allclose(rows[0, 0], Gij.mean(axis=1), atol=1e-12)
+    np.testing.assert_allclose(cols[0, 0], Gij.mean(axis=0), atol=1e-12)
+    G4 = naive_matrix(f, S, gi + [4])
+    np.testing.assert_allclose(rows[1, 0], G4.mean(axis=1), atol=1e-12)
+    assert ev.model_calls == N + 3 * N * N
+
+
+def test_model_calls_closed_form_and_counted():
+    data = make_agreed_example(300, random_state=2)
+    seen = []
+
+    def counting(X):
+        seen.append(len(X))
+        return data.function(X)
+
+    N = 30
+    grouper = AdaptiveGrouper(counting, n_samples=N, rel_tol=0, random_state=0).fit(data.data)
+    steps = [h["n_groups"] + 1 for h in grouper.history_]  # K before each merge
+    closed = N + 6 * N**2 + sum((K - 1) * N**2 for K in steps)
+    assert grouper.model_calls_ == closed
+    # every row the model saw during fit, apart from the response probe
+    assert sum(seen) - 1 == closed
+    assert grouper.history_[-1]["model_calls"] == closed
+
+
+def test_transform_is_main_effect_and_sums_to_prediction():
+    data = make_agreed_example(300, random_state=4)
+    f = data.function
+    grouper = AdaptiveGrouper(f, n_samples=40, random_state=0).fit(data.data)
+    X = data.data[:15]
+    Z = np.asarray(grouper.background_)
+    H = grouper.transform(X)
+    assert H.shape == (15, 4)
+    for k, g in enumerate(grouper.groups_):
+        take = np.zeros(6, dtype=bool)
+        take[g] = True
+        hyb = np.where(take, X[:, None, :], Z[None, :, :]).reshape(-1, 6)
+        expected = f(hyb).reshape(15, -1).mean(axis=1) - f(Z).mean()
+        np.testing.assert_allclose(H[:, k], expected, atol=1e-12)
+    np.testing.assert_allclose(H.sum(axis=1) + grouper.baseline_, f(X), atol=1e-12)
+    assert list(grouper.get_feature_names_out()) == ["x0:x1", "x2:x3", "x4", "x5"]
+
+
+def test_dataframe_and_initial_groups():
+    data = make_agreed_example(300, random_state=6)
+    df = pd.DataFrame(data.data, columns=list("abcdef"))
+    f = data.function
+    grouper = AdaptiveGrouper(
+        lambda X: f(np.asarray(X)), n_samples=30, rel_tol=0,
+        initial_groups={"ab": ["a", "b"], "c": ["c"], "d": ["d"], "e": ["e"], "f": ["f"]},
+        random_state=0,
+    ).fit(df)
+    assert grouper.history_[0]["groups"] == ([2], [3])
+    assert grouper.groups_ == data.groups
+    assert list(grouper.group_names_) == ["ab", "c:d", "e", "f"]
+    out = grouper.set_output(transform="pandas").transform(df.iloc[:3])
+    assert list(out.columns) == ["ab", "c:d", "e", "f"]
+
+
+# -- errors --------------------------------------------------------------------
+
+
+def test_errors():
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match="estimator="):
+        AdaptiveGrouper().fit(X)
+    with pytest.raises(ValueError, match=r"needs 7.2 kB .*max_memory"):
+        AdaptiveGrouper(lambda Z: Z.sum(1), max_memory=1000).fit(X)
+    with pytest.raises(ValueError, match="not a size"):
+        AdaptiveGrouper(lambda Z: Z.sum(1), max_memory="lots").fit(X)
+    with pytest.raises(ValueError, match="requires y|needs y"):
+        AdaptiveGrouper(Ridge()).fit(X)
+    # the memory limit chunks masks without changing results
+    f = make_block_function(30, n_features=3, random_state=0).function
+    a = AdaptiveGrouper(f, n_samples=20, n_groups=1, random_state=0).fit(X)
+    b = AdaptiveGrouper(f, n_samples=20, n_groups=1, max_memory=20 * 20 * 8, random_state=0).fit(X)
+    assert a.history_ == b.history_
+
+
+# -- Explainer integration, model selection ------------------------------------
+
+
+def test_explainer_fits_grouper_with_its_model():
+    data = make_block_function(400, n_features=6, random_state=8, noise=0.01)
+    model = DecisionTreeRegressor(max_depth=4, random_state=0)
+    ex = Explainer(model, groups=AdaptiveGrouper(n_samples=20), background=20, random_state=0)
+    ex.fit(data.data, data.target)
+    assert ex.grouper_.estimator_ is ex.estimator_
+    assert [list(g) for g in ex.groups_] == ex.grouper_.groups_
+    assert ex.groups.estimator is None and not hasattr(ex.groups, "groups_")
+    assert "groups__n_groups" in ex.get_params()
+
+
+def test_score_formula():
+    data = make_agreed_example(300, random_state=9)
+    f = data.function
+    S = data.data[:40]
+    for groups in ([[0], [1], [2], [3], [4], [5]], data.groups, [[0, 1, 2, 3, 4, 5]]):
+        ex = Explainer(f, groups=groups, background=40, group_penalty=0.3).fit(data.data)
+        K = len(groups)
+        expected = -naive_loss(f, S, groups) / f(S).var() - 0.3 * (6 - K) / 5
+        assert ex.score(S) == pytest.approx(expected, rel=1e-10, abs=1e-12)
+
+
+def test_gridsearch_selects_true_number_of_groups():
+    data = make_agreed_example(600, random_state=0)
+    search = GridSearchCV(
+        Explainer(data.function, groups=AdaptiveGrouper(n_samples=40), background=40,
+                  random_state=0),
+        {"groups__n_groups": range(2, 7)},
+        cv=3,
+    ).fit(data.data)
+    assert search.best_params_ == {"groups__n_groups": 4}
+    assert search.best_estimator_.grouper_.groups_ == data.groups
+
+
+def test_pipeline_with_explainer_under_cross_val_score():
+    data = make_block_function(300, n_features=6, random_state=12)
+    pipe = Pipeline([
+        ("scale", StandardScaler()),
+        ("explain", Explainer(Ridge(), groups=AdaptiveGrouper(n_samples=20),
+                              background=20, random_state=0)),
+    ])
+    scores = cross_val_score(pipe, data.data, data.target, cv=3)
+    # a linear model has no interaction: the score is 0 at singletons
+    assert np.allclose(scores, 0.0, atol=1e-10)
+
+
+@pytest.mark.slow
+def test_gridsearch_fitted_model_reports_partition():
+    data = make_agreed_example(1500, random_state=1, noise=0.05)
+    model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(data.data, data.target)
+    grouper = AdaptiveGrouper(model, n_samples=40, random_state=0).fit(data.data)
+    ari = adjusted_rand_score(labels_of(data.groups, 6), grouper.labels_)
+    assert ari > 0.5
+
+
+# -- baselines -------------------------------------------------------------------
+
+
+def test_correlation_grouper_clusters_dependent_columns():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 300))
+    X = np.column_stack([a, b, a + 0.1 * rng.normal(size=300), rng.normal(size=300),
+                         -b + 0.1 * rng.normal(size=300)])
+    grouper = CorrelationGrouper().fit(X)
+    assert grouper.groups_ == [[0, 2], [1, 4], [3]]
+    np.testing.assert_allclose(grouper.transform(X[:4])[:, 0], X[:4, [0, 2]].mean(axis=1))
+    assert CorrelationGrouper(n_groups=2).fit(X).n_groups_ == 2
+    pearson = CorrelationGrouper(method="pearson").fit(X)
+    np.testing.assert_allclose(pearson.correlation_, np.corrcoef(X.T), atol=1e-12)
+
+
+def test_fixed_grouper_and_column_transformer_groups():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({
+        "city": rng.choice(["a", "b", "c"], size=60),
+        "age": rng.normal(size=60),
+        "size": rng.choice(["s", "m"], size=60),
+        "income": rng.normal(size=60),
+    })
+    ct = ColumnTransformer([
+        ("cat", OneHotEncoder(), ["city", "size"]),
+        ("num", StandardScaler(), ["age", "income"]),
+    ]).fit(df)
+    groups = column_transformer_groups(ct)
+    names = list(ct.get_feature_names_out())
+    assert groups == {
+        "city": [names.index(f"cat__city_{c}") for c in "abc"],
+        "size": [names.index(f"cat__size_{c}") for c in "ms"],
+        "age": [names.index("num__age")],
+        "income": [names.index("num__income")],
+    }
+    Xt = ct.transform(df)
+    fixed = FixedGrouper(ct).fit(Xt)
+    assert list(fixed.group_names_) == ["city", "size", "age", "income"]
+    model = Ridge().fit(Xt, rng.normal(size=60))
+    ex = Explainer(model, groups=FixedGrouper(ct), background=10).fit(Xt)
+    assert list(ex.group_names_) == ["city", "size", "age", "income"]
+    frozen = GridSearchCV(
+        Explainer(FrozenEstimator(model), groups=FixedGrouper(FrozenEstimator(ct)),
+                  background=10),
+        {"group_penalty": [0.1, 0.2]}, cv=2,
+    ).fit(Xt)
+    assert list(frozen.best_estimator_.group_names_) == ["city", "size", "age", "income"]
+    with pytest.raises(ValueError, match="not a fitted ColumnTransformer"):
+        FixedGrouper(ColumnTransformer([("num", StandardScaler(), [0])])).fit(Xt)
+
+
+# -- kernels -------------------------------------------------------------------
+
+
+def test_kernels_against_numpy_and_without_jit():
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(7, 3, 7, 2))
+    anchors = rng.normal(size=(7, 2))
+    values.setflags(write=False)
+    rows, cols = anchored_means(values, anchors)
+    G = values - anchors[None, None, :, :]  # (n, k, m, o)
+    np.testing.assert_allclose(rows, G.mean(axis=2).transpose(1, 2, 0), atol=1e-14)
+    np.testing.assert_allclose(cols, G.mean(axis=0).transpose(0, 2, 1), atol=1e-14)
+    psi = interaction_potentials(rows, cols)
+    np.testing.assert_allclose(psi, ((rows + cols) ** 2).mean(axis=2).sum(axis=1))
+
+    # the plain-Python bodies (what NUMBA_DISABLE_JIT=1 runs) give the same bits
+    rows_py, cols_py = anchored_means.py_func(values, anchors)
+    assert np.array_equal(rows_py, rows) and np.array_equal(cols_py, cols)
+    assert np.array_equal(interaction_potentials.py_func(rows, cols), psi)
