@@ -1,0 +1,155 @@
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+EVIL = "<script>alert(1)</script>"
+
+
+def run(args, cwd):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    return subprocess.run(
+        [sys.executable, "-m", "skdecomp", *args], cwd=cwd, env=env,
+        capture_output=True, text=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    rng = np.random.default_rng(0)
+    n = 150
+    df = pd.DataFrame(
+        {
+            "a": rng.normal(size=n),
+            "b": rng.normal(size=n),
+            EVIL: rng.normal(size=n),
+            "city": rng.choice(["paris", "lyon", "nice"], n),
+        }
+    )
+    df["y"] = df["a"] * df["b"] + (df["city"] == "lyon") * df[EVIL] + 0.1 * rng.normal(size=n)
+    path = d / "data.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_report_on_csv_with_categorical_and_escaping(table, tmp_path):
+    out = tmp_path / "rep"
+    r = run(["report", str(table), "--target", "y", "--out", str(out), "--n-rows", "5",
+             "--estimator", "hgb"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    page = (out / "index.html").read_text()
+    res = json.loads((out / "results.json").read_text())
+    assert EVIL not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert res["columns"] == ["a", "b", EVIL, "city"]
+    assert set(res["partitions"]) == {"columns", "agreed"}
+    part = res["partitions"]["columns"]
+    assert len(part["group_names"]) == 4
+    assert np.asarray(part["attributions"]["shapley"]).shape == (5, 4)
+    assert "data:image/png;base64," in page
+    assert any("one-hot encoded" in n for n in res["notes"])
+
+
+def test_report_with_column_groups_from_json(table, tmp_path):
+    groups = tmp_path / "groups.json"
+    groups.write_text(json.dumps({"ab": ["a", "b"], "rest": [EVIL, "city"]}))
+    out = tmp_path / "rep"
+    r = run(["report", str(table), "--target", "y", "--groups", str(groups), "--out", str(out),
+             "--n-rows", "3", "--estimator", "linear"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    res = json.loads((out / "results.json").read_text())
+    assert res["partitions"]["given"]["group_names"] == ["ab", "rest"]
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["--target", "nope"], 1, "target column 'nope' is not in"),
+        ([], 2, "--target"),
+        (["--target", "y", "--estimator", "xgb"], 2, "invalid choice"),
+    ],
+)
+def test_report_errors(table, tmp_path, args, code, message):
+    r = run(["report", str(table), *args], tmp_path)
+    assert r.returncode == code
+    assert message in r.stderr
+
+
+def test_empty_and_missing_files(tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    r = run(["report", str(empty), "--target", "y"], tmp_path)
+    assert r.returncode == 1 and "is empty" in r.stderr
+    r = run(["report", str(tmp_path / "none.csv"), "--target", "y"], tmp_path)
+    assert r.returncode == 1 and "no such file" in r.stderr
+
+
+def test_pickle_refused_and_skops_loaded(table, tmp_path):
+    import joblib
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.compose import make_column_transformer
+    from sklearn.preprocessing import OneHotEncoder
+    skops_io = pytest.importorskip("skops.io")
+
+    df = pd.read_csv(table)
+    X, y = df.drop(columns="y"), df["y"]
+    model = make_pipeline(
+        make_column_transformer((OneHotEncoder(), ["city"]), remainder="passthrough"),
+        LinearRegression(),
+    ).fit(X, y)
+    pkl = tmp_path / "model.pkl"
+    joblib.dump(model, pkl)
+    r = run(["report", str(table), "--target", "y", "--model", str(pkl)], tmp_path)
+    assert r.returncode == 1
+    assert "pickle" in r.stderr and "skops" in r.stderr
+    sk = tmp_path / "model.skops"
+    skops_io.dump(model, sk)
+    out = tmp_path / "rep"
+    r = run(["report", str(table), "--target", "y", "--model", str(sk), "--groups", "columns",
+             "--out", str(out), "--n-rows", "3"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    res = json.loads((out / "results.json").read_text())
+    phi = np.asarray(res["partitions"]["columns"]["attributions"]["occlusion"])
+    # a linear model: occlusion of a numeric column is coef * (x - mean of background)
+    assert phi.shape == (3, 4) and np.isfinite(phi).all()
+
+
+@pytest.mark.slow
+def test_demo_writes_report(tmp_path):
+    r = run(["demo", "--n-rows", "1"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "shapley" in r.stdout and "Disagreement" in r.stdout
+    res = json.loads((tmp_path / "skdecomp-report" / "results.json").read_text())
+    assert res["agreed"] is not None
+    assert (tmp_path / "skdecomp-report" / "index.html").exists()
+
+
+@pytest.mark.slow
+def test_report_renders_in_headless_chromium(table, tmp_path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("chromium is not installed (Debian package 'chromium')")
+    out = tmp_path / "rep"
+    r = run(["report", str(table), "--target", "y", "--out", str(out), "--n-rows", "3",
+             "--groups", "columns"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
+         f"--screenshot={shot}", "--window-size=1200,2000", (out / "index.html").as_uri()],
+        check=True, capture_output=True, timeout=120,
+    )
+    from PIL import Image
+
+    img = np.asarray(Image.open(shot).convert("L"), dtype=float)
+    assert img.std() > 5  # not blank: text and plots drawn
+    assert (img < 128).mean() > 0.01
