@@ -1,0 +1,413 @@
+"""The AGREED grouping curve and merge tree."""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+
+from ._base import (
+    as_attribution_dict,
+    check_matplotlib_support,
+    panel_axes,
+    squeeze_axes,
+)
+
+__all__ = ["GroupingDisplay"]
+
+
+def _adaptive_grouper(estimator):
+    """The fitted AdaptiveGrouper held by an object, or None."""
+    if hasattr(estimator, "history_") and hasattr(estimator, "initial_groups_"):
+        return estimator
+    inner = getattr(estimator, "grouper_", None)
+    if inner is not None and hasattr(inner, "history_"):
+        return inner
+    return None
+
+
+def _model_of(estimator):
+    for attr in ("estimator_", "estimator"):
+        model = getattr(estimator, attr, None)
+        if model is not None:
+            return model
+    return estimator
+
+
+def _curves_along(grouper, model, X, points, *, methods, metrics, background,
+                  random_state, max_groups):
+    """Disagreement and unfaithfulness at each number of groups along the history."""
+    from .. import metrics as _metrics
+    from .._explainer import MAX_EXACT_GROUPS, Explainer
+
+    methods = list(methods)
+    metric_names = [] if metrics is None else list(metrics)
+    curves = {}
+    if len(methods) >= 2:
+        curves["disagreement"] = np.full(len(points), np.nan)
+    for m in metric_names:
+        curves[m] = np.full(len(points), np.nan)
+    limit = min(MAX_EXACT_GROUPS, max_groups)
+    for i, k in enumerate(points):
+        if k > limit:
+            continue
+        explainer = Explainer(
+            model, groups=grouper.cut(int(k)), background=background,
+            random_state=random_state,
+        ).fit(X)
+        dec = explainer.decompose(X)
+        phis = as_attribution_dict(dec, method_names=methods, output=0)
+        if len(methods) >= 2:
+            curves["disagreement"][i] = _metrics.disagreement(phis, measure="l2").score
+        for m in metric_names:
+            fn = getattr(_metrics, m)
+            curves[m][i] = np.mean([
+                fn(None, X, attributions=phi, decomposition=dec,
+                   random_state=random_state).score
+                for phi in phis.values()
+            ])
+    return curves
+
+
+class GroupingDisplay:
+    """The AGREED loss against the number of groups, and the merge tree.
+
+    Along the merge history of :class:`~skdecomp.AdaptiveGrouper`, the
+    "curve" view draws the AGREED loss (paper-spec §4.1) at each number of
+    groups with every merge labelled, and below it any other curves given
+    (e.g. the disagreement between explainers, or unfaithfulness scores),
+    each divided by its largest value. The "dendrogram" view draws the
+    merges as a tree whose height is the merge step.
+
+    Parameters
+    ----------
+    n_groups : ndarray of shape (n_points,)
+        Number of groups at each point: the initial partition, then after
+        each merge.
+    loss : ndarray of shape (n_points,)
+        AGREED loss at each point.
+    merge_labels : list of str
+        Label of each merge (``n_points - 1`` of them).
+    curves : dict of str to ndarray of shape (n_points,) or None, default=None
+        Other quantities along the history (NaN where not computed).
+    initial_groups : list of list of int or None, default=None
+        Column positions of the initial groups (leaves of the tree).
+    initial_names : list of str or None, default=None
+        Names of the initial groups.
+    history : list of dict or None, default=None
+        The merge history (``AdaptiveGrouper.history_``), for the tree.
+
+    Attributes
+    ----------
+    ax_ : matplotlib Axes or ndarray of Axes
+        The Axes, or an array of Axes when there are several panels.
+    axes_ : ndarray of Axes
+    figure_ : matplotlib Figure
+    lines_ : dict of str to Line2D
+        The loss line (key ``"loss"``) and one line per other curve.
+    annotations_ : list of matplotlib Text
+        Merge labels on the loss curve.
+    tree_lines_ : list of Line2D
+        Segments of the dendrogram (empty for the curve view).
+
+    See Also
+    --------
+    InteractionDisplay : pairwise interactions ordered by a grouping.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from skdecomp.plot import GroupingDisplay
+    >>> history = [
+    ...     {"groups": ([0], [1]), "names": ("a", "b"), "loss_before": 2.0,
+    ...      "loss_after": 1.0, "n_groups": 2},
+    ...     {"groups": ([0, 1], [2]), "names": ("a:b", "c"), "loss_before": 1.0,
+    ...      "loss_after": 0.0, "n_groups": 1},
+    ... ]
+    >>> disp = GroupingDisplay.from_result(history)
+    >>> list(disp.n_groups)
+    [3, 2, 1]
+    """
+
+    def __init__(self, n_groups, loss, merge_labels, *, curves=None, initial_groups=None,
+                 initial_names=None, history=None):
+        self.n_groups = n_groups
+        self.loss = loss
+        self.merge_labels = merge_labels
+        self.curves = curves
+        self.initial_groups = initial_groups
+        self.initial_names = initial_names
+        self.history = history
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        *,
+        n_groups=1,
+        methods=None,
+        metrics=None,
+        n_samples=100,
+        background=50,
+        max_groups=10,
+        random_state=None,
+        kind="curve",
+        ax=None,
+    ):
+        """Run AGREED on a model (or use a fitted grouper) and plot its history.
+
+        Parameters
+        ----------
+        estimator : AdaptiveGrouper, Explainer or estimator
+            A fitted :class:`~skdecomp.AdaptiveGrouper` (or an Explainer
+            fitted with one), used as it is; otherwise a fitted model, grouped
+            by a new ``AdaptiveGrouper(estimator, n_samples=n_samples,
+            n_groups=n_groups)`` fitted on X.
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Data for the grouper; also the rows explained for ``methods``
+            and ``metrics`` (keep it small: every curve point needs an exact
+            decomposition of these rows).
+        n_groups : int, default=1
+            Number of groups a new grouper merges down to.
+        methods : list of str or None, default=None
+            Exact methods (at least two) whose mean L2 disagreement
+            (:func:`skdecomp.metrics.disagreement`) is drawn as a curve.
+        metrics : list of str or None, default=None
+            Names of faithfulness metrics of :mod:`skdecomp.metrics`; each
+            curve is the metric's unfaithfulness averaged over ``methods``
+            (``["shapley"]`` when None).
+        n_samples : int, default=100
+            Rows of a new grouper's anchored matrices.
+        background : int, default=50
+            Background rows of the explainers behind the curves.
+        max_groups : int, default=10
+            Curves are computed only for partitions of at most this many
+            groups (each needs ``2**n_groups`` coalitions per row).
+        random_state : int, RandomState instance or None, default=None
+        kind : {"curve", "dendrogram", "both"}, default="curve"
+        ax : matplotlib Axes or list of Axes, default=None
+
+        Returns
+        -------
+        display : GroupingDisplay
+        """
+        check_matplotlib_support(f"{cls.__name__}.from_estimator")
+        grouper = _adaptive_grouper(estimator)
+        if grouper is None:
+            from .._grouper import AdaptiveGrouper
+
+            model = estimator
+            grouper = AdaptiveGrouper(
+                model, n_samples=n_samples, n_groups=n_groups, rel_tol=0.0,
+                random_state=random_state,
+            ).fit(X)
+        else:
+            model = _model_of(grouper)
+        curves = None
+        if methods is not None or metrics is not None:
+            methods = ["shapley"] if methods is None else (
+                [methods] if isinstance(methods, str) else list(methods)
+            )
+            n_initial = len(grouper.initial_groups_)
+            points = n_initial - np.arange(len(grouper.history_) + 1)
+            curves = _curves_along(
+                grouper, model, X, points, methods=methods, metrics=metrics,
+                background=background, random_state=random_state, max_groups=max_groups,
+            )
+        return cls.from_result(grouper, curves=curves, kind=kind, ax=ax)
+
+    @classmethod
+    def from_result(cls, result, *, curves=None, initial_loss=None, kind="curve", ax=None):
+        """Plot a merge history already computed.
+
+        Parameters
+        ----------
+        result : AdaptiveGrouper or list of dict
+            A fitted :class:`~skdecomp.AdaptiveGrouper`, or its ``history_``
+            (entries with ``"groups"``, ``"names"``, ``"loss_before"``,
+            ``"loss_after"`` and ``"n_groups"``).
+        curves : dict of str to array-like or None, default=None
+            Other quantities, one value per point (initial partition, then
+            after each merge); NaN where unknown.
+        initial_loss : float or None, default=None
+            Loss of the initial partition; by default the grouper's
+            ``initial_loss_`` or the first entry's ``loss_before``.
+        kind : {"curve", "dendrogram", "both"}, default="curve"
+        ax : matplotlib Axes or list of Axes, default=None
+
+        Returns
+        -------
+        display : GroupingDisplay
+        """
+        check_matplotlib_support(f"{cls.__name__}.from_result")
+        initial_groups = initial_names = None
+        grouper = _adaptive_grouper(result)
+        if grouper is not None:
+            history = list(grouper.history_)
+            initial_groups = [list(g) for g in grouper.initial_groups_]
+            initial_names = list(getattr(grouper, "_initial_names", []) or []) or None
+            if initial_loss is None:
+                initial_loss = grouper.initial_loss_
+        else:
+            history = list(result)
+        if not history and initial_loss is None:
+            raise ValueError("The merge history is empty; nothing to plot.")
+        if initial_loss is None:
+            initial_loss = history[0]["loss_before"]
+        if history:
+            n0 = history[0]["n_groups"] + 1
+        else:
+            n0 = len(initial_groups) if initial_groups is not None else 1
+        n_groups = np.array([n0] + [h["n_groups"] for h in history], dtype=int)
+        loss = np.array([initial_loss] + [h["loss_after"] for h in history], dtype=float)
+        labels = []
+        for h in history:
+            names = h.get("names") or tuple(
+                "+".join(map(str, g)) for g in h["groups"]
+            )
+            labels.append(f"{names[0]} + {names[1]}")
+        if curves is not None:
+            curves = {str(k): np.asarray(v, dtype=float) for k, v in curves.items()}
+            bad = {k: v.shape for k, v in curves.items() if v.shape != loss.shape}
+            if bad:
+                raise ValueError(
+                    f"curves need one value per point ({loss.size}); got shapes {bad}."
+                )
+        disp = cls(n_groups, loss, labels, curves=curves, initial_groups=initial_groups,
+                   initial_names=initial_names, history=history)
+        return disp.plot(kind=kind, ax=ax)
+
+    from_grouper = from_result
+
+    # -- drawing --------------------------------------------------------------
+    def _tree(self):
+        """Leaf keys, names and the internal nodes (key, left, right, height)."""
+        history = self.history or []
+        leaves = []
+        names = {}
+        if self.initial_groups is not None:
+            for k, g in enumerate(self.initial_groups):
+                key = frozenset(int(c) for c in g)
+                leaves.append(key)
+                if self.initial_names is not None:
+                    names[key] = str(self.initial_names[k])
+        made = set()
+        nodes = []
+        for step, h in enumerate(history, start=1):
+            a, b = (frozenset(int(c) for c in g) for g in h["groups"])
+            for key, name in zip((a, b), h.get("names") or (None, None)):
+                if key not in made and key not in leaves:
+                    leaves.append(key)
+                if key not in names and name is not None:
+                    names[key] = str(name)
+            nodes.append((a | b, a, b, step))
+            made.add(a | b)
+        for key in leaves:
+            names.setdefault(key, "+".join(str(c) for c in sorted(key)))
+        return leaves, names, nodes
+
+    def _draw_tree(self, ax):
+        leaves, names, nodes = self._tree()
+        children = {key: (a, b) for key, a, b, _ in nodes}
+        height = {key: h for key, _, _, h in nodes}
+        inner = {a for _, a, b, _ in nodes} | {b for _, a, b, _ in nodes}
+        roots = [k for k in list(children) + leaves if k not in inner]
+        roots = sorted(set(roots), key=min)
+        xs = {}
+        order = []
+
+        def place(key):
+            if key in children:
+                a, b = sorted(children[key], key=min)
+                place(a)
+                place(b)
+                xs[key] = (xs[a] + xs[b]) / 2
+            else:
+                xs[key] = float(len(order))
+                order.append(key)
+
+        for r in roots:
+            place(r)
+        lines = []
+        for key, (a, b) in children.items():
+            y = height[key]
+            ya, yb = height.get(a, 0), height.get(b, 0)
+            lines += ax.plot([xs[a], xs[a], xs[b], xs[b]], [ya, y, y, yb],
+                             color="C0", linewidth=1.2)
+        ax.set_xticks([xs[k] for k in order], labels=[names[k] for k in order],
+                      rotation=60, ha="right", rotation_mode="anchor", fontsize="small")
+        ax.set_xlim(-0.6, max(len(order) - 0.4, 0.6))
+        ax.set_ylim(0, max(height.values(), default=1) + 0.5)
+        ax.set_ylabel("merge step")
+        ax.set_title("AGREED merge tree", fontsize="medium")
+        return lines
+
+    def plot(self, *, kind="curve", annotate=True, ax=None):
+        """Draw the grouping curve, the merge tree, or both.
+
+        Parameters
+        ----------
+        kind : {"curve", "dendrogram", "both"}, default="curve"
+        annotate : bool, default=True
+            Label every merge on the loss curve.
+        ax : matplotlib Axes or list of Axes, default=None
+            One Axes (split when there are several panels), one per panel,
+            or None for a new figure.
+
+        Returns
+        -------
+        display : GroupingDisplay
+            The object, with ``ax_``, ``axes_``, ``figure_``, ``lines_``,
+            ``annotations_`` and ``tree_lines_`` set.
+        """
+        check_matplotlib_support(f"{type(self).__name__}.plot")
+        if kind not in ("curve", "dendrogram", "both"):
+            raise ValueError(
+                f"kind must be 'curve', 'dendrogram' or 'both', got {kind!r}."
+            )
+        has_curves = bool(self.curves)
+        n_curve = 0 if kind == "dendrogram" else (2 if has_curves else 1)
+        n_panels = n_curve + (kind != "curve")
+        figsize = (6.4 * (1 + (kind == "both")) if n_curve < 2 else 11, 4.2)
+        if kind == "curve" and n_curve == 2:
+            figsize = (6.4, 7.0)
+        fig, axes = panel_axes(
+            ax, n_panels, figsize=figsize, ncols=1 if kind == "curve" else n_panels
+        )
+        self.lines_, self.annotations_, self.tree_lines_ = {}, [], []
+        n_groups = np.asarray(self.n_groups)
+        if n_curve:
+            lax = axes[0]
+            (self.lines_["loss"],) = lax.plot(n_groups, self.loss, marker="o",
+                                              color="C0", label="AGREED loss")
+            if annotate:
+                for k, value, label in zip(n_groups[1:], self.loss[1:], self.merge_labels):
+                    self.annotations_.append(lax.annotate(
+                        label, (k, value), textcoords="offset points", xytext=(3, 6),
+                        fontsize="x-small", rotation=30,
+                    ))
+            lax.set_xlabel("number of groups")
+            lax.set_ylabel("AGREED loss")
+            lax.set_title("Loss as groups merge", fontsize="medium")
+            if n_groups.size > 1:
+                lax.set_xlim(n_groups.max() + 0.5, n_groups.min() - 0.5)
+            if n_curve == 2:
+                cax = axes[1]
+                for i, (name, values) in enumerate(self.curves.items()):
+                    top = np.nanmax(np.abs(values)) if np.isfinite(values).any() else 1.0
+                    top = top if top > 0 else 1.0
+                    (self.lines_[name],) = cax.plot(
+                        n_groups, values / top, marker="s", color=f"C{i + 1}", label=name
+                    )
+                cax.set_xlabel("number of groups")
+                cax.set_ylabel("relative to its largest value")
+                cax.set_title("Disagreement and unfaithfulness", fontsize="medium")
+                cax.legend(fontsize="small")
+                if n_groups.size > 1:
+                    cax.set_xlim(n_groups.max() + 0.5, n_groups.min() - 0.5)
+        if kind != "curve":
+            self.tree_lines_ = self._draw_tree(axes[-1])
+        self.axes_ = axes
+        self.ax_ = squeeze_axes(axes)
+        self.figure_ = fig
+        return self

@@ -1,0 +1,272 @@
+"""Partial dependence and ICE of groups of columns."""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ._base import check_matplotlib_support, panel_axes, squeeze_axes
+
+__all__ = ["PartialDependenceDisplay"]
+
+
+def _group_list(groups):
+    """(name, columns) pairs from one group, a list of groups or a dict."""
+    if isinstance(groups, Mapping):
+        return [(str(k), [v] if isinstance(v, (str, int, np.integer)) else list(v))
+                for k, v in groups.items()]
+    if isinstance(groups, (str, int, np.integer)):
+        groups = [groups]
+    out = []
+    for g in groups:
+        cols = [g] if isinstance(g, (str, int, np.integer)) else list(g)
+        out.append((None, cols))
+    return out
+
+
+def _positions(values):
+    """Numeric axis positions of grid values, and tick labels for categories."""
+    values = np.asarray(values)
+    try:
+        return values.astype(float), None
+    except (TypeError, ValueError):
+        return np.arange(values.size, dtype=float), [str(v) for v in values]
+
+
+class PartialDependenceDisplay:
+    """Partial dependence (PDP) and ICE curves of groups of columns.
+
+    One panel per group. A group of one column gives a curve of the
+    average prediction (and ICE lines, one per row); two columns give a
+    heatmap of the joint partial dependence; a larger group gives ICE over
+    the group's observed joint values, sorted by partial dependence
+    (:func:`skdecomp.inspection.partial_dependence`, paper-spec §2.4).
+
+    Parameters
+    ----------
+    results : list of Bunch
+        One result of :func:`skdecomp.inspection.partial_dependence` per
+        group.
+    group_names : list of str
+        Name of each group.
+    feature_names : list of str
+        Names of all columns (axis labels).
+    output : int, default=0
+        Output drawn for multi-output models.
+
+    Attributes
+    ----------
+    ax_ : matplotlib Axes or ndarray of Axes
+        The Axes, or an array of Axes for several groups.
+    axes_ : ndarray of Axes
+    figure_ : matplotlib Figure
+    lines_ : dict of str to list of Line2D
+        Average and ICE lines of each curve panel.
+    contours_ : dict of str to QuadMesh
+        Heatmap of each two-column panel.
+
+    See Also
+    --------
+    skdecomp.inspection.partial_dependence : the computation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from skdecomp.plot import PartialDependenceDisplay
+    >>> X = np.random.RandomState(0).normal(size=(30, 3))
+    >>> model = LinearRegression().fit(X, X @ [1.0, 2.0, 0.0])
+    >>> disp = PartialDependenceDisplay.from_estimator(model, X, [0, [1, 2]])
+    >>> len(disp.axes_)
+    2
+    """
+
+    def __init__(self, results, group_names, feature_names, *, output=0):
+        self.results = results
+        self.group_names = group_names
+        self.feature_names = feature_names
+        self.output = output
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        groups,
+        *,
+        kind="both",
+        grid_resolution=50,
+        n_ice=50,
+        output=0,
+        response_method="auto",
+        random_state=None,
+        ax=None,
+    ):
+        """Compute and plot the partial dependence of groups of columns.
+
+        Parameters
+        ----------
+        estimator : estimator or Explainer
+            A fitted model, or a fitted :class:`~skdecomp.Explainer` (its model).
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        groups : int, str, list or dict
+            One column, a list of groups (each a column or a list of
+            columns), or a dict name -> columns. Columns are positions or
+            names.
+        kind : {"average", "individual", "both"}, default="both"
+            Average curve, ICE lines, or both (curve panels; a two-column
+            heatmap always shows the average).
+        grid_resolution : int, default=50
+        n_ice : int, default=50
+            Rows of X drawn for the ICE lines (the average uses all rows).
+        output : int, default=0
+        response_method : str, default="auto"
+        random_state : int, RandomState instance or None, default=None
+            Draws the ICE rows and the joint values of big groups.
+        ax : matplotlib Axes or list of Axes, default=None
+
+        Returns
+        -------
+        display : PartialDependenceDisplay
+        """
+        check_matplotlib_support(f"{cls.__name__}.from_estimator")
+        from sklearn.utils import check_random_state
+
+        from ..inspection import partial_dependence
+
+        if hasattr(estimator, "estimator_") and hasattr(estimator, "decompose"):
+            estimator = estimator.estimator_
+        feature_names = (
+            [str(c) for c in X.columns] if hasattr(X, "columns")
+            else [f"x{j}" for j in range(np.asarray(X).shape[1])]
+        )
+        rng = check_random_state(random_state)
+        results, names = [], []
+        for name, cols in _group_list(groups):
+            res = partial_dependence(
+                estimator, X, cols, grid_resolution=grid_resolution, kind="both",
+                response_method=response_method, random_state=rng,
+            )
+            n = res.individual.shape[1]
+            if n > n_ice:
+                keep = np.sort(rng.choice(n, n_ice, replace=False))
+                res["individual"] = res.individual[:, keep]
+            if kind == "average":
+                res.pop("individual")
+            results.append(res)
+            names.append(name)
+        names = [
+            nm if nm is not None else ", ".join(feature_names[c] for c in r.columns)
+            for nm, r in zip(names, results)
+        ]
+        disp = cls(results, names, feature_names, output=output)
+        return disp.plot(kind=kind, ax=ax)
+
+    @classmethod
+    def from_result(cls, results, *, group_names=None, feature_names=None, output=0,
+                    kind="both", ax=None):
+        """Plot results of :func:`skdecomp.inspection.partial_dependence`.
+
+        Parameters
+        ----------
+        results : Bunch or list of Bunch
+            One result per group (with ``average`` and/or ``individual``).
+        group_names : list of str or None, default=None
+        feature_names : list of str or None, default=None
+        output : int, default=0
+        kind : {"average", "individual", "both"}, default="both"
+        ax : matplotlib Axes or list of Axes, default=None
+
+        Returns
+        -------
+        display : PartialDependenceDisplay
+        """
+        check_matplotlib_support(f"{cls.__name__}.from_result")
+        if isinstance(results, Mapping):
+            results = [results]
+        results = list(results)
+        n_features = 1 + max(int(np.max(r["columns"])) for r in results)
+        if feature_names is None:
+            feature_names = [f"x{j}" for j in range(n_features)]
+        if group_names is None:
+            group_names = [", ".join(feature_names[c] for c in r["columns"]) for r in results]
+        disp = cls(results, list(group_names), list(feature_names), output=output)
+        return disp.plot(kind=kind, ax=ax)
+
+    def plot(self, *, kind="both", cmap="viridis", ax=None):
+        """Draw one panel per group.
+
+        Parameters
+        ----------
+        kind : {"average", "individual", "both"}, default="both"
+        cmap : str or Colormap, default="viridis"
+            Colormap of two-column heatmaps.
+        ax : matplotlib Axes or list of Axes, default=None
+
+        Returns
+        -------
+        display : PartialDependenceDisplay
+            The object, with ``ax_``, ``axes_``, ``figure_``, ``lines_`` and
+            ``contours_`` set.
+        """
+        check_matplotlib_support(f"{type(self).__name__}.plot")
+        import matplotlib.pyplot as plt
+
+        if kind not in ("average", "individual", "both"):
+            raise ValueError(
+                f"kind must be 'average', 'individual' or 'both', got {kind!r}."
+            )
+        n = len(self.results)
+        ncols = min(n, 3)
+        fig, axes = panel_axes(ax, n, ncols=ncols,
+                               figsize=(4.2 * ncols, 3.4 * int(np.ceil(n / ncols))))
+        self.lines_, self.contours_ = {}, {}
+        o = self.output
+        for panel, res, name in zip(axes, self.results, self.group_names):
+            cols = list(np.asarray(res["columns"]))
+            avg = res.get("average")
+            ice = res.get("individual")
+            if avg is None and ice is not None:
+                avg = ice.mean(axis=1)
+            gv = res.get("grid_values")
+            if gv is not None and len(cols) == 2 and avg is not None:
+                a, a_labels = _positions(gv[0])
+                b, b_labels = _positions(gv[1])
+                mesh = panel.pcolormesh(b, a, avg[o], cmap=cmap, shading="nearest")
+                if a_labels is not None:
+                    panel.set_yticks(a, labels=a_labels)
+                if b_labels is not None:
+                    panel.set_xticks(b, labels=b_labels, rotation=45)
+                plt.colorbar(mesh, ax=panel, label="partial dependence")
+                panel.set_xlabel(self.feature_names[cols[1]])
+                panel.set_ylabel(self.feature_names[cols[0]])
+                self.contours_[name] = mesh
+            else:
+                lines = []
+                if gv is not None and len(cols) == 1:
+                    x, x_labels = _positions(gv[0])
+                    order = np.arange(x.size)
+                    if x_labels is not None:
+                        panel.set_xticks(x, labels=x_labels, rotation=45)
+                    panel.set_xlabel(self.feature_names[cols[0]])
+                else:
+                    order = np.argsort(avg[o], kind="stable")
+                    x = np.arange(order.size)
+                    panel.set_xlabel("observed joint values, sorted by PD")
+                if kind in ("individual", "both") and ice is not None:
+                    lines += panel.plot(x, ice[o][:, order].T, color="C0", alpha=0.2,
+                                        linewidth=0.7)
+                if kind in ("average", "both"):
+                    lines += panel.plot(x, avg[o][order], color="C1", linewidth=2.5,
+                                        label="average")
+                    panel.legend(fontsize="small")
+                panel.set_ylabel("prediction")
+                self.lines_[name] = lines
+            panel.set_title(f"PD of {name}", fontsize="medium")
+        self.axes_ = axes
+        self.ax_ = squeeze_axes(axes)
+        self.figure_ = fig
+        return self

@@ -1,0 +1,28 @@
+"""Plots of grouped explanations, in scikit-learn's Display pattern.
+
+Every Display has ``from_estimator`` (compute, then draw), ``from_result``
+(draw results already computed) and ``plot`` (returns the Display with
+``ax_`` and ``figure_`` set). Plotting needs matplotlib, installed with the
+``plot`` extra: ``pip install "skdecomp[plot]"``. Importing this module does
+not import matplotlib.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from ._plot import (
+    AttributionDisplay,
+    DisagreementDisplay,
+    GroupingDisplay,
+    InteractionDisplay,
+    PartialDependenceDisplay,
+    SaliencyDisplay,
+)
+
+__all__ = [
+    "AttributionDisplay",
+    "DisagreementDisplay",
+    "GroupingDisplay",
+    "InteractionDisplay",
+    "PartialDependenceDisplay",
+    "SaliencyDisplay",
+]
