@@ -28,6 +28,7 @@ from ._decomposition import EXACT_METHODS, Decomposition
 from ._grouper import fit_grouper, partition_loss
 from ._kernels import moebius_transform
 from ._partition import group_labels, resolve_groups
+from ._tree import explainer_attributions, select_algorithm, tree_components
 from ._value import (
     Table,
     as_model,
@@ -129,7 +130,19 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
 
     n_jobs : int, default=None
         Number of joblib workers over chunks of hybrid rows. None means 1
-        unless in a :obj:`joblib.parallel_backend` context.
+        unless in a :obj:`joblib.parallel_backend` context. On the tree path,
+        the number of threads over explained rows (None: one).
+
+    algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
+        How the exact methods get the components. "tree" walks the fitted
+        trees of a DecisionTree*, RandomForest*, ExtraTrees*,
+        GradientBoosting* or HistGradientBoosting* model (alone or as the last
+        step of a Pipeline of column-wise steps) and computes the components
+        exactly without model calls; boosting classifiers are explained on
+        ``decision_function`` only (their ``predict_proba`` is not a sum over
+        trees). "model_agnostic" evaluates the model on hybrid rows. "auto"
+        takes the tree path when it can and falls back otherwise (see
+        ``algorithm_``).
 
     random_state : int, RandomState instance or None, default=None
         Draws the background sample when ``background`` is an int.
@@ -162,6 +175,9 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         Names of the explained outputs (class labels for classifiers).
     response_method_ : str
         The response method used.
+    algorithm_ : str
+        ``"tree"`` or ``"model_agnostic"``; ``"model_agnostic (<reason>)"``
+        when ``algorithm="auto"`` could not take the tree path.
     n_features_in_ : int
         Number of features seen during :term:`fit`.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -203,6 +219,7 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
+        "algorithm": [StrOptions({"auto", "tree", "model_agnostic"})],
         "group_penalty": [Interval(Real, 0, None, closed="left")],
     }
 
@@ -218,6 +235,7 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         batch_size=65536,
         n_jobs=None,
         random_state=None,
+        algorithm="auto",
         group_penalty=0.1,
     ):
         self.estimator = estimator
@@ -229,6 +247,7 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         self.batch_size = batch_size
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.algorithm = algorithm
         self.group_penalty = group_penalty
 
     # -- input checks ---------------------------------------------------------
@@ -402,6 +421,9 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         self.n_outputs_ = len(self.output_names_)
         base = self._response(bg).mean(axis=0)
         self.baseline_ = float(base[0]) if self.n_outputs_ == 1 else base
+        self._tree, self.algorithm_ = select_algorithm(
+            self.algorithm, self.estimator_, self._response, bg
+        )
         return self
 
     # -- decomposition --------------------------------------------------------
@@ -413,6 +435,12 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
 
     def _components(self, X):
         """Components (n_samples, n_outputs, 2**K) and f(X) (n_samples, n_outputs)."""
+        if getattr(self, "_tree", None) is not None:
+            F = tree_components(
+                self._tree, X, self.background_, self.labels_, self.n_groups_,
+                n_jobs=self.n_jobs,
+            )
+            return F, self._response(X)
         K = self.n_groups_
         full = (1 << K) - 1
         table, bg = self._tables(X)
@@ -485,6 +513,11 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
                 raise ValueError(
                     f"Unknown method {m!r}; choose among {list(EXACT_METHODS)}."
                 )
+        if getattr(self, "_tree", None) is not None:
+            return explainer_attributions(
+                self._tree, X, self.background_, self.labels_, self.n_groups_,
+                methods, n_jobs=self.n_jobs,
+            )
         F, prediction = self._components(X)
         dec = Decomposition(F, list(self.group_names_), self.output_names_, prediction)
         return {m: dec.attributions(m) for m in methods}

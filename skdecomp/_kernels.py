@@ -299,3 +299,267 @@ def pair_interaction_strengths(rows, cols, pair_rows, pair_cols, pairs):
         full[p] /= n_samples
         joint[p] /= n_samples
     return pure, full, joint
+
+
+# -- tree ensembles (exact interventional decomposition) -----------------------
+#
+# A tree ensemble is given as flat node arrays over all trees:
+#   node_int[i] = (feature, left, right, missing_left, cat_row, known_row)
+#     feature < 0 marks a leaf; missing_left is 1 when NaN goes left;
+#     cat_row >= 0 marks a categorical split: category c goes left when bit c
+#     of cat_bits[cat_row] is set, right when bit c of cat_bits[known_row] is
+#     set, and the missing-value way otherwise (unknown or negative codes).
+#   threshold[i]: numerical split ``x <= threshold`` goes left.
+#   values[i]: output vector of leaf i, already scaled (e.g. by 1/n_trees).
+#   roots[t]: root node of tree t.
+# col_group[j] is the group of column j of the model's input.
+#
+# For an explained row x and a background row z, the hybrid (x_{G_S},
+# z_{-G_S}) reaches a leaf exactly when S contains the groups A whose splits
+# sent the path x's way (where x and z part) and avoids the groups B that sent
+# it z's way. The leaf's value then enters the Möbius component F_U for
+# A <= U <= A | B with sign (-1)**(|U| - |A|) (paper-spec §1.2).
+
+
+@njit(cache=True)
+def _bit_count(mask):
+    count = 0
+    while mask:
+        mask &= mask - 1
+        count += 1
+    return count
+
+
+@njit(cache=True)
+def _tree_goes_left(node, value, node_int, threshold, cat_bits):
+    if np.isnan(value):
+        return node_int[node, 3] != 0
+    cat_row = node_int[node, 4]
+    if cat_row < 0:
+        return value <= threshold[node]
+    if value < 0.0 or value >= 256.0:
+        return node_int[node, 3] != 0
+    code = np.int64(value)
+    word = code >> 5
+    bit = code & 31
+    if (cat_bits[cat_row, word] >> bit) & 1:
+        return True
+    if (cat_bits[node_int[node, 5], word] >> bit) & 1:
+        return False
+    return node_int[node, 3] != 0
+
+
+@njit(cache=True)
+def _find_mask(masks, mask):
+    # index of mask in the sorted array masks, -1 when absent
+    lo = 0
+    hi = masks.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if masks[mid] < mask:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < masks.shape[0] and masks[lo] == mask:
+        return lo
+    return -1
+
+
+def _tree_components_body(
+    X, Z, col_group, roots, node_int, threshold, values, cat_bits,
+    masks, dense, max_order, max_depth,
+):
+    n_rows = X.shape[0]
+    n_bg = Z.shape[0]
+    n_out = values.shape[1]
+    n_cols = masks.shape[0]
+    out = np.zeros((n_rows, n_out, n_cols), dtype=np.float64)
+    for r in prange(n_rows):
+        buf = np.zeros((n_cols, n_out), dtype=np.float64)
+        st_node = np.empty(max_depth + 2, dtype=np.int64)
+        st_a = np.empty(max_depth + 2, dtype=np.int64)
+        st_b = np.empty(max_depth + 2, dtype=np.int64)
+        for q in range(n_bg):
+            for t in range(roots.shape[0]):
+                st_node[0] = roots[t]
+                st_a[0] = 0
+                st_b[0] = 0
+                top = 1
+                while top > 0:
+                    top -= 1
+                    node = st_node[top]
+                    A = st_a[top]
+                    B = st_b[top]
+                    while node_int[node, 0] >= 0:
+                        f = node_int[node, 0]
+                        x_left = _tree_goes_left(node, X[r, f], node_int, threshold, cat_bits)
+                        z_left = _tree_goes_left(node, Z[q, f], node_int, threshold, cat_bits)
+                        if x_left == z_left:
+                            node = node_int[node, 1] if x_left else node_int[node, 2]
+                            continue
+                        x_child = node_int[node, 1] if x_left else node_int[node, 2]
+                        z_child = node_int[node, 2] if x_left else node_int[node, 1]
+                        bit = np.int64(1) << col_group[f]
+                        if A & bit:
+                            node = x_child
+                        elif B & bit:
+                            node = z_child
+                        else:
+                            st_node[top] = z_child
+                            st_a[top] = A
+                            st_b[top] = B | bit
+                            top += 1
+                            node = x_child
+                            A = A | bit
+                    n_a = _bit_count(A)
+                    if n_a > max_order:
+                        continue
+                    T = B
+                    while True:
+                        n_t = _bit_count(T)
+                        if n_a + n_t <= max_order:
+                            col = (A | T) if dense else _find_mask(masks, A | T)
+                            if col >= 0:
+                                sign = -1.0 if n_t & 1 else 1.0
+                                for o in range(n_out):
+                                    buf[col, o] += sign * values[node, o]
+                        if T == 0:
+                            break
+                        T = (T - 1) & B
+        for o in range(n_out):
+            for c in range(n_cols):
+                out[r, o, c] = buf[c, o] / n_bg
+    return out
+
+
+_tree_components_serial = njit(_tree_components_body, cache=True)
+_tree_components_parallel = njit(_tree_components_body, cache=True, parallel=True)
+
+
+def _tree_attributions_body(
+    X, Z, col_group, roots, node_int, threshold, values, cat_bits,
+    coef_a, coef_b, n_groups, max_depth,
+):
+    # phi_k = sum over leaves of value * coef_a[|A|, |B|] when k in A,
+    # value * coef_b[|A|, |B|] when k in B (one table per method).
+    n_rows = X.shape[0]
+    n_bg = Z.shape[0]
+    n_out = values.shape[1]
+    n_methods = coef_a.shape[0]
+    out = np.zeros((n_rows, n_methods, n_out, n_groups), dtype=np.float64)
+    for r in prange(n_rows):
+        buf = np.zeros((n_methods, n_groups, n_out), dtype=np.float64)
+        st_node = np.empty(max_depth + 2, dtype=np.int64)
+        st_a = np.empty(max_depth + 2, dtype=np.int64)
+        st_b = np.empty(max_depth + 2, dtype=np.int64)
+        for q in range(n_bg):
+            for t in range(roots.shape[0]):
+                st_node[0] = roots[t]
+                st_a[0] = 0
+                st_b[0] = 0
+                top = 1
+                while top > 0:
+                    top -= 1
+                    node = st_node[top]
+                    A = st_a[top]
+                    B = st_b[top]
+                    while node_int[node, 0] >= 0:
+                        f = node_int[node, 0]
+                        x_left = _tree_goes_left(node, X[r, f], node_int, threshold, cat_bits)
+                        z_left = _tree_goes_left(node, Z[q, f], node_int, threshold, cat_bits)
+                        if x_left == z_left:
+                            node = node_int[node, 1] if x_left else node_int[node, 2]
+                            continue
+                        x_child = node_int[node, 1] if x_left else node_int[node, 2]
+                        z_child = node_int[node, 2] if x_left else node_int[node, 1]
+                        bit = np.int64(1) << col_group[f]
+                        if A & bit:
+                            node = x_child
+                        elif B & bit:
+                            node = z_child
+                        else:
+                            st_node[top] = z_child
+                            st_a[top] = A
+                            st_b[top] = B | bit
+                            top += 1
+                            node = x_child
+                            A = A | bit
+                    if A == 0 and B == 0:
+                        continue
+                    n_a = _bit_count(A)
+                    n_b = _bit_count(B)
+                    for m in range(n_methods):
+                        ca = coef_a[m, n_a, n_b]
+                        cb = coef_b[m, n_a, n_b]
+                        k = 0
+                        M = A | B
+                        while M:
+                            if M & 1:
+                                c = ca if (A >> k) & 1 else cb
+                                if c != 0.0:
+                                    for o in range(n_out):
+                                        buf[m, k, o] += c * values[node, o]
+                            M >>= 1
+                            k += 1
+        for m in range(n_methods):
+            for o in range(n_out):
+                for k in range(n_groups):
+                    out[r, m, o, k] = buf[m, k, o] / n_bg
+    return out
+
+
+_tree_attributions_serial = njit(_tree_attributions_body, cache=True)
+_tree_attributions_parallel = njit(_tree_attributions_body, cache=True, parallel=True)
+
+
+def _tree_anchored_body(X, Z, col_group, roots, node_int, threshold, values, cat_bits, masks):
+    # f(x_{G_S}, z_{-G_S}) for every explained row, mask and background row
+    n_rows = X.shape[0]
+    n_bg = Z.shape[0]
+    n_out = values.shape[1]
+    n_masks = masks.shape[0]
+    out = np.zeros((n_rows, n_masks, n_bg, n_out), dtype=np.float64)
+    for r in prange(n_rows):
+        for s in range(n_masks):
+            S = masks[s]
+            for q in range(n_bg):
+                for t in range(roots.shape[0]):
+                    node = roots[t]
+                    while node_int[node, 0] >= 0:
+                        f = node_int[node, 0]
+                        if (S >> col_group[f]) & 1:
+                            v = X[r, f]
+                        else:
+                            v = Z[q, f]
+                        if _tree_goes_left(node, v, node_int, threshold, cat_bits):
+                            node = node_int[node, 1]
+                        else:
+                            node = node_int[node, 2]
+                    for o in range(n_out):
+                        out[r, s, q, o] += values[node, o]
+    return out
+
+
+_tree_anchored_serial = njit(_tree_anchored_body, cache=True)
+_tree_anchored_parallel = njit(_tree_anchored_body, cache=True, parallel=True)
+
+
+def _tree_predict_body(X, roots, node_int, threshold, values, cat_bits):
+    n_rows = X.shape[0]
+    n_out = values.shape[1]
+    out = np.zeros((n_rows, n_out), dtype=np.float64)
+    for r in prange(n_rows):
+        for t in range(roots.shape[0]):
+            node = roots[t]
+            while node_int[node, 0] >= 0:
+                if _tree_goes_left(node, X[r, node_int[node, 0]], node_int, threshold, cat_bits):
+                    node = node_int[node, 1]
+                else:
+                    node = node_int[node, 2]
+            for o in range(n_out):
+                out[r, o] += values[node, o]
+    return out
+
+
+_tree_predict_serial = njit(_tree_predict_body, cache=True)
+_tree_predict_parallel = njit(_tree_predict_body, cache=True, parallel=True)

@@ -1,0 +1,313 @@
+"""Exact tree path: equality with the model-agnostic path and with shap."""
+
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.frozen import FrozenEstimator
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardScaler
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from skdecomp import Explainer
+from skdecomp._tree import (
+    anchored_values_tree,
+    extract_tree_model,
+    tree_components,
+    tree_predict,
+)
+from skdecomp._value import Table, coalition_values, resolve_response
+
+ATOL = 1e-9
+METHODS = ["shapley", "banzhaf", "occlusion", "arch"]
+
+
+def _data(n=120, d=6, nan=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = X[:, 0] * X[:, 1] + np.sin(2 * X[:, 2]) + 0.5 * X[:, 3] * (X[:, 4] > 0)
+    if nan:
+        X[rng.random(X.shape) < nan] = np.nan
+    return X, y
+
+
+def _random_groups(d, k, seed):
+    rng = np.random.default_rng(seed)
+    labels = np.concatenate([np.arange(k), rng.integers(0, k, d - k)])
+    rng.shuffle(labels)
+    return [np.flatnonzero(labels == g).tolist() for g in range(k)]
+
+
+def _pair(model, X, **kw):
+    kw.setdefault("background", 15)
+    kw.setdefault("random_state", 0)
+    tree = Explainer(model, algorithm="tree", **kw).fit(X)
+    agnostic = Explainer(model, algorithm="model_agnostic", **kw).fit(X)
+    assert tree.algorithm_ == "tree"
+    assert agnostic.algorithm_ == "model_agnostic"
+    return tree, agnostic
+
+
+def _assert_same(tree, agnostic, X):
+    d_tree, d_ref = tree.decompose(X), agnostic.decompose(X)
+    np.testing.assert_allclose(d_tree.components, d_ref.components, rtol=0, atol=ATOL)
+    a_tree, a_ref = tree.explain(X, METHODS), agnostic.explain(X, METHODS)
+    for m in METHODS:
+        np.testing.assert_allclose(a_tree[m], a_ref[m], rtol=0, atol=ATOL)
+    assert d_tree.completeness_error() < 1e-9
+
+
+REGRESSORS = [
+    (DecisionTreeRegressor(max_depth=6, random_state=0), 0.1),
+    (RandomForestRegressor(n_estimators=8, max_depth=5, random_state=0), 0.1),
+    (ExtraTreesRegressor(n_estimators=8, max_depth=5, random_state=0), 0.1),
+    (GradientBoostingRegressor(n_estimators=15, max_depth=3, random_state=0), 0.0),
+    (HistGradientBoostingRegressor(max_iter=15, random_state=0), 0.15),
+]
+
+
+@pytest.mark.parametrize("model, nan", REGRESSORS, ids=lambda p: type(p).__name__)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_regressors_match_model_agnostic(model, nan, seed):
+    X, y = _data(nan=nan, seed=seed)
+    model = clone(model).fit(X, np.nan_to_num(y))
+    groups = _random_groups(X.shape[1], 3 + seed, seed)
+    tree, agnostic = _pair(model, X, groups=groups)
+    _assert_same(tree, agnostic, X[:8])
+
+
+CLASSIFIERS = [
+    (DecisionTreeClassifier(max_depth=5, random_state=0), "auto"),
+    (RandomForestClassifier(n_estimators=8, max_depth=4, random_state=0), "auto"),
+    (ExtraTreesClassifier(n_estimators=8, max_depth=4, random_state=0), "predict_proba"),
+    (GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0),
+     "decision_function"),
+    (HistGradientBoostingClassifier(max_iter=10, random_state=0), "decision_function"),
+]
+
+
+@pytest.mark.parametrize("model, response", CLASSIFIERS, ids=lambda p: str(p)[:30])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classifiers_match_model_agnostic(model, response, n_classes):
+    X, y = _data(nan=0.1 if not isinstance(model, GradientBoostingClassifier) else 0.0)
+    labels = np.digitize(y, np.quantile(y, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    model = clone(model).fit(X, labels)
+    tree, agnostic = _pair(model, X, groups=_random_groups(6, 3, n_classes),
+                           response_method=response)
+    _assert_same(tree, agnostic, X[:6])
+    # a named class (negative class of a binary decision_function: sign -1)
+    tree, agnostic = _pair(model, X, groups=_random_groups(6, 3, 5),
+                           response_method=response, target=0)
+    _assert_same(tree, agnostic, X[:6])
+
+
+def test_depth_12_single_baseline_and_multioutput():
+    X, y = _data(n=400, nan=0.05)
+    model = DecisionTreeRegressor(max_depth=12, random_state=0).fit(X, y)
+    assert model.get_depth() == 12
+    tree, agnostic = _pair(model, X, groups=_random_groups(6, 4, 3), background=X[5])
+    _assert_same(tree, agnostic, X[:10])
+
+    Y = np.column_stack([y, np.nan_to_num(X[:, 0]) - np.nan_to_num(X[:, 5])])
+    forest = RandomForestRegressor(n_estimators=5, max_depth=6, random_state=0)
+    forest.fit(np.nan_to_num(X), Y)
+    tree, agnostic = _pair(forest, np.nan_to_num(X), groups=_random_groups(6, 3, 4))
+    _assert_same(tree, agnostic, np.nan_to_num(X[:5]))
+
+
+def test_hist_gradient_boosting_categorical_frame():
+    rng = np.random.default_rng(0)
+    n = 200
+    color = rng.choice(["red", "green", "blue", "cyan", "pink"], n).astype(object)
+    color[rng.random(n) < 0.1] = None
+    df = pd.DataFrame({
+        "a": rng.normal(size=n),
+        "color": pd.Categorical(color),
+        "b": rng.normal(size=n),
+        "size": pd.Categorical(rng.choice(["S", "M", "L"], n)),
+    })
+    df.loc[rng.random(n) < 0.1, "b"] = np.nan
+    y = (df["a"] * (df["color"] == "red") + (df["size"] == "L") * df["b"].fillna(1)).to_numpy()
+    model = HistGradientBoostingRegressor(max_iter=20, random_state=0).fit(df, y)
+    assert model.is_categorical_.tolist() == [False, True, False, True]
+    tree, agnostic = _pair(model, df, groups={"g1": ["a", "size"], "g2": ["color"], "g3": ["b"]})
+    X = df.iloc[:8].copy()
+    # a category unseen in fit is treated as missing by the model
+    X["color"] = X["color"].cat.add_categories(["violet"])
+    X.iloc[0, 1] = "violet"
+    _assert_same(tree, agnostic, X)
+
+
+def test_hist_gradient_boosting_categorical_codes():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 4))
+    X[:, 1] = rng.integers(0, 7, 200)
+    X[rng.random(200) < 0.1, 1] = np.nan
+    y = np.where(np.isin(X[:, 1], [1, 3, 4]), X[:, 0], -X[:, 2])
+    model = HistGradientBoostingClassifier(
+        max_iter=10, categorical_features=[1], random_state=0
+    ).fit(X, y > 0)
+    tree, agnostic = _pair(model, X, groups=[[0], [1, 3], [2]],
+                           response_method="decision_function")
+    _assert_same(tree, agnostic, X[:8])
+
+
+def test_pipeline_with_column_wise_steps():
+    rng = np.random.default_rng(0)
+    n = 150
+    df = pd.DataFrame({
+        "x0": rng.normal(size=n),
+        "city": rng.choice(["a", "b", "c", "d"], n),
+        "x1": rng.normal(size=n),
+        "x2": rng.normal(size=n),
+    })
+    df.loc[rng.random(n) < 0.1, "x1"] = np.nan
+    y = df["x0"] * (df["city"] == "b") + df["x1"].fillna(0) * df["x2"]
+    pre = ColumnTransformer([
+        ("onehot", OneHotEncoder(handle_unknown="ignore"), ["city"]),
+        ("impute", make_pipeline(SimpleImputer(add_indicator=True), StandardScaler()),
+         ["x1", "x2"]),
+    ], remainder="passthrough")
+    model = make_pipeline(pre, RandomForestRegressor(n_estimators=6, max_depth=5,
+                                                     random_state=0)).fit(df, y)
+    tree, agnostic = _pair(model, df, groups={"a": ["x0", "x1"], "b": ["city"], "c": ["x2"]})
+    _assert_same(tree, agnostic, df.iloc[:8])
+
+
+def test_fallback_and_errors():
+    X, y = _data()
+    mixing = make_pipeline(PolynomialFeatures(2), DecisionTreeRegressor(max_depth=3)).fit(X, y)
+    exp = Explainer(mixing, background=10).fit(X)
+    assert exp.algorithm_.startswith("model_agnostic (")
+    assert "PolynomialFeatures" in exp.algorithm_
+    with pytest.raises(ValueError, match="algorithm='tree' cannot be used.*PolynomialFeatures"):
+        Explainer(mixing, algorithm="tree", background=10).fit(X)
+
+    gbc = GradientBoostingClassifier(n_estimators=5).fit(X, y > 0)
+    exp = Explainer(gbc, background=10).fit(X)  # auto picks predict_proba
+    assert exp.algorithm_.startswith("model_agnostic (")
+    assert "decision_function" in exp.algorithm_
+    with pytest.raises(ValueError, match="response_method='decision_function'"):
+        Explainer(gbc, algorithm="tree", background=10).fit(X)
+
+    poisson = HistGradientBoostingRegressor(loss="poisson", max_iter=5).fit(X, np.exp(y / 4))
+    assert "LogLink" in Explainer(poisson, background=10).fit(X).algorithm_
+
+    from sklearn.linear_model import LinearRegression
+
+    exp = Explainer(LinearRegression().fit(X, y), background=10).fit(X)
+    assert "not a supported tree model" in exp.algorithm_
+    assert Explainer(mixing, algorithm="model_agnostic", background=10).fit(X).algorithm_ == (
+        "model_agnostic"
+    )
+    with pytest.raises(ValueError, match="algorithm"):
+        Explainer(mixing, algorithm="fast").fit(X)
+
+
+def test_anchored_values_and_masks_match():
+    X, y = _data(nan=0.1)
+    model = HistGradientBoostingRegressor(max_iter=10, random_state=0).fit(X, y)
+    response, _ = resolve_response(model, "predict", None, X[:1])
+    tm = extract_tree_model(model, response)
+    np.testing.assert_allclose(tree_predict(tm, X), response(X), rtol=0, atol=1e-12)
+    labels = np.array([0, 1, 1, 2, 3, 3])
+    masks = np.array([0, 1, 2, 5, 6, 15])
+    ref = coalition_values(response, Table(X[:7]), Table(X[7:19]), labels, masks,
+                           batch_size=4096, average=False)
+    got = anchored_values_tree(tm, X[:7], X[7:19], labels, masks)
+    assert got.shape == ref.shape == (7, 6, 12, 1)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=ATOL)
+    # a list of subsets in any order gives the matching columns of the full table
+    full = tree_components(tm, X[:4], X[7:19], labels, 4)
+    some = tree_components(tm, X[:4], X[7:19], labels, 4, masks=[6, 0, 3, 9])
+    np.testing.assert_allclose(some, full[:, :, [6, 0, 3, 9]], rtol=0, atol=1e-12)
+
+
+def test_serial_parallel_pickle_clone():
+    X, y = _data(nan=0.1)
+    model = RandomForestRegressor(n_estimators=5, max_depth=6, random_state=0).fit(X, y)
+    model = FrozenEstimator(model)
+    exp = Explainer(model, groups=_random_groups(6, 3, 0), background=12, random_state=0)
+    exp.fit(X)
+    serial = exp.transform(X[:9])
+    par = clone(exp).set_params(n_jobs=2).fit(X).transform(X[:9])
+    np.testing.assert_allclose(par, serial, rtol=0, atol=1e-12)
+    again = pickle.loads(pickle.dumps(exp))
+    assert again.algorithm_ == "tree"
+    np.testing.assert_array_equal(again.transform(X[:9]), serial)
+
+
+_NOJIT_SCRIPT = """
+import numpy as np
+from sklearn.ensemble import HistGradientBoostingRegressor
+from skdecomp import Explainer
+rng = np.random.default_rng(0)
+X = rng.normal(size=(80, 4)); X[rng.random(X.shape) < 0.1] = np.nan
+y = np.nan_to_num(X[:, 0]) * np.nan_to_num(X[:, 1]) + np.nan_to_num(X[:, 2])
+model = HistGradientBoostingRegressor(max_iter=4, max_depth=3, random_state=0).fit(X, y)
+exp = Explainer(model, groups=[[0, 3], [1], [2]], background=6, random_state=0,
+                algorithm="tree").fit(X)
+F = exp.decompose(X[:4]).components
+phi = exp.transform(X[:4])
+print(repr(np.concatenate([F.ravel(), phi.ravel()]).tolist()))
+"""
+
+
+def _run(env_extra):
+    env = dict(os.environ, **env_extra)
+    out = subprocess.run([sys.executable, "-c", _NOJIT_SCRIPT], env=env,
+                         capture_output=True, text=True, check=True)
+    return np.array(eval(out.stdout.strip()))
+
+
+def test_same_results_without_jit():
+    jit = _run({})
+    nojit = _run({"NUMBA_DISABLE_JIT": "1"})
+    np.testing.assert_allclose(nojit, jit, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["forest", "hgb"])
+def test_singleton_shapley_equals_shap_interventional(kind):
+    shap = pytest.importorskip("shap")
+    X, y = _data(n=150)
+    if kind == "forest":
+        model = RandomForestRegressor(n_estimators=10, max_depth=6, random_state=0)
+    else:
+        model = HistGradientBoostingRegressor(max_iter=20, random_state=0)
+    model.fit(X, y)
+    bg = X[:25]
+    exp = Explainer(model, background=bg, algorithm="tree").fit(X)
+    ours = exp.transform(X[30:40])
+    ref = shap.TreeExplainer(model, data=bg, feature_perturbation="interventional")
+    theirs = ref.shap_values(X[30:40], check_additivity=False)
+    prediction = model.predict(X[30:40])
+    # ours is additive to rounding; shap's own additivity gap here is about
+    # 1e-8 to 6e-8, which bounds how closely the two can agree
+    assert np.abs(ours.sum(1) + exp.baseline_ - prediction).max() < 1e-12
+    gap = np.abs(theirs.sum(1) + ref.expected_value - prediction).max()
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=max(1e-8, 2 * gap))
+
+
+@pytest.mark.slow
+def test_larger_forest_many_groups():
+    X, y = _data(n=300, d=10, nan=0.05)
+    model = ExtraTreesRegressor(n_estimators=20, max_depth=10, random_state=0).fit(X, y)
+    tree, agnostic = _pair(model, X, groups=_random_groups(10, 7, 2), background=20)
+    _assert_same(tree, agnostic, X[:10])
