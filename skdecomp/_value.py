@@ -289,8 +289,15 @@ def _comparable(classes, target):
 
 
 def column_masks(masks, labels):
-    """Boolean (n_masks, n_features): column j is taken from x under mask S."""
-    masks = np.asarray(masks, dtype=np.int64)
+    """Boolean (n_masks, n_features): column j is taken from x under mask S.
+
+    ``masks`` is either a 1-D array of int64 bitmasks (at most 63 groups) or
+    a boolean array of shape (n_masks, n_groups), one coalition per row.
+    """
+    masks = np.asarray(masks)
+    if masks.ndim == 2 and masks.dtype == bool:
+        return masks[:, labels]
+    masks = masks.astype(np.int64, copy=False)
     return ((masks[:, None] >> labels[None, :]) & 1).astype(bool)
 
 
@@ -312,6 +319,7 @@ def coalition_values(
     batch_size,
     n_jobs=None,
     average=True,
+    progress=None,
 ):
     """Coalition values v_x(S) for every explained row and every mask.
 
@@ -321,7 +329,9 @@ def coalition_values(
     table : Table of explained rows
     background : Table of background rows
     labels : ndarray of shape (n_features,), group of each column
-    masks : ndarray of int64, the coalitions to evaluate
+    masks : ndarray of int64 bitmasks, or bool of shape (n_masks, n_groups),
+        the coalitions to evaluate (the boolean form has no limit on the
+        number of groups)
     batch_size : int, maximum rows per model call (at least one pair of
         ``background.n_rows`` rows is sent at once)
     n_jobs : int or None, joblib workers over chunks
@@ -329,13 +339,17 @@ def coalition_values(
         Average over the background rows. When False, return the model
         output at every hybrid, f(x^n_{G_S}, z^m_{-G_S}): the anchored values
         behind the N x N matrices of paper-spec §1.2 and §4.2.
+    progress : str or None
+        Show a progress bar with this label over the chunks.
 
     Returns
     -------
     values : ndarray of shape (n_rows, n_masks, n_outputs), or
         (n_rows, n_masks, n_background, n_outputs) when ``average=False``.
     """
-    masks = np.asarray(masks, dtype=np.int64)
+    masks = np.asarray(masks)
+    if not (masks.ndim == 2 and masks.dtype == bool):
+        masks = masks.astype(np.int64, copy=False)
     n_rows, n_masks, n_bg = table.n_rows, masks.shape[0], background.n_rows
     n_pairs = n_rows * n_masks
     cmask_table = column_masks(masks, labels)
@@ -348,16 +362,20 @@ def coalition_values(
 
     if n_pairs == 0:
         raise ValueError("coalition_values needs at least one row and one mask.")
-    if n_jobs in (None, 1) or len(starts) == 1:
-        results = [
-            _evaluate_chunk(response, table, background, *chunk(s), average)
-            for s in starts
-        ]
+    if len(starts) == 1:
+        results = [_evaluate_chunk(response, table, background, *chunk(0), average)]
     else:
-        results = Parallel(n_jobs=n_jobs)(
+        # joblib runs the chunks in order: sequentially for n_jobs=None unless
+        # a parallel_backend context (e.g. dask) says otherwise
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(
             delayed(_evaluate_chunk)(response, table, background, *chunk(s), average)
             for s in starts
         )
+        if progress:
+            from tqdm.auto import tqdm
+
+            results = tqdm(results, total=len(starts), desc=progress, unit="chunk")
+        results = list(results)
     values = np.concatenate(results, axis=0)
     if average:
         return values.reshape(n_rows, n_masks, -1)
