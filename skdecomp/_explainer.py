@@ -28,6 +28,12 @@ from ._decomposition import EXACT_METHODS, Decomposition
 from ._grouper import fit_grouper, partition_loss
 from ._kernels import moebius_transform
 from ._partition import group_labels, resolve_groups
+from ._sampling import (
+    SAMPLED_METHODS,
+    check_method_params,
+    resolve_budget,
+    sampled_attributions,
+)
 from ._tree import explainer_attributions, select_algorithm, tree_components
 from ._value import (
     Table,
@@ -41,6 +47,17 @@ __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
 
 #: Largest number of groups for exact enumeration of all 2**K coalitions.
 MAX_EXACT_GROUPS = 16
+
+
+def _check_exact_groups(n_groups, what):
+    """Exact enumeration of 2**K coalitions is limited to MAX_EXACT_GROUPS groups."""
+    if n_groups > MAX_EXACT_GROUPS:
+        raise ValueError(
+            f"{what!r} enumerates all 2**K coalitions, and {n_groups} groups are "
+            f"more than exact enumeration allows (at most {MAX_EXACT_GROUPS} "
+            "groups). Merge columns into fewer groups, or use a sampled method: "
+            f"{', '.join(repr(m) for m in SAMPLED_METHODS)}."
+        )
 
 
 def _is_fitted(estimator):
@@ -81,9 +98,12 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         :class:`sklearn.frozen.FrozenEstimator`. A plain callable
         ``f(X) -> array`` is treated as a fitted regressor.
 
-    method : {"shapley", "banzhaf", "occlusion", "arch", "pdp", "pfi"}, default="shapley"
-        The attribution returned by :meth:`transform`. With
-        ``F_U`` the components, every method is
+    method : {"shapley", "banzhaf", "occlusion", "arch", "pdp", "pfi", \
+            "kernel_shap", "permutation_shap", "lime", "rise", \
+            "integrated_gradients"}, default="shapley"
+        The attribution returned by :meth:`transform`. The exact methods
+        enumerate all 2**K coalitions (K at most ``MAX_EXACT_GROUPS``).
+        With ``F_U`` the components, every exact method is
         ``phi_k = sum_{U contains k} w(|U|) F_U`` with
 
         - ``"shapley"``: ``w = 1/|U|`` (interventional SHAP over groups);
@@ -95,6 +115,30 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
           ``"occlusion"``: with a data background they are the local
           partial-dependence and local permutation-importance effects
           (paper-spec §2.4).
+
+        The sampled methods work for any number of groups; their cost is
+        ``n_samples`` coalitions per explained row (paper-spec §2.2, §7.2):
+
+        - ``"kernel_shap"``: Shapley-kernel weighted least squares with the
+          efficiency constraint; estimates ``"shapley"``;
+        - ``"permutation_shap"``: mean marginal contributions over random
+          permutations, each with its reverse; estimates ``"shapley"``;
+        - ``"lime"``: least squares on group-presence indicators drawn
+          i.i.d. Bernoulli(p), with an intercept; with the constant kernel it
+          estimates ``w = p**(|U|-1)`` (p-weighted Banzhaf);
+        - ``"rise"``: ``S_k = E_M[v_x(M) M_k] / p`` over random hard group
+          masks M with keep probability p, i.e.
+          ``E_M[v_x(M)] + (1-p) sum_{U contains k} p**(|U|-1) F_U``;
+        - ``"integrated_gradients"``: a derivative-free path integral along
+          the straight lines from the background rows to x; attributions sum
+          to ``f(x) - E_B f``. Needs numeric columns. On a multilinear
+          model it equals ``"shapley"``; on non-smooth models (trees) it is
+          path-dependent: a jump of the model is credited to the group that
+          crosses it on the path.
+
+        Coalitions are drawn once per call from ``random_state`` and shared
+        by all explained rows. When ``n_samples >= 2**K - 2`` every coalition
+        is evaluated and the method returns its exact closed form.
 
     groups : None, list of lists or dict, default=None
         The partition of the columns. None gives one group per column; a list
@@ -133,6 +177,37 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         unless in a :obj:`joblib.parallel_backend` context. On the tree path,
         the number of threads over explained rows (None: one).
 
+    n_samples : int, default=None
+        Budget of the sampled methods: the number of coalitions evaluated per
+        explained row (each costs one model call per background row). None
+        uses ``2 * K + 2048``. ``"kernel_shap"`` needs at least ``2 * K``,
+        ``"permutation_shap"`` ``2 * (K - 1)`` and ``"lime"`` ``K + 1``.
+        ``"integrated_gradients"`` does not use it: its cost is set by
+        ``method_params["n_steps"]``.
+
+    method_params : dict, default=None
+        Options of the sampled method ``method``:
+
+        - ``"lime"``: ``p`` (keep probability, default 0.5), ``kernel``
+          (``"constant"``, the default, or ``"distance"``: the LIME image
+          kernel ``sqrt(exp(-d**2 / kernel_width**2))`` of the cosine
+          distance d between the presence vector and all-ones),
+          ``kernel_width`` (default 0.25) and ``alpha`` (ridge penalty on the
+          group coefficients relative to the weighted mean squared error,
+          default 0);
+        - ``"rise"``: ``p`` (keep probability, default 0.5);
+        - ``"integrated_gradients"``: ``n_steps`` (default 32) and ``scheme``:
+          ``"path"`` (default) moves the groups one at a time within each
+          step, in forward and in reverse order, and credits each group its
+          finite difference, so attributions sum exactly to
+          ``f(x) - E_B f`` for any model; ``"central"`` takes central
+          differences per column at the step midpoints and sums them over
+          each group, which converges faster for smooth models but is
+          complete only up to the discretisation error. Both converge to
+          the gradient-based Integrated Gradients of a smooth model.
+
+        :meth:`explain` passes every sampled method the keys it takes.
+
     algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
         How the exact methods get the components. "tree" walks the fitted
         trees of a DecisionTree*, RandomForest*, ExtraTrees*,
@@ -145,7 +220,9 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         ``algorithm_``).
 
     random_state : int, RandomState instance or None, default=None
-        Draws the background sample when ``background`` is an int.
+        Draws the background sample when ``background`` is an int, and the
+        coalitions and permutations of the sampled methods. The same value
+        gives the same attributions for any ``n_jobs``.
 
     group_penalty : float, default=0.1
         Trade-off of :meth:`score` between agreement and granularity: the
@@ -209,7 +286,7 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
             HasMethods(["decision_function"]),
             callable,
         ],
-        "method": [StrOptions(set(EXACT_METHODS))],
+        "method": [StrOptions(set(EXACT_METHODS) | set(SAMPLED_METHODS))],
         "groups": [None, list, tuple, dict, HasMethods(["fit", "get_params"])],
         "background": [Interval(Integral, 1, None, closed="left"), "array-like"],
         "response_method": [
@@ -221,6 +298,8 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         "random_state": ["random_state"],
         "algorithm": [StrOptions({"auto", "tree", "model_agnostic"})],
         "group_penalty": [Interval(Real, 0, None, closed="left")],
+        "n_samples": [Interval(Integral, 1, None, closed="left"), None],
+        "method_params": [dict, None],
     }
 
     def __init__(
@@ -237,6 +316,8 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         random_state=None,
         algorithm="auto",
         group_penalty=0.1,
+        n_samples=None,
+        method_params=None,
     ):
         self.estimator = estimator
         self.method = method
@@ -249,6 +330,8 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.algorithm = algorithm
         self.group_penalty = group_penalty
+        self.n_samples = n_samples
+        self.method_params = method_params
 
     # -- input checks ---------------------------------------------------------
     def _check_X(self, X, reset):
@@ -397,13 +480,14 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
             )
             spec = dict(zip(self.grouper_.group_names_, self.grouper_.groups_))
         groups, names = resolve_groups(spec, X.shape[1], feature_names)
-        if len(groups) > MAX_EXACT_GROUPS:
-            raise ValueError(
-                f"{len(groups)} groups are more than exact enumeration allows "
-                f"(at most {MAX_EXACT_GROUPS} groups, i.e. 2**{MAX_EXACT_GROUPS} "
-                "coalitions per row). Merge columns into fewer groups, or use a "
-                "sampled method such as 'kernel_shap' or 'permutation_shap'."
-            )
+        if self.method in SAMPLED_METHODS:
+            check_method_params(self.method, self.method_params)
+            if self.method != "integrated_gradients":
+                resolve_budget(self.method, self.n_samples, len(groups))
+        else:
+            if self.method_params:
+                check_method_params(self.method, self.method_params)
+            _check_exact_groups(len(groups), self.method)
         self.groups_ = groups
         self.group_names_ = np.asarray(names, dtype=object)
         self.n_groups_ = len(groups)
@@ -476,6 +560,7 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
             Components F_U(x) for every subset U of groups.
         """
         check_is_fitted(self)
+        _check_exact_groups(self.n_groups_, "decompose")
         X = self._check_X(X, reset=False)
         self._check_finite(X, "X")
         F, prediction = self._components(X)
@@ -509,18 +594,31 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
     def _attributions(self, X, methods):
         """Dict method -> attributions for validated X; exact methods share one decomposition."""
         for m in methods:
-            if m not in EXACT_METHODS:
+            if m not in EXACT_METHODS and m not in SAMPLED_METHODS:
                 raise ValueError(
-                    f"Unknown method {m!r}; choose among {list(EXACT_METHODS)}."
+                    f"Unknown method {m!r}; choose among "
+                    f"{list(EXACT_METHODS) + list(SAMPLED_METHODS)}."
                 )
-        if getattr(self, "_tree", None) is not None:
-            return explainer_attributions(
-                self._tree, X, self.background_, self.labels_, self.n_groups_,
-                methods, n_jobs=self.n_jobs,
-            )
-        F, prediction = self._components(X)
-        dec = Decomposition(F, list(self.group_names_), self.output_names_, prediction)
-        return {m: dec.attributions(m) for m in methods}
+        out = {}
+        exact = [m for m in methods if m in EXACT_METHODS]
+        if exact:
+            _check_exact_groups(self.n_groups_, exact[0])
+            if getattr(self, "_tree", None) is not None:
+                out.update(explainer_attributions(
+                    self._tree, X, self.background_, self.labels_, self.n_groups_,
+                    exact, n_jobs=self.n_jobs,
+                ))
+            else:
+                F, prediction = self._components(X)
+                dec = Decomposition(
+                    F, list(self.group_names_), self.output_names_, prediction
+                )
+                out.update({m: dec.attributions(m) for m in exact})
+        sampled = [m for m in methods if m in SAMPLED_METHODS]
+        if sampled:
+            rng = check_random_state(self.random_state)
+            out.update(sampled_attributions(self, X, sampled, rng))
+        return {m: out[m] for m in methods}
 
     def transform(self, X):
         """Attributions of ``method`` for every row of X.
