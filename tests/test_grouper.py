@@ -432,3 +432,24 @@ def test_kernels_against_numpy_and_without_jit():
     rows_py, cols_py = anchored_means.py_func(values, anchors)
     assert np.array_equal(rows_py, rows) and np.array_equal(cols_py, cols)
     assert np.array_equal(interaction_potentials.py_func(rows, cols), psi)
+
+
+def test_disagreements_fall_along_the_merge_history():
+    data = make_block_function(300, n_features=6, random_state=21)
+    f = data.function
+    grouper = AdaptiveGrouper(f, n_samples=30, n_groups=1, random_state=0).fit(data.data)
+    S = np.asarray(grouper.background_)
+    curve = []
+    for K in range(6, 0, -1):
+        phi = Explainer(f, groups=grouper.cut(K), background=S).fit(S).explain(
+            S, methods=["pdp", "shapley", "pfi"]
+        )
+        curve.append(max(
+            np.mean((phi["pdp"] - phi["shapley"]) ** 2),
+            np.mean((phi["pdp"] - phi["pfi"]) ** 2),
+            np.mean((phi["shapley"] - phi["pfi"]) ** 2),
+        ))
+    true_k = len(data.groups)
+    assert curve[0] > 1e-3
+    assert curve[6 - true_k] < 1e-20  # all explainers coincide on the true groups
+    assert all(c < 1e-20 for c in curve[6 - true_k :])
