@@ -1,7 +1,7 @@
 """
-=================================================
+===================================================
 A Pipeline with a ColumnTransformer, per raw column
-=================================================
+===================================================
 
 A pipeline that scales numeric columns and one-hot encodes categorical ones
 is explained on its raw input: each raw column is one group, so the one-hot

@@ -205,7 +205,7 @@ class DisagreementDisplay:
 
     from_decomposition = from_result
 
-    def plot(self, *, annotate=True, cmap="viridis", ax=None):
+    def plot(self, *, annotate=True, cmap="viridis", vmax=None, ax=None):
         """Draw the heatmap.
 
         Parameters
@@ -213,6 +213,9 @@ class DisagreementDisplay:
         annotate : bool, default=True
             Write the value in each cell.
         cmap : str or Colormap, default="viridis"
+        vmax : float or None, default=None
+            Top of the colour scale (e.g. shared by several displays); None
+            uses the largest value.
         ax : matplotlib Axes, default=None
 
         Returns
@@ -235,7 +238,9 @@ class DisagreementDisplay:
             f"disagreement ({self.measure})" if self.kind == "methods"
             else "1 - ranking agreement"
         )
-        vmax = float(np.nanmax(matrix)) if matrix.size and np.nanmax(matrix) > 0 else 1.0
+        if vmax is None:
+            top = float(np.nanmax(matrix)) if matrix.size else 0.0
+            vmax = top if top > 0 else 1.0
         self.im_, self.text_, self.colorbar_ = heatmap(
             ax, matrix, list(self.names), list(self.names), cmap=cmap, vmin=0.0,
             vmax=vmax, annotate=annotate, colorbar_label=label,

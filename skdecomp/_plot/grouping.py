@@ -382,6 +382,8 @@ class GroupingDisplay:
                                               color="C0", label="AGREED loss")
             if annotate:
                 for k, value, label in zip(n_groups[1:], self.loss[1:], self.merge_labels):
+                    if len(label) > 24:
+                        label = label[:23] + "\u2026"
                     self.annotations_.append(lax.annotate(
                         label, (k, value), textcoords="offset points", xytext=(3, 6),
                         fontsize="x-small", rotation=30,
