@@ -28,3 +28,12 @@ __all__ = [
     "PairwiseGrouper",
     "column_transformer_groups",
 ]
+
+
+def __getattr__(name):
+    # skdecomp.plot is imported on first use; it never imports matplotlib itself
+    if name == "plot":
+        import importlib
+
+        return importlib.import_module(".plot", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
