@@ -34,11 +34,12 @@ def test_explainer_under_dask_backend(client, problem):
     import joblib
 
     X, model = problem
-    local = Explainer(model, background=30, batch_size=2000, random_state=0).fit(X)
+    # the model-agnostic path is the one that sends model calls through joblib
+    kw = dict(background=30, batch_size=2000, random_state=0, algorithm="model_agnostic")
+    local = Explainer(model, **kw).fit(X)
     expected = local.explain(X[:6])
     with joblib.parallel_backend("dask"):
-        remote = Explainer(model, background=30, batch_size=2000, random_state=0,
-                           n_jobs=-1).fit(X)
+        remote = Explainer(model, n_jobs=-1, **kw).fit(X)
         got = remote.explain(X[:6])
     assert np.array_equal(remote.background_, local.background_)
     for method in expected:
