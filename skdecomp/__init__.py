@@ -17,15 +17,15 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "MAX_EXACT_GROUPS",
+    "AdaptiveGrouper",
+    "CorrelationGrouper",
     "Decomposition",
     "Explainer",
+    "FixedGrouper",
+    "PairwiseGrouper",
     "__version__",
     "inspection",
     "metrics",
-    "AdaptiveGrouper",
-    "CorrelationGrouper",
-    "FixedGrouper",
-    "PairwiseGrouper",
     "column_transformer_groups",
 ]
 

@@ -28,13 +28,13 @@ from ._decomposition import EXACT_METHODS, Decomposition
 from ._grouper import fit_grouper, partition_loss
 from ._kernels import moebius_transform
 from ._partition import group_labels, resolve_groups
+from ._tree import explainer_attributions, select_algorithm, tree_components
 from ._sampling import (
     SAMPLED_METHODS,
     check_method_params,
     resolve_budget,
     sampled_attributions,
 )
-from ._tree import explainer_attributions, select_algorithm, tree_components
 from ._value import (
     Table,
     as_model,
@@ -167,10 +167,11 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         explained. A class label picks one class; for multi-output
         regressors an integer picks one output.
 
-    batch_size : int, default=65536
+    batch_size : int or "auto", default="auto"
         Largest number of hybrid rows sent to the model at once. Memory is
         bounded by it (or by the background size, if larger), whatever the
-        number of explained rows.
+        number of explained rows. "auto" sends chunks of about 64 MiB
+        (``2**23`` cells, i.e. ``2**23 // n_features`` rows, at least 1024).
 
     n_jobs : int, default=None
         Number of joblib workers over chunks of hybrid rows. None means 1
@@ -228,6 +229,10 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         Trade-off of :meth:`score` between agreement and granularity: the
         score loses ``group_penalty`` when all columns are in one group,
         proportionally less for finer partitions.
+
+    verbose : int, default=0
+        Show a progress bar over chunks of model calls when positive. Silent by
+        default, so also inside ``GridSearchCV``.
 
     Attributes
     ----------
@@ -293,13 +298,14 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
             StrOptions({"auto", "predict", "predict_proba", "decision_function"})
         ],
         "target": "no_validation",
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "algorithm": [StrOptions({"auto", "tree", "model_agnostic"})],
         "group_penalty": [Interval(Real, 0, None, closed="left")],
         "n_samples": [Interval(Integral, 1, None, closed="left"), None],
         "method_params": [dict, None],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -311,13 +317,14 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         background=100,
         response_method="auto",
         target=None,
-        batch_size=65536,
+        batch_size="auto",
         n_jobs=None,
         random_state=None,
         algorithm="auto",
         group_penalty=0.1,
         n_samples=None,
         method_params=None,
+        verbose=0,
     ):
         self.estimator = estimator
         self.method = method
@@ -332,6 +339,7 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         self.group_penalty = group_penalty
         self.n_samples = n_samples
         self.method_params = method_params
+        self.verbose = verbose
 
     # -- input checks ---------------------------------------------------------
     def _check_X(self, X, reset):
@@ -540,12 +548,19 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
                 bg,
                 self.labels_,
                 np.arange(1, full),
-                batch_size=self.batch_size,
+                batch_size=self._batch_rows(),
                 n_jobs=self.n_jobs,
+                progress="model calls" if self.verbose else None,
             )
             values[:, :, 1:full] = np.moveaxis(inner, 1, 2)
         F = moebius_transform(values.reshape(n * n_out, full + 1))
         return F.reshape(n, n_out, full + 1), prediction
+
+    def _batch_rows(self):
+        """Rows per model call from ``batch_size``."""
+        if self.batch_size == "auto":
+            return max(1024, 2**23 // max(1, self.n_features_in_))
+        return self.batch_size
 
     def decompose(self, X):
         """Grouped functional decomposition of the model at the rows of X.

@@ -438,6 +438,23 @@ class _BaseGrouper(TransformerMixin, BaseEstimator):
         return tags
 
 
+class _NoProgress:
+    def update(self, n=1):
+        pass
+
+    def close(self):
+        pass
+
+
+def _progress(verbose, total, desc, iterate=False):
+    """A tqdm bar when verbose, else a silent stand-in (or a plain range)."""
+    if not verbose:
+        return range(total) if iterate else _NoProgress()
+    from tqdm.auto import tqdm
+
+    return tqdm(range(total), desc=desc) if iterate else tqdm(total=total, desc=desc)
+
+
 def fit_grouper(grouper, X, y, *, estimator, response_method, target, random_state):
     """Fit a clone of ``grouper`` for an explainer.
 
@@ -542,6 +559,10 @@ class AdaptiveGrouper(_BaseGrouper):
         string such as ``"512MB"``. A ValueError gives the size needed when
         one N x N block does not fit.
 
+    verbose : int, default=0
+        Show a progress bar over merges when positive; silent by default, so
+        also inside ``GridSearchCV``.
+
     Attributes
     ----------
     groups_ : list of list of int
@@ -608,6 +629,7 @@ class AdaptiveGrouper(_BaseGrouper):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "max_memory": [Interval(Integral, 1, None, closed="left"), str],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -624,6 +646,7 @@ class AdaptiveGrouper(_BaseGrouper):
         n_jobs=None,
         random_state=None,
         max_memory="1GB",
+        verbose=0,
     ):
         self.estimator = estimator
         self.n_samples = n_samples
@@ -636,6 +659,7 @@ class AdaptiveGrouper(_BaseGrouper):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.max_memory = max_memory
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -671,6 +695,7 @@ class AdaptiveGrouper(_BaseGrouper):
         target_k = self.n_groups
 
         history = []
+        bar = _progress(self.verbose, len(groups) - 1, "AGREED merges")
         while len(groups) > 1:
             if target_k is not None:
                 if len(groups) <= target_k:
@@ -718,7 +743,9 @@ class AdaptiveGrouper(_BaseGrouper):
                     "model_calls": ev.model_calls,
                 }
             )
+            bar.update(1)
             loss = new_loss
+        bar.close()
 
         self.history_ = history
         self.loss_ = loss
@@ -816,6 +843,9 @@ class PairwiseGrouper(_BaseGrouper):
     random_state : int, RandomState instance or None, default=None
     max_memory : int or str, default="1GB"
 
+    verbose : int, default=0
+        Show a progress bar over the pairs when positive.
+
     Attributes
     ----------
     groups_, labels_, n_groups_, group_names_
@@ -846,6 +876,7 @@ class PairwiseGrouper(_BaseGrouper):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "max_memory": [Interval(Integral, 1, None, closed="left"), str],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -862,6 +893,7 @@ class PairwiseGrouper(_BaseGrouper):
         n_jobs=None,
         random_state=None,
         max_memory="1GB",
+        verbose=0,
     ):
         self.estimator = estimator
         self.n_samples = n_samples
@@ -874,6 +906,7 @@ class PairwiseGrouper(_BaseGrouper):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.max_memory = max_memory
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -896,7 +929,7 @@ class PairwiseGrouper(_BaseGrouper):
         rows, cols = ev.union_means(np.zeros(0, dtype=np.int64), singles)
         psi = interaction_potentials(rows, cols)
         strength = np.zeros((d, d))
-        for i in range(d - 1):
+        for i in _progress(self.verbose, d - 1, "pairwise interactions", iterate=True):
             others = list(range(i + 1, d))
             r_new, c_new = ev.union_means(singles[i], [singles[j] for j in others])
             if self.pair_score == "loss":

@@ -153,3 +153,24 @@ def test_report_renders_in_headless_chromium(table, tmp_path):
     img = np.asarray(Image.open(shot).convert("L"), dtype=float)
     assert img.std() > 5  # not blank: text and plots drawn
     assert (img < 128).mean() > 0.01
+
+
+def test_verbose_progress_bars(capsys):
+    from sklearn.model_selection import GridSearchCV  # noqa: F401  (silent by default)
+
+    from skdecomp import AdaptiveGrouper, Explainer
+    from skdecomp.datasets import make_agreed_example
+
+    data = make_agreed_example(n_samples=100, random_state=0)
+    AdaptiveGrouper(data.function, n_samples=20, rel_tol=0, random_state=0).fit(data.data)
+    Explainer(data.function, background=20, batch_size=200).fit(data.data).transform(
+        data.data[:3]
+    )
+    assert capsys.readouterr().err == ""
+    AdaptiveGrouper(data.function, n_samples=20, rel_tol=0, random_state=0,
+                    verbose=1).fit(data.data)
+    Explainer(data.function, background=20, batch_size=200, verbose=1).fit(
+        data.data
+    ).transform(data.data[:3])
+    err = capsys.readouterr().err
+    assert "AGREED merges" in err and "model calls" in err
