@@ -216,7 +216,7 @@ def resolve_response(estimator, response_method, target, probe):
     if response_method == "auto":
         candidates = (
             ("predict_proba", "decision_function", "predict")
-            if is_classifier(estimator)
+            if _is_classifier(estimator)
             else ("predict",)
         )
         method = next((m for m in candidates if hasattr(estimator, m)), None)
@@ -278,6 +278,16 @@ def resolve_response(estimator, response_method, target, probe):
             f"{n_out} output(s); give an output index in [0, {n_out - 1}] or None."
         )
     return ResponseFunction(estimator, method, np.array([int(target)])), [f"y{target}"]
+
+
+def _is_classifier(estimator):
+    """is_classifier that also accepts models without scikit-learn tags."""
+    try:
+        return is_classifier(estimator)
+    except (AttributeError, TypeError):
+        return getattr(estimator, "_estimator_type", None) == "classifier" or (
+            hasattr(estimator, "classes_") and hasattr(estimator, "predict_proba")
+        )
 
 
 def _comparable(classes, target):

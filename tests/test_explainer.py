@@ -386,3 +386,15 @@ def test_bad_response_method_and_target(rng):
         Explainer(reg, target=3).fit(X)
     with pytest.raises(ValueError, match="method"):
         Explainer(reg, method="nope").fit(X)
+
+
+def test_model_without_sklearn_tags(rng):
+    class Plain:
+        def predict(self, X):
+            return np.asarray(X)[:, 0] * 2.0
+
+    X = rng.normal(size=(20, 3))
+    phi = Explainer(Plain(), background=5, random_state=0).fit(X).transform(X[:2])
+    bg = X[np.sort(np.random.RandomState(0).choice(20, 5, replace=False))]
+    np.testing.assert_allclose(phi[:, 0], 2 * (X[:2, 0] - bg[:, 0].mean()), atol=1e-12)
+    np.testing.assert_allclose(phi[:, 1:], 0, atol=1e-12)
