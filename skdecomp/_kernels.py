@@ -806,3 +806,261 @@ def pair_interaction_strengths(rows, cols, pair_rows, pair_cols, pairs):
         full[p] /= n_samples
         joint[p] /= n_samples
     return pure, full, joint
+
+
+@njit(cache=True)
+def _tree_violations(row, root, end, node_int, threshold, cat_bits, col_group,
+                     stack_node, stack_mask):
+    # For every leaf of the tree rooted at ``root`` (nodes root..end-1): the
+    # groups whose splits on the path to the leaf the row does not follow.
+    out = np.zeros(end - root, dtype=np.int64)
+    stack_node[0] = root
+    stack_mask[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack_node[top]
+        M = stack_mask[top]
+        while node_int[node, 0] >= 0:
+            f = node_int[node, 0]
+            if _tree_goes_left(node, row[f], node_int, threshold, cat_bits):
+                follow = node_int[node, 1]
+                other = node_int[node, 2]
+            else:
+                follow = node_int[node, 2]
+                other = node_int[node, 1]
+            stack_node[top] = other
+            stack_mask[top] = M | (np.int64(1) << col_group[f])
+            top += 1
+            node = follow
+        out[node - root] = M
+    return out
+
+
+def _tree_attributions_leaf_body(
+    X, Z, col_group, roots, node_int, threshold, values, cat_bits,
+    coef_a, coef_b, n_groups, max_depth, n_chunks,
+):
+    # Leaf-wise form of _tree_attributions_body. For a leaf, let V(r) be the
+    # groups whose constraints on the path row r violates. The hybrid of x
+    # and z reaches the leaf iff V(x) & V(z) == 0, with A = V(z), B = V(x).
+    # Rows with equal V are handled once per leaf.
+    n_rows = X.shape[0]
+    n_bg = Z.shape[0]
+    n_out = values.shape[1]
+    n_methods = coef_a.shape[0]
+    n_trees = roots.shape[0]
+    n_nodes = node_int.shape[0]
+    acc = np.zeros((n_chunks, n_rows, n_methods, n_groups, n_out), dtype=np.float64)
+    for c in prange(n_chunks):
+        stack_node = np.empty(max_depth + 2, dtype=np.int64)
+        stack_mask = np.empty(max_depth + 2, dtype=np.int64)
+        contrib = np.zeros((n_methods, n_groups), dtype=np.float64)
+        for t in range(c, n_trees, n_chunks):
+            root = roots[t]
+            end = roots[t + 1] if t + 1 < n_trees else n_nodes
+            size = end - root
+            vz = np.empty((size, n_bg), dtype=np.int64)
+            for q in range(n_bg):
+                v = _tree_violations(Z[q], root, end, node_int, threshold, cat_bits,
+                                     col_group, stack_node, stack_mask)
+                for i in range(size):
+                    vz[i, q] = v[i]
+            vx = np.empty((size, n_rows), dtype=np.int64)
+            for r in range(n_rows):
+                v = _tree_violations(X[r], root, end, node_int, threshold, cat_bits,
+                                     col_group, stack_node, stack_mask)
+                for i in range(size):
+                    vx[i, r] = v[i]
+            for i in range(size):
+                leaf = root + i
+                if node_int[leaf, 0] >= 0:
+                    continue
+                # distinct background patterns and their weights
+                zs = np.sort(vz[i])
+                n_pat = 0
+                pats = np.empty(n_bg, dtype=np.int64)
+                wts = np.empty(n_bg, dtype=np.float64)
+                for q in range(n_bg):
+                    if n_pat > 0 and pats[n_pat - 1] == zs[q]:
+                        wts[n_pat - 1] += 1.0
+                    else:
+                        pats[n_pat] = zs[q]
+                        wts[n_pat] = 1.0
+                        n_pat += 1
+                order = np.argsort(vx[i])
+                j = 0
+                while j < n_rows:
+                    B = vx[i, order[j]]
+                    k_end = j
+                    while k_end < n_rows and vx[i, order[k_end]] == B:
+                        k_end += 1
+                    n_b = _bit_count(B)
+                    touched = B
+                    for m in range(n_methods):
+                        sb = 0.0
+                        for p in range(n_pat):
+                            P = pats[p]
+                            if P & B:
+                                continue
+                            n_a = _bit_count(P)
+                            w = wts[p]
+                            sb += w * coef_b[m, n_a, n_b]
+                            ca = w * coef_a[m, n_a, n_b]
+                            touched |= P
+                            kk = 0
+                            M = P
+                            while M:
+                                if M & 1:
+                                    contrib[m, kk] += ca
+                                M >>= 1
+                                kk += 1
+                        kk = 0
+                        M = B
+                        while M:
+                            if M & 1:
+                                contrib[m, kk] += sb
+                            M >>= 1
+                            kk += 1
+                    for jj in range(j, k_end):
+                        r = order[jj]
+                        kk = 0
+                        M = touched
+                        while M:
+                            if M & 1:
+                                for m in range(n_methods):
+                                    cm = contrib[m, kk]
+                                    if cm != 0.0:
+                                        for o in range(n_out):
+                                            acc[c, r, m, kk, o] += cm * values[leaf, o]
+                            M >>= 1
+                            kk += 1
+                    kk = 0
+                    M = touched
+                    while M:
+                        if M & 1:
+                            for m in range(n_methods):
+                                contrib[m, kk] = 0.0
+                        M >>= 1
+                        kk += 1
+                    j = k_end
+    out = np.zeros((n_rows, n_methods, n_out, n_groups), dtype=np.float64)
+    for c in range(n_chunks):
+        for r in range(n_rows):
+            for m in range(n_methods):
+                for k in range(n_groups):
+                    for o in range(n_out):
+                        out[r, m, o, k] += acc[c, r, m, k, o]
+    for r in range(n_rows):
+        for m in range(n_methods):
+            for o in range(n_out):
+                for k in range(n_groups):
+                    out[r, m, o, k] /= n_bg
+    return out
+
+
+_tree_attributions_leaf_serial = njit(_tree_attributions_leaf_body, cache=True)
+_tree_attributions_leaf_parallel = njit(
+    _tree_attributions_leaf_body, cache=True, parallel=True
+)
+
+
+def _tree_components_leaf_body(
+    X, Z, col_group, roots, node_int, threshold, values, cat_bits,
+    tern, n_groups, max_depth, n_chunks,
+):
+    # Leaf-wise form of _tree_components_body for small K. Each reachable
+    # (A, B) = (V(z), V(x)) is accumulated per row at the ternary index
+    # tern[A] + 2 * tern[B] (3**K entries), then expanded once per row into
+    # F_U for A <= U <= A | B with sign (-1)**(|U| - |A|).
+    n_rows = X.shape[0]
+    n_bg = Z.shape[0]
+    n_out = values.shape[1]
+    n_trees = roots.shape[0]
+    n_nodes = node_int.shape[0]
+    n_tern = 1
+    for _ in range(n_groups):
+        n_tern *= 3
+    acc = np.zeros((n_chunks, n_rows, n_tern, n_out), dtype=np.float64)
+    for c in prange(n_chunks):
+        stack_node = np.empty(max_depth + 2, dtype=np.int64)
+        stack_mask = np.empty(max_depth + 2, dtype=np.int64)
+        for t in range(c, n_trees, n_chunks):
+            root = roots[t]
+            end = roots[t + 1] if t + 1 < n_trees else n_nodes
+            size = end - root
+            vz = np.empty((size, n_bg), dtype=np.int64)
+            for q in range(n_bg):
+                v = _tree_violations(Z[q], root, end, node_int, threshold, cat_bits,
+                                     col_group, stack_node, stack_mask)
+                for i in range(size):
+                    vz[i, q] = v[i]
+            vx = np.empty((size, n_rows), dtype=np.int64)
+            for r in range(n_rows):
+                v = _tree_violations(X[r], root, end, node_int, threshold, cat_bits,
+                                     col_group, stack_node, stack_mask)
+                for i in range(size):
+                    vx[i, r] = v[i]
+            for i in range(size):
+                leaf = root + i
+                if node_int[leaf, 0] >= 0:
+                    continue
+                zs = np.sort(vz[i])
+                n_pat = 0
+                pats = np.empty(n_bg, dtype=np.int64)
+                wts = np.empty(n_bg, dtype=np.float64)
+                for q in range(n_bg):
+                    if n_pat > 0 and pats[n_pat - 1] == zs[q]:
+                        wts[n_pat - 1] += 1.0
+                    else:
+                        pats[n_pat] = zs[q]
+                        wts[n_pat] = 1.0
+                        n_pat += 1
+                for r in range(n_rows):
+                    B = vx[i, r]
+                    tb = 2 * tern[B]
+                    for p in range(n_pat):
+                        P = pats[p]
+                        if P & B:
+                            continue
+                        w = wts[p]
+                        idx = tern[P] + tb
+                        for o in range(n_out):
+                            acc[c, r, idx, o] += w * values[leaf, o]
+    n_masks = 1 << n_groups
+    out = np.zeros((n_rows, n_out, n_masks), dtype=np.float64)
+    for r in prange(n_rows):
+        for idx in range(n_tern):
+            A = np.int64(0)
+            B = np.int64(0)
+            rest = idx
+            for k in range(n_groups):
+                digit = rest % 3
+                rest //= 3
+                if digit == 1:
+                    A |= np.int64(1) << k
+                elif digit == 2:
+                    B |= np.int64(1) << k
+            for o in range(n_out):
+                w = 0.0
+                for c in range(n_chunks):
+                    w += acc[c, r, idx, o]
+                if w == 0.0:
+                    continue
+                T = B
+                while True:
+                    sign = -1.0 if _bit_count(T) & 1 else 1.0
+                    out[r, o, A | T] += sign * w
+                    if T == 0:
+                        break
+                    T = (T - 1) & B
+        for o in range(n_out):
+            for s in range(n_masks):
+                out[r, o, s] /= n_bg
+    return out
+
+
+_tree_components_leaf_serial = njit(_tree_components_leaf_body, cache=True)
+_tree_components_leaf_parallel = njit(
+    _tree_components_leaf_body, cache=True, parallel=True
+)

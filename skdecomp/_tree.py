@@ -10,6 +10,12 @@ way, and its value enters the component F_U for A <= U <= A | B with sign
 this gives every grouped component, and every exact attribution, at a cost set
 by the depth of the trees rather than by 2**K model calls.
 
+Equivalently, per leaf, let V(r) be the groups whose splits on the path row r
+does not follow: the hybrid of x and z reaches the leaf iff V(x) and V(z) are
+disjoint, with A = V(z) and B = V(x). The default kernels walk each tree once
+per row and merge rows with equal V per leaf, so their cost grows with
+n_explained + n_background rather than with their product.
+
 Supported models: DecisionTree*, RandomForest*, ExtraTrees*,
 GradientBoosting* and HistGradientBoosting* (regressors with an identity link;
 classifiers on ``predict_proba`` for averaging forests and on
@@ -63,8 +69,12 @@ from ._value import Table
 from ._kernels import (
     _tree_anchored_parallel,
     _tree_anchored_serial,
+    _tree_attributions_leaf_parallel,
+    _tree_attributions_leaf_serial,
     _tree_attributions_parallel,
     _tree_attributions_serial,
+    _tree_components_leaf_parallel,
+    _tree_components_leaf_serial,
     _tree_components_parallel,
     _tree_components_serial,
     _tree_predict_parallel,
@@ -83,6 +93,8 @@ __all__ = [
 
 #: Largest number of groups the bitmask kernels accept.
 MAX_TREE_GROUPS = 62
+#: Largest number of groups for the leaf-wise components (3**K per row).
+MAX_LEAF_GROUPS = 10
 
 _FORESTS = (
     RandomForestRegressor,
@@ -583,7 +595,8 @@ def tree_predict(tree_model, X, n_jobs=None):
     return out + tree_model.offset[None, :]
 
 
-def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None):
+def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
+                    pairwise=False):
     """Grouped interventional components F_U(x) from the trees.
 
     Parameters
@@ -598,7 +611,11 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None)
         Subsets U to return (bitmasks). None returns all ``2**n_groups``
         subsets in mask order.
     n_jobs : int or None
-        Threads over explained rows (None or 1: serial).
+        Threads (None or 1: serial).
+    pairwise : bool, default=False
+        Walk the trees once per (explained, background) pair. Otherwise, for
+        all subsets of at most ``MAX_LEAF_GROUPS`` groups, walk them once per
+        row and merge equal leaf patterns (same result, faster).
 
     Returns
     -------
@@ -620,9 +637,27 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None)
     Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
     sorted_masks = masks if dense else masks[order]
     with _numba_threads(n_jobs) as parallel:
-        kernel = _tree_components_parallel if parallel else _tree_components_serial
-        F = kernel(Xm, Zm, col_group, *tree_model._arrays(), sorted_masks, dense,
-                   max_order, tree_model.max_depth)
+        if dense and n_groups <= MAX_LEAF_GROUPS and not pairwise:
+            # leaf-wise: one tree walk per row, equal patterns merged
+            tern = np.zeros(1 << n_groups, dtype=np.int64)
+            for k in range(n_groups):
+                tern[1 << k:2 << k] = tern[: 1 << k] + 3**k
+            largest = int(np.max(np.diff(np.append(tree_model.roots,
+                                                   tree_model.node_int.shape[0]))))
+            n_chunks = min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
+            per_row = max(largest, n_chunks * 3**n_groups * tree_model.n_outputs)
+            block = max(1, (1 << 23) // per_row)
+            kernel = (_tree_components_leaf_parallel if parallel
+                      else _tree_components_leaf_serial)
+            F = np.concatenate([
+                kernel(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), tern,
+                       int(n_groups), tree_model.max_depth, n_chunks)
+                for i in range(0, Xm.shape[0], block)
+            ])
+        else:
+            kernel = _tree_components_parallel if parallel else _tree_components_serial
+            F = kernel(Xm, Zm, col_group, *tree_model._arrays(), sorted_masks, dense,
+                       max_order, tree_model.max_depth)
     if not dense:
         out = np.empty_like(F)
         out[:, :, order] = F
@@ -666,7 +701,8 @@ def leaf_coefficients(weights, n_groups):
     return coef_a, coef_b
 
 
-def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None):
+def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None,
+                      pairwise=False):
     """Exact attributions from the trees, without the 2**K components.
 
     Parameters
@@ -680,6 +716,10 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None):
     methods : list of str
         Exact methods (see :func:`skdecomp._decomposition.size_weights`).
     n_jobs : int or None
+    pairwise : bool, default=False
+        Walk the trees once per (explained, background) pair instead of once
+        per row and leaf with equal violation patterns merged (same result;
+        kept as a reference).
 
     Returns
     -------
@@ -694,10 +734,23 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None):
     coef_a = np.ascontiguousarray(np.stack([t[0] for t in tables]))
     coef_b = np.ascontiguousarray(np.stack([t[1] for t in tables]))
     Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
+    # rows per kernel call, bounding the per-tree pattern arrays (~64 MB)
+    largest = int(np.max(np.diff(np.append(tree_model.roots, tree_model.node_int.shape[0]))))
+    block = max(1, (1 << 23) // max(largest, 1))
     with _numba_threads(n_jobs) as parallel:
-        kernel = _tree_attributions_parallel if parallel else _tree_attributions_serial
-        phi = kernel(Xm, Zm, col_group, *tree_model._arrays(), coef_a, coef_b,
-                     int(n_groups), tree_model.max_depth)
+        if pairwise:
+            kernel = _tree_attributions_parallel if parallel else _tree_attributions_serial
+            phi = kernel(Xm, Zm, col_group, *tree_model._arrays(), coef_a, coef_b,
+                         int(n_groups), tree_model.max_depth)
+        else:
+            kernel = (_tree_attributions_leaf_parallel if parallel
+                      else _tree_attributions_leaf_serial)
+            n_chunks = min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
+            phi = np.concatenate([
+                kernel(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), coef_a,
+                       coef_b, int(n_groups), tree_model.max_depth, n_chunks)
+                for i in range(0, Xm.shape[0], block)
+            ])
     by_name = {m: phi[:, i] for i, m in enumerate(names)}
     return {m: by_name[METHOD_ALIASES.get(m, m)] for m in methods}
 

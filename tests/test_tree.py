@@ -311,3 +311,22 @@ def test_larger_forest_many_groups():
     model = ExtraTreesRegressor(n_estimators=20, max_depth=10, random_state=0).fit(X, y)
     tree, agnostic = _pair(model, X, groups=_random_groups(10, 7, 2), background=20)
     _assert_same(tree, agnostic, X[:10])
+
+
+def test_leaf_wise_kernels_match_pairwise_walk():
+    from skdecomp._tree import tree_attributions
+
+    X, y = _data(n=200, d=8, nan=0.1)
+    model = HistGradientBoostingClassifier(max_iter=8, random_state=0)
+    model.fit(X, np.digitize(y, [-0.5, 0.5]))
+    response, _ = resolve_response(model, "decision_function", None, X[:1])
+    tm = extract_tree_model(model, response)
+    for labels, k in [(np.array([0, 0, 1, 2, 2, 3, 3, 1]), 4), (np.arange(8), 8)]:
+        ref = tree_components(tm, X[:20], X[20:50], labels, k, pairwise=True)
+        for n_jobs in (None, 2):
+            got = tree_components(tm, X[:20], X[20:50], labels, k, n_jobs=n_jobs)
+            np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+        ref = tree_attributions(tm, X[:20], X[20:50], labels, k, METHODS, pairwise=True)
+        got = tree_attributions(tm, X[:20], X[20:50], labels, k, METHODS, n_jobs=2)
+        for m in METHODS:
+            np.testing.assert_allclose(got[m], ref[m], rtol=0, atol=1e-12)
