@@ -302,7 +302,9 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
                 "final_loss": float(grouper.loss_),
                 "merges": [
                     {
+                        "groups": [[int(j) for j in g] for g in h["groups"]],
                         "names": [str(n) for n in h["names"]],
+                        "loss_before": float(h["loss_before"]),
                         "loss_after": float(h["loss_after"]),
                         "n_groups": int(h["n_groups"]),
                     }
@@ -431,31 +433,30 @@ def make_figures(results):
         import matplotlib.pyplot as plt
     except ImportError:
         return {}
+    from .plot import AttributionDisplay, DisagreementDisplay, GroupingDisplay
+
     figures = {}
     for key, part in results["partitions"].items():
-        imgs = []
-        names = part["group_names"]
-        fig, ax = plt.subplots(figsize=(8, 0.35 * len(names) + 1.5))
-        width = 0.8 / len(part["methods"])
-        y = np.arange(len(names))
-        for i, m in enumerate(part["methods"]):
-            ax.barh(y + i * width, part["importance"][m], height=width, label=m)
-        ax.set_yticks(y + 0.4 - width / 2, names)
-        ax.invert_yaxis()
-        ax.set_xlabel("mean |attribution|")
-        ax.legend()
-        imgs.append(_png(fig))
-        figures[key] = imgs
-    if results.get("agreed") and results["agreed"]["merges"]:
-        a = results["agreed"]
-        fig, ax = plt.subplots(figsize=(6, 3.5))
-        n0 = len(results["columns"])
-        ks = [n0] + [h["n_groups"] for h in a["merges"]]
-        ls = [a["initial_loss"]] + [h["loss_after"] for h in a["merges"]]
-        ax.plot(ks, ls, marker="o")
-        ax.set_xlabel("number of groups")
-        ax.set_ylabel("AGREED loss")
-        ax.invert_xaxis()
+        res = {m: np.asarray(a, dtype=float) for m, a in part["attributions"].items()}
+        n_groups = len(part["group_names"])
+        fig, axes = plt.subplots(
+            1, 2, figsize=(12, 0.35 * min(n_groups, 20) + 2.5),
+            gridspec_kw={"width_ratios": [2, 1]},
+        )
+        AttributionDisplay.from_result(
+            {m: np.abs(a).mean(axis=0) for m, a in res.items()},
+            group_names=part["group_names"], kind="bar", ax=axes[0],
+        )
+        axes[0].set_xlabel("mean |attribution|")
+        axes[0].set_title(f"Mean |attribution| over {part['n_rows']} rows")
+        DisagreementDisplay.from_result(res, measure="l2", ax=axes[1])
+        figures[key] = [_png(fig)]
+    agreed = results.get("agreed")
+    if agreed and agreed["merges"]:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        GroupingDisplay.from_result(
+            agreed["merges"], initial_loss=agreed["initial_loss"], ax=ax
+        )
         figures["agreed_curve"] = [_png(fig)]
     return figures
 
