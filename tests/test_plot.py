@@ -71,7 +71,9 @@ def test_attribution_from_estimator_bar(pyplot, data, explainer, methods):
     assert sorted(disp.artists_) == sorted(methods)
     assert all(len(bars) == 6 for bars in disp.artists_.values())
     assert set(_ticklabels(disp.ax_)) == {f"x{j}" for j in range(6)}
-    assert "f(x)" in disp.ax_.get_title()
+    if "shapley" in methods:
+        fx = data.function(data.data[:1])[0]
+        assert f"f(x) = {fx:.3g}" in disp.ax_.get_title()
     assert (disp.ax_.get_legend() is not None) == (len(methods) > 1)
 
 
@@ -341,3 +343,19 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(ImportError, match=r"skdecomp\[plot\]"):
         AttributionDisplay.from_result(np.ones((1, 2)))
+
+
+@pytest.mark.parametrize(
+    "module",
+    [f"skdecomp._plot.{m}" for m in ("attribution", "disagreement", "grouping",
+                                     "interaction", "partial_dependence", "saliency")],
+)
+def test_docstring_examples(pyplot, module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(
+        importlib.import_module(module),
+        optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS,
+    )
+    assert result.attempted > 0 and result.failed == 0

@@ -49,6 +49,8 @@ class AttributionDisplay:
     :meth:`Explainer.explain <skdecomp.Explainer.explain>` or a
     :class:`~skdecomp.Decomposition`).
 
+    Read more in the :ref:`User Guide <plotting>`.
+
     Parameters
     ----------
     attributions : dict of str to ndarray of shape (n_samples, n_groups)
@@ -146,17 +148,16 @@ class AttributionDisplay:
             estimator, X, groups=groups, background=background, random_state=random_state
         )
         result = explainer.explain(X, methods=methods)
+        attributions = as_attribution_dict(result, method_names=methods, output=output)
+        baseline = float(np.atleast_1d(explainer.baseline_)[0 if output is None else output])
         prediction = None
-        try:
-            prediction = np.asarray(explainer._response(explainer._check_X(X, reset=False)))
-            prediction = prediction[:, 0 if output is None else output]
-        except Exception:  # pragma: no cover - only for the title
-            prediction = None
-        baseline = np.atleast_1d(explainer.baseline_)[0 if output is None else output]
+        if "shapley" in attributions:
+            # efficiency: Shapley values sum to f(x) - E_B f (paper-spec §2.3)
+            prediction = baseline + attributions["shapley"].sum(axis=1)
         disp = cls(
-            as_attribution_dict(result, method_names=methods, output=output),
+            attributions,
             list(explainer.get_feature_names_out()),
-            baseline=float(baseline),
+            baseline=baseline,
             prediction=prediction,
         )
         return disp.plot(kind=kind, max_groups=max_groups, ax=ax)

@@ -38,6 +38,8 @@ class DisagreementDisplay:
     (:func:`skdecomp.metrics.metric_disagreement`): 0 when they rank the
     explainers the same way.
 
+    Read more in the :ref:`User Guide <plotting>`.
+
     Parameters
     ----------
     matrix : ndarray of shape (n, n)

@@ -77,6 +77,8 @@ class GroupingDisplay:
     each divided by its largest value. The "dendrogram" view draws the
     merges as a tree whose height is the merge step.
 
+    Read more in the :ref:`User Guide <plotting>`.
+
     Parameters
     ----------
     n_groups : ndarray of shape (n_points,)
@@ -124,7 +126,7 @@ class GroupingDisplay:
     ...      "loss_after": 0.0, "n_groups": 1},
     ... ]
     >>> disp = GroupingDisplay.from_result(history)
-    >>> list(disp.n_groups)
+    >>> disp.n_groups.tolist()
     [3, 2, 1]
     """
 

@@ -73,6 +73,8 @@ class InteractionDisplay:
     reordered so that each block is contiguous and boxed: a good grouping
     keeps the strong interactions inside the boxes.
 
+    Read more in the :ref:`User Guide <plotting>`.
+
     Parameters
     ----------
     matrices : dict of str to ndarray of shape (n_units, n_units)

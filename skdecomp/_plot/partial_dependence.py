@@ -43,6 +43,8 @@ class PartialDependenceDisplay:
     the group's observed joint values, sorted by partial dependence
     (:func:`skdecomp.inspection.partial_dependence`, paper-spec §2.4).
 
+    Read more in the :ref:`User Guide <plotting>`.
+
     Parameters
     ----------
     results : list of Bunch

@@ -68,6 +68,8 @@ class SaliencyDisplay:
     ``per_pixel=True``), with one diverging colour scale shared by all
     methods so that the maps can be compared.
 
+    Read more in the :ref:`User Guide <plotting>`.
+
     Parameters
     ----------
     image : ndarray of shape (height, width) or (height, width, channels)
