@@ -35,6 +35,7 @@ from ._compat import (
 )
 from ._kernels import anchored_means, interaction_potentials
 from ._partition import group_labels, resolve_groups
+from ._tree import MAX_TREE_GROUPS, anchored_values_tree, select_algorithm
 from ._value import Table, as_model, coalition_values, common_dtypes, resolve_response
 
 __all__ = [
@@ -152,9 +153,10 @@ class _AnchoredSample:
 
     def __init__(
         self, response, sample, n_features, *, n_jobs, max_memory, dtypes=None,
-        anchor_values=None,
+        anchor_values=None, tree_model=None,
     ):
         self.response = response
+        self.tree_model = tree_model
         self.table = Table(sample, dtypes) if isinstance(sample, pd.DataFrame) else Table(sample)
         self.n_features = n_features
         self.n_jobs = n_jobs
@@ -173,6 +175,10 @@ class _AnchoredSample:
                 "or raise max_memory."
             )
         self.masks_per_chunk = min(self.masks_per_chunk, _MAX_IDS - 1)
+        if tree_model is not None:
+            # tree kernels hold at most MAX_TREE_GROUPS group ids, one of them
+            # for the columns never taken from x
+            self.masks_per_chunk = min(self.masks_per_chunk, MAX_TREE_GROUPS - 2)
 
     @property
     def variance(self):
@@ -201,10 +207,18 @@ class _AnchoredSample:
                 labels[part] = 1 + t
             base_bit = 1 if len(base) else 0
             masks = np.array([base_bit | (1 << (1 + t)) for t in range(len(chunk))])
-            values = _anchored_values(
-                self.response, self.table, labels, masks, n_jobs=self.n_jobs
-            )
-            self.model_calls += values.shape[0] * values.shape[1] * values.shape[2]
+            if self.tree_model is not None:
+                # exact values from the flattened trees, no model calls
+                labels[labels == _NEVER] = len(chunk) + 1
+                values = anchored_values_tree(
+                    self.tree_model, self.table, self.table, labels, masks,
+                    n_jobs=self.n_jobs,
+                )
+            else:
+                values = _anchored_values(
+                    self.response, self.table, labels, masks, n_jobs=self.n_jobs
+                )
+                self.model_calls += values.shape[0] * values.shape[1] * values.shape[2]
             r, c = anchored_means(np.ascontiguousarray(values), self.anchor_values)
             rows.append(r)
             cols.append(c)
@@ -338,6 +352,12 @@ class _BaseGrouper(TransformerMixin, BaseEstimator):
         )
         self.n_outputs_ = len(self.output_names_)
         anchor_values = self._response(self.background_)
+        self._tree_model, self.algorithm_ = select_algorithm(
+            getattr(self, "algorithm", "model_agnostic"),
+            self.estimator_,
+            self._response,
+            self.background_,
+        )
         base = anchor_values.mean(axis=0)
         self.baseline_ = float(base[0]) if self.n_outputs_ == 1 else base
         return anchor_values
@@ -351,6 +371,7 @@ class _BaseGrouper(TransformerMixin, BaseEstimator):
             max_memory=_parse_memory(self.max_memory),
             dtypes=self._fit_dtypes,
             anchor_values=anchor_values,
+            tree_model=getattr(self, "_tree_model", None),
         )
 
     def transform(self, X):
@@ -563,6 +584,12 @@ class AdaptiveGrouper(_BaseGrouper):
         Show a progress bar over merges when positive; silent by default, so
         also inside ``GridSearchCV``.
 
+    algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
+        How the N x N anchored values are computed. "tree" reads them exactly
+        from the flattened trees of a scikit-learn tree ensemble, with no
+        model calls; "auto" does so when the model allows it (see
+        :class:`~skdecomp.Explainer`) and calls the model otherwise.
+
     Attributes
     ----------
     groups_ : list of list of int
@@ -584,7 +611,11 @@ class AdaptiveGrouper(_BaseGrouper):
     initial_groups_ : list of list of int
         The partition merging started from.
     model_calls_ : int
-        Rows sent to the model during fit.
+        Rows sent to the model during fit (only the N sample rows on the tree
+        path).
+    algorithm_ : str
+        ``"tree"`` or ``"model_agnostic"``, with the reason in parentheses
+        when "auto" could not take the tree path.
     estimator_ : estimator
         The fitted model.
     background_ : ndarray or DataFrame
@@ -630,6 +661,7 @@ class AdaptiveGrouper(_BaseGrouper):
         "random_state": ["random_state"],
         "max_memory": [Interval(Integral, 1, None, closed="left"), str],
         "verbose": ["verbose"],
+        "algorithm": [StrOptions({"auto", "tree", "model_agnostic"})],
     }
 
     def __init__(
@@ -647,6 +679,7 @@ class AdaptiveGrouper(_BaseGrouper):
         random_state=None,
         max_memory="1GB",
         verbose=0,
+        algorithm="auto",
     ):
         self.estimator = estimator
         self.n_samples = n_samples
@@ -660,6 +693,7 @@ class AdaptiveGrouper(_BaseGrouper):
         self.random_state = random_state
         self.max_memory = max_memory
         self.verbose = verbose
+        self.algorithm = algorithm
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -846,6 +880,9 @@ class PairwiseGrouper(_BaseGrouper):
     verbose : int, default=0
         Show a progress bar over the pairs when positive.
 
+    algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
+        As for :class:`AdaptiveGrouper`.
+
     Attributes
     ----------
     groups_, labels_, n_groups_, group_names_
@@ -877,6 +914,7 @@ class PairwiseGrouper(_BaseGrouper):
         "random_state": ["random_state"],
         "max_memory": [Interval(Integral, 1, None, closed="left"), str],
         "verbose": ["verbose"],
+        "algorithm": [StrOptions({"auto", "tree", "model_agnostic"})],
     }
 
     def __init__(
@@ -894,6 +932,7 @@ class PairwiseGrouper(_BaseGrouper):
         random_state=None,
         max_memory="1GB",
         verbose=0,
+        algorithm="auto",
     ):
         self.estimator = estimator
         self.n_samples = n_samples
@@ -907,6 +946,7 @@ class PairwiseGrouper(_BaseGrouper):
         self.random_state = random_state
         self.max_memory = max_memory
         self.verbose = verbose
+        self.algorithm = algorithm
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):

@@ -330,3 +330,29 @@ def test_leaf_wise_kernels_match_pairwise_walk():
         got = tree_attributions(tm, X[:20], X[20:50], labels, k, METHODS, n_jobs=2)
         for m in METHODS:
             np.testing.assert_allclose(got[m], ref[m], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("grouper_cls", ["AdaptiveGrouper", "PairwiseGrouper"])
+def test_groupers_take_the_tree_path(grouper_cls):
+    import skdecomp
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from skdecomp.datasets import make_agreed_example
+
+    data = make_agreed_example(n_samples=400, random_state=0)
+    model = HistGradientBoostingRegressor(max_iter=60, random_state=0).fit(
+        data.data, data.target
+    )
+    cls = getattr(skdecomp, grouper_cls)
+    kw = dict(n_samples=30, random_state=0)
+    tree = cls(model, algorithm="tree", **kw).fit(data.data)
+    agnostic = cls(model, algorithm="model_agnostic", **kw).fit(data.data)
+    assert tree.algorithm_ == "tree"
+    assert agnostic.algorithm_ == "model_agnostic"
+    assert tree.groups_ == agnostic.groups_
+    assert tree.model_calls_ == 30 < agnostic.model_calls_
+    if grouper_cls == "AdaptiveGrouper":
+        assert tree.loss_ == pytest.approx(agnostic.loss_, rel=1e-9, abs=1e-12)
+        for a, b in zip(tree.history_, agnostic.history_):
+            assert a["groups"] == b["groups"]
+            assert a["loss_after"] == pytest.approx(b["loss_after"], rel=1e-9, abs=1e-12)
