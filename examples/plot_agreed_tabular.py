@@ -52,8 +52,8 @@ grouper.cut(4)
 # A model fitted on real data
 # ---------------------------
 # A gradient-boosting model of disease progression on the diabetes data.
-from sklearn.datasets import load_diabetes
-from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.datasets import load_diabetes  # noqa: E402
+from sklearn.ensemble import HistGradientBoostingRegressor  # noqa: E402
 
 X, y = load_diabetes(return_X_y=True, as_frame=True)
 model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(X, y)
@@ -87,8 +87,10 @@ for name, explainer in [("one group per column", single), ("AGREED groups", grou
     # disagreement() averages over groups; multiply back to a total over groups
     result = disagreement(dict(attributions))
     totals[name] = result.pairwise * explainer.n_groups_
-    print(f"{name}: {explainer.n_groups_} groups, "
-          f"total disagreement {result.score * explainer.n_groups_:.0f}")
+    print(
+        f"{name}: {explainer.n_groups_} groups, "
+        f"total disagreement {result.score * explainer.n_groups_:.0f}"
+    )
 
 top = max(m.max() for m in totals.values())
 for name, matrix in totals.items():

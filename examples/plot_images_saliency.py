@@ -40,8 +40,13 @@ print(f"test accuracy: {model.score(X[1200:], y[1200:]):.3f}")
 # -----------------------------------
 def patches(size):
     """Groups of pixel positions for a grid of size x size patches of an 8x8 image."""
-    label_map = (np.arange(8)[:, None] // size) * (8 // size) + np.arange(8)[None, :] // size
-    return [np.flatnonzero(label_map.ravel() == k).tolist() for k in range(label_map.max() + 1)]
+    label_map = (np.arange(8)[:, None] // size) * (8 // size) + np.arange(8)[
+        None, :
+    ] // size
+    return [
+        np.flatnonzero(label_map.ravel() == k).tolist()
+        for k in range(label_map.max() + 1)
+    ]
 
 
 def label_map_of(groups):
@@ -85,7 +90,9 @@ for row, (name, groups) in zip(axes, groupings.items()):
     disp = SaliencyDisplay.from_result(
         x.reshape(8, 8), label_map_of(groups), phi, ax=row
     )
-    disp.axes_[0].set_title(f"{name}\ndisagreement {scores[name]:.1e}", fontsize="small")
+    disp.axes_[0].set_title(
+        f"{name}\ndisagreement {scores[name]:.1e}", fontsize="small"
+    )
 fig.suptitle(f"Explaining the probability of class {target}")
 
 # %%
@@ -117,4 +124,6 @@ ax.set_title("10 test digits")
 # --------------------------------------
 # ``from_estimator`` takes the image and a patch size (or a label map) and
 # explains the predicted class against a blank baseline.
-SaliencyDisplay.from_estimator(model, X[1300].reshape(8, 8), patch_size=4, methods=methods)
+SaliencyDisplay.from_estimator(
+    model, X[1300].reshape(8, 8), patch_size=4, methods=methods
+)

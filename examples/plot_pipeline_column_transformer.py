@@ -69,7 +69,9 @@ groups
 Xt = fitted_ct.transform(X)
 rest = model[1:]
 explainer_t = Explainer(
-    rest, groups=list(groups.values()), background=fitted_ct.transform(explainer.background_)
+    rest,
+    groups=list(groups.values()),
+    background=fitted_ct.transform(explainer.background_),
 ).fit(Xt)
 shap_t = explainer_t.explain(Xt[:150], methods=["shapley"])["shapley"]
 order = [list(explainer.get_feature_names_out()).index(name) for name in groups]

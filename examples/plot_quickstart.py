@@ -52,7 +52,9 @@ AttributionDisplay.from_result(
 # ---------
 # Over many rows, a beeswarm shows the spread of each group's attribution.
 # Where the methods' clouds differ, the group interacts with other groups.
-AttributionDisplay.from_result(attributions, group_names=explainer.get_feature_names_out())
+AttributionDisplay.from_result(
+    attributions, group_names=explainer.get_feature_names_out()
+)
 
 # %%
 # How much do the explainers disagree?

@@ -92,7 +92,9 @@ def test_attribution_from_estimator_beeswarm(pyplot, data, methods):
 @pytest.mark.parametrize("methods", [["shapley"], METHODS])
 def test_attribution_from_result(pyplot, data, explainer, methods):
     bunch = explainer.explain(data.data[:4], methods=methods)
-    disp = AttributionDisplay.from_result(bunch, group_names=list("abcdef"), max_groups=3)
+    disp = AttributionDisplay.from_result(
+        bunch, group_names=list("abcdef"), max_groups=3
+    )
     _check_basic(disp, disp)
     assert len(_ticklabels(disp.ax_)) == 3
     assert set(_ticklabels(disp.ax_)) <= set("abcdef")
@@ -124,7 +126,9 @@ def test_attribution_multi_output_needs_output(pyplot):
 # -- DisagreementDisplay ------------------------------------------------------------
 @pytest.mark.parametrize("methods", [["shapley"], METHODS])
 def test_disagreement_from_estimator(pyplot, data, explainer, methods):
-    disp = DisagreementDisplay.from_estimator(explainer, data.data[:10], methods=methods)
+    disp = DisagreementDisplay.from_estimator(
+        explainer, data.data[:10], methods=methods
+    )
     _check_basic(disp, disp.plot(annotate=False))
     n = len(methods)
     assert disp.matrix.shape == (n, n)
@@ -136,12 +140,20 @@ def test_disagreement_from_estimator(pyplot, data, explainer, methods):
 
 def test_disagreement_of_metrics(pyplot, data, explainer):
     disp = DisagreementDisplay.from_estimator(
-        explainer, data.data[:5], methods=METHODS, kind="metrics",
-        metrics=["sensitivity_n", "insertion_error", "deletion_error"], random_state=0,
+        explainer,
+        data.data[:5],
+        methods=METHODS,
+        kind="metrics",
+        metrics=["sensitivity_n", "insertion_error", "deletion_error"],
+        random_state=0,
     )
     _check_basic(disp, disp)
     assert disp.kind == "metrics"
-    assert _ticklabels(disp.ax_) == ["sensitivity_n", "insertion_error", "deletion_error"]
+    assert _ticklabels(disp.ax_) == [
+        "sensitivity_n",
+        "insertion_error",
+        "deletion_error",
+    ]
     assert "metrics" in disp.ax_.get_title()
 
 
@@ -166,7 +178,11 @@ def test_disagreement_from_result(pyplot, data, explainer, methods):
 @pytest.mark.parametrize("kind", ["h2", ["pure", "arch_detect"]])
 def test_interaction_from_estimator(pyplot, data, explainer, kind):
     disp = InteractionDisplay.from_estimator(
-        explainer, data.data, kind=kind, grouping=data.groups, n_samples=30,
+        explainer,
+        data.data,
+        kind=kind,
+        grouping=data.groups,
+        n_samples=30,
         random_state=0,
     )
     _check_basic(disp, disp.plot())
@@ -191,8 +207,9 @@ def test_interaction_from_result(pyplot, data, explainer):
     assert list(disp.order_) == [0, 1, 2, 3, 4, 5]
     assert len(disp.boxes_) == 4
     res = h_statistic(explainer, data.data[:30])
-    disp = InteractionDisplay.from_result({"h2": res.pairwise, "again": res.pairwise},
-                                          names=res.group_names)
+    disp = InteractionDisplay.from_result(
+        {"h2": res.pairwise, "again": res.pairwise}, names=res.group_names
+    )
     assert isinstance(disp.ax_, np.ndarray) and disp.ax_.size == 2
     disp = InteractionDisplay.from_result(res)
     assert list(disp.images_) == ["h2"]
@@ -204,15 +221,24 @@ def test_interaction_from_result(pyplot, data, explainer):
 @pytest.mark.parametrize("methods", [["shapley"], ["arch", "occlusion"]])
 def test_grouping_from_estimator(pyplot, data, methods):
     disp = GroupingDisplay.from_estimator(
-        data.function, data.data[:40], methods=methods, metrics=["insertion_error"],
-        n_samples=30, background=10, max_groups=6, random_state=0, kind="both",
+        data.function,
+        data.data[:40],
+        methods=methods,
+        metrics=["insertion_error"],
+        n_samples=30,
+        background=10,
+        max_groups=6,
+        random_state=0,
+        kind="both",
     )
     _check_basic(disp, disp)
     assert list(disp.n_groups) == [6, 5, 4, 3, 2, 1]
     assert len(disp.annotations_) == 5
     assert "+" in disp.annotations_[0].get_text()
     assert len(disp.axes_) == 3
-    expected = {"loss", "insertion_error"} | ({"disagreement"} if len(methods) > 1 else set())
+    expected = {"loss", "insertion_error"} | (
+        {"disagreement"} if len(methods) > 1 else set()
+    )
     assert set(disp.lines_) == expected
     assert len(disp.tree_lines_) == 5
     # the loss falls to 0 once the true blocks are merged
@@ -223,8 +249,9 @@ def test_grouping_from_estimator(pyplot, data, methods):
 
 
 def test_grouping_from_result(pyplot, data):
-    grouper = AdaptiveGrouper(data.function, n_samples=30, rel_tol=0,
-                              random_state=0).fit(data.data)
+    grouper = AdaptiveGrouper(
+        data.function, n_samples=30, rel_tol=0, random_state=0
+    ).fit(data.data)
     disp = GroupingDisplay.from_result(grouper)
     _check_basic(disp, disp)
     assert len(disp.annotations_) == len(grouper.history_)
@@ -244,7 +271,9 @@ def test_grouping_from_result(pyplot, data):
 
 def test_grouping_from_explainer_with_grouper(pyplot, data):
     explainer = Explainer(
-        data.function, groups=AdaptiveGrouper(n_samples=30, n_groups=2), background=10,
+        data.function,
+        groups=AdaptiveGrouper(n_samples=30, n_groups=2),
+        background=10,
         random_state=0,
     ).fit(data.data)
     disp = GroupingDisplay.from_estimator(explainer, data.data)
@@ -275,7 +304,9 @@ def test_saliency_from_estimator(pyplot, digits, methods):
     phi = disp.attributions["shapley"]
     target = model.predict(X[:1])[0]
     k = list(model.classes_).index(target)
-    gap = model.predict_proba(X[:1])[0, k] - model.predict_proba(np.zeros((1, 64)))[0, k]
+    gap = (
+        model.predict_proba(X[:1])[0, k] - model.predict_proba(np.zeros((1, 64)))[0, k]
+    )
     assert phi.sum() == pytest.approx(gap)
 
 
@@ -314,7 +345,9 @@ def test_partial_dependence_from_estimator(pyplot, data, groups):
 @pytest.mark.parametrize("n_groups", [1, 2])
 def test_partial_dependence_from_result(pyplot, data, explainer, n_groups):
     results = [
-        partial_dependence(data.function, data.data, cols, grid_resolution=8, kind="both")
+        partial_dependence(
+            data.function, data.data, cols, grid_resolution=8, kind="both"
+        )
         for cols in ([1], [4, 5])[:n_groups]
     ]
     disp = PartialDependenceDisplay.from_result(
@@ -324,8 +357,9 @@ def test_partial_dependence_from_result(pyplot, data, explainer, n_groups):
     assert disp.group_names[0] == "x1"
     assert len(disp.lines_["x1"]) == 1
     # from an Explainer: its model is used
-    disp = PartialDependenceDisplay.from_estimator(explainer, data.data, {"g": [5]},
-                                                   grid_resolution=5, kind="individual")
+    disp = PartialDependenceDisplay.from_estimator(
+        explainer, data.data, {"g": [5]}, grid_resolution=5, kind="individual"
+    )
     assert disp.group_names == ["g"]
 
 
@@ -347,8 +381,17 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
 
 @pytest.mark.parametrize(
     "module",
-    [f"skdecomp._plot.{m}" for m in ("attribution", "disagreement", "grouping",
-                                     "interaction", "partial_dependence", "saliency")],
+    [
+        f"skdecomp._plot.{m}"
+        for m in (
+            "attribution",
+            "disagreement",
+            "grouping",
+            "interaction",
+            "partial_dependence",
+            "saliency",
+        )
+    ],
 )
 def test_docstring_examples(pyplot, module):
     import doctest

@@ -41,8 +41,15 @@ def check_matplotlib_support(caller_name):
         ) from exc
 
 
-def fitted_explainer(estimator, X, *, groups=None, background=100, random_state=None,
-                     explainer_params=None):
+def fitted_explainer(
+    estimator,
+    X,
+    *,
+    groups=None,
+    background=100,
+    random_state=None,
+    explainer_params=None,
+):
     """A fitted :class:`~skdecomp.Explainer` for a model or an explainer.
 
     A fitted Explainer is used as it is (``groups`` and ``background`` are
@@ -126,7 +133,9 @@ def as_attribution_dict(result, *, method_names=None, output=None):
         raise ValueError("No attributions to plot.")
     shapes = {v.shape for v in out.values()}
     if len(shapes) > 1:
-        raise ValueError(f"attribution arrays must share one shape, got {sorted(shapes)}.")
+        raise ValueError(
+            f"attribution arrays must share one shape, got {sorted(shapes)}."
+        )
     return out
 
 
@@ -152,7 +161,11 @@ def panel_axes(ax, n_panels, *, figsize=None, sharey=False, ncols=None):
     nrows = int(np.ceil(n_panels / ncols))
     if ax is None:
         fig, axes = plt.subplots(
-            nrows, ncols, figsize=figsize, sharey=sharey, squeeze=False,
+            nrows,
+            ncols,
+            figsize=figsize,
+            sharey=sharey,
+            squeeze=False,
             layout="constrained",
         )
         axes = axes.ravel()
@@ -181,16 +194,34 @@ def squeeze_axes(axes):
     return axes[0] if len(axes) == 1 else axes
 
 
-def heatmap(ax, matrix, row_names, col_names, *, cmap="viridis", vmin=None, vmax=None,
-            annotate=True, fmt=".2g", colorbar=True, colorbar_label=None):
+def heatmap(
+    ax,
+    matrix,
+    row_names,
+    col_names,
+    *,
+    cmap="viridis",
+    vmin=None,
+    vmax=None,
+    annotate=True,
+    fmt=".2g",
+    colorbar=True,
+    colorbar_label=None,
+):
     """imshow with tick labels and optional value annotations."""
     import matplotlib.pyplot as plt
 
     matrix = np.asarray(matrix, dtype=np.float64)
-    im = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto",
-                   interpolation="nearest")
-    ax.set_xticks(np.arange(len(col_names)), labels=col_names, rotation=45,
-                  ha="right", rotation_mode="anchor")
+    im = ax.imshow(
+        matrix, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest"
+    )
+    ax.set_xticks(
+        np.arange(len(col_names)),
+        labels=col_names,
+        rotation=45,
+        ha="right",
+        rotation_mode="anchor",
+    )
     ax.set_yticks(np.arange(len(row_names)), labels=row_names)
     texts = np.empty(matrix.shape, dtype=object)
     if annotate:
@@ -206,8 +237,15 @@ def heatmap(ax, matrix, row_names, col_names, *, cmap="viridis", vmin=None, vmax
                 if cmap not in ("viridis", "magma", "inferno", "plasma", "cividis"):
                     color = "black"
                 shown = 0.0 if abs(value) <= tiny else value
-                texts[i, j] = ax.text(j, i, format(shown, fmt), ha="center",
-                                      va="center", color=color, fontsize="small")
+                texts[i, j] = ax.text(
+                    j,
+                    i,
+                    format(shown, fmt),
+                    ha="center",
+                    va="center",
+                    color=color,
+                    fontsize="small",
+                )
     cbar = None
     if colorbar:
         cbar = plt.colorbar(im, ax=ax)

@@ -145,11 +145,17 @@ class AttributionDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         methods = [methods] if isinstance(methods, str) else list(methods)
         explainer = fitted_explainer(
-            estimator, X, groups=groups, background=background, random_state=random_state
+            estimator,
+            X,
+            groups=groups,
+            background=background,
+            random_state=random_state,
         )
         result = explainer.explain(X, methods=methods)
         attributions = as_attribution_dict(result, method_names=methods, output=output)
-        baseline = float(np.atleast_1d(explainer.baseline_)[0 if output is None else output])
+        baseline = float(
+            np.atleast_1d(explainer.baseline_)[0 if output is None else output]
+        )
         prediction = None
         if "shapley" in attributions:
             # efficiency: Shapley values sum to f(x) - E_B f (paper-spec §2.3)
@@ -209,9 +215,13 @@ class AttributionDisplay:
             group_names = result.group_names
         baseline = prediction = None
         if hasattr(result, "baseline") and hasattr(result, "prediction"):
-            baseline = float(np.atleast_1d(result.baseline)[0 if output is None else output])
+            baseline = float(
+                np.atleast_1d(result.baseline)[0 if output is None else output]
+            )
             pred = np.asarray(result.prediction)
-            prediction = pred if pred.ndim == 1 else pred[:, 0 if output is None else output]
+            prediction = (
+                pred if pred.ndim == 1 else pred[:, 0 if output is None else output]
+            )
         disp = cls(
             attributions,
             group_names_for(n_groups, group_names),
@@ -246,7 +256,9 @@ class AttributionDisplay:
 
         if kind not in ("auto", "bar", "beeswarm"):
             raise ValueError(f"kind must be 'auto', 'bar' or 'beeswarm', got {kind!r}.")
-        phis = {m: np.asarray(v, dtype=np.float64) for m, v in self.attributions.items()}
+        phis = {
+            m: np.asarray(v, dtype=np.float64) for m, v in self.attributions.items()
+        }
         phis = {m: (v[None, :] if v.ndim == 1 else v) for m, v in phis.items()}
         n_samples, n_groups = next(iter(phis.values())).shape
         if kind == "auto":
@@ -258,9 +270,12 @@ class AttributionDisplay:
         n_methods = len(phis)
 
         if ax is None:
-            height = 1.0 + 0.35 * n_shown * (1 if kind == "bar" else max(1, n_methods * 0.7))
-            fig, ax = plt.subplots(figsize=(6.4, min(max(height, 2.5), 14)),
-                                   layout="constrained")
+            height = 1.0 + 0.35 * n_shown * (
+                1 if kind == "bar" else max(1, n_methods * 0.7)
+            )
+            fig, ax = plt.subplots(
+                figsize=(6.4, min(max(height, 2.5), 14)), layout="constrained"
+            )
         else:
             fig = ax.figure
         band = 0.8
@@ -272,8 +287,11 @@ class AttributionDisplay:
             color = f"C{i % 10}"
             if kind == "bar":
                 artists[method] = ax.barh(
-                    positions + offset, values[row, order], height=step,
-                    color=color, label=method,
+                    positions + offset,
+                    values[row, order],
+                    height=step,
+                    color=color,
+                    label=method,
                 )
             else:
                 xs, ys = [], []
@@ -281,8 +299,13 @@ class AttributionDisplay:
                     xs.append(values[:, k])
                     ys.append(p + offset + _swarm_offsets(values[:, k], step * 0.45))
                 artists[method] = ax.scatter(
-                    np.concatenate(xs), np.concatenate(ys), s=8, color=color,
-                    alpha=0.7, label=method, linewidths=0,
+                    np.concatenate(xs),
+                    np.concatenate(ys),
+                    s=8,
+                    color=color,
+                    alpha=0.7,
+                    label=method,
+                    linewidths=0,
                 )
         ax.axvline(0.0, color="0.5", linewidth=0.8, zorder=0)
         ax.set_yticks(positions, labels=[self.group_names[k] for k in order])
@@ -291,7 +314,9 @@ class AttributionDisplay:
         ax.set_ylabel("group")
         if n_methods > 1:
             ax.legend(title="method", loc="best", fontsize="small")
-        title = "Grouped attributions" if kind == "beeswarm" else "Attributions of one row"
+        title = (
+            "Grouped attributions" if kind == "beeswarm" else "Attributions of one row"
+        )
         if kind == "bar" and self.prediction is not None and self.baseline is not None:
             title += f": f(x) = {self.prediction[row]:.3g}, E f = {self.baseline:.3g}"
         elif kind == "beeswarm":

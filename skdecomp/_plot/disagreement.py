@@ -15,8 +15,14 @@ from ._base import (
 
 __all__ = ["DisagreementDisplay"]
 
-_MEASURES = ("l2", "pearson", "spearman", "feature_agreement", "rank_agreement",
-             "sign_agreement")
+_MEASURES = (
+    "l2",
+    "pearson",
+    "spearman",
+    "feature_agreement",
+    "rank_agreement",
+    "sign_agreement",
+)
 
 
 def _pairwise(attributions, measure, top_k):
@@ -140,7 +146,11 @@ class DisagreementDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         methods = [methods] if isinstance(methods, str) else list(methods)
         explainer = fitted_explainer(
-            estimator, X, groups=groups, background=background, random_state=random_state
+            estimator,
+            X,
+            groups=groups,
+            background=background,
+            random_state=random_state,
         )
         attributions = as_attribution_dict(
             explainer.explain(X, methods=methods), method_names=methods, output=output
@@ -152,14 +162,19 @@ class DisagreementDisplay:
         from .. import metrics as _metrics
 
         result = _metrics.metric_disagreement(
-            explainer, X, attributions=attributions, metrics=metrics,
-            n_samples=n_samples, random_state=random_state,
+            explainer,
+            X,
+            attributions=attributions,
+            metrics=metrics,
+            n_samples=n_samples,
+            random_state=random_state,
         )
         return cls.from_result(result, ax=ax)
 
     @classmethod
-    def from_result(cls, result, *, methods=None, measure="l2", top_k=None, output=None,
-                    ax=None):
+    def from_result(
+        cls, result, *, methods=None, measure="l2", top_k=None, output=None, ax=None
+    ):
         """Plot the disagreement of results already computed.
 
         Parameters
@@ -189,14 +204,22 @@ class DisagreementDisplay:
 
         if isinstance(methods, str):
             methods = [methods]
-        if isinstance(result, Mapping) and "agreement" in result and "metric_names" in result:
+        if (
+            isinstance(result, Mapping)
+            and "agreement" in result
+            and "metric_names" in result
+        ):
             matrix = 1.0 - np.asarray(result["agreement"], dtype=np.float64)
-            disp = cls(matrix, list(result["metric_names"]), kind="metrics",
-                       measure="ranking")
+            disp = cls(
+                matrix, list(result["metric_names"]), kind="metrics", measure="ranking"
+            )
             return disp.plot(ax=ax)
         if isinstance(result, Mapping) and "pairwise" in result and "names" in result:
-            disp = cls(np.asarray(result["pairwise"], dtype=np.float64),
-                       list(result["names"]), measure=measure)
+            disp = cls(
+                np.asarray(result["pairwise"], dtype=np.float64),
+                list(result["names"]),
+                measure=measure,
+            )
             return disp.plot(ax=ax)
         if isinstance(result, Decomposition) and methods is None:
             methods = ["arch", "shapley", "banzhaf", "occlusion"]
@@ -237,19 +260,26 @@ class DisagreementDisplay:
         else:
             fig = ax.figure
         label = (
-            f"disagreement ({self.measure})" if self.kind == "methods"
+            f"disagreement ({self.measure})"
+            if self.kind == "methods"
             else "1 - ranking agreement"
         )
         if vmax is None:
             top = float(np.nanmax(matrix)) if matrix.size else 0.0
             vmax = top if top > 0 else 1.0
         self.im_, self.text_, self.colorbar_ = heatmap(
-            ax, matrix, list(self.names), list(self.names), cmap=cmap, vmin=0.0,
-            vmax=vmax, annotate=annotate, colorbar_label=label,
+            ax,
+            matrix,
+            list(self.names),
+            list(self.names),
+            cmap=cmap,
+            vmin=0.0,
+            vmax=vmax,
+            annotate=annotate,
+            colorbar_label=label,
         )
         what = "explainers" if self.kind == "methods" else "faithfulness metrics"
         ax.set_title(f"Disagreement between {what}", fontsize="medium")
         self.ax_ = ax
         self.figure_ = fig
         return self
-

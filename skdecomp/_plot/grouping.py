@@ -32,8 +32,9 @@ def _model_of(estimator):
     return estimator
 
 
-def _curves_along(grouper, model, X, points, *, methods, metrics, background,
-                  random_state, max_groups):
+def _curves_along(
+    grouper, model, X, points, *, methods, metrics, background, random_state, max_groups
+):
     """Disagreement and unfaithfulness at each number of groups along the history."""
     from .. import metrics as _metrics
     from .._explainer import MAX_EXACT_GROUPS, Explainer
@@ -50,7 +51,9 @@ def _curves_along(grouper, model, X, points, *, methods, metrics, background,
         if k > limit:
             continue
         explainer = Explainer(
-            model, groups=grouper.cut(int(k)), background=background,
+            model,
+            groups=grouper.cut(int(k)),
+            background=background,
             random_state=random_state,
         ).fit(X)
         dec = explainer.decompose(X)
@@ -59,11 +62,18 @@ def _curves_along(grouper, model, X, points, *, methods, metrics, background,
             curves["disagreement"][i] = _metrics.disagreement(phis, measure="l2").score
         for m in metric_names:
             fn = getattr(_metrics, m)
-            curves[m][i] = np.mean([
-                fn(None, X, attributions=phi, decomposition=dec,
-                   random_state=random_state).score
-                for phi in phis.values()
-            ])
+            curves[m][i] = np.mean(
+                [
+                    fn(
+                        None,
+                        X,
+                        attributions=phi,
+                        decomposition=dec,
+                        random_state=random_state,
+                    ).score
+                    for phi in phis.values()
+                ]
+            )
     return curves
 
 
@@ -130,8 +140,17 @@ class GroupingDisplay:
     [3, 2, 1]
     """
 
-    def __init__(self, n_groups, loss, merge_labels, *, curves=None, initial_groups=None,
-                 initial_names=None, history=None):
+    def __init__(
+        self,
+        n_groups,
+        loss,
+        merge_labels,
+        *,
+        curves=None,
+        initial_groups=None,
+        initial_names=None,
+        history=None,
+    ):
         self.n_groups = n_groups
         self.loss = loss
         self.merge_labels = merge_labels
@@ -200,26 +219,40 @@ class GroupingDisplay:
 
             model = estimator
             grouper = AdaptiveGrouper(
-                model, n_samples=n_samples, n_groups=n_groups, rel_tol=0.0,
+                model,
+                n_samples=n_samples,
+                n_groups=n_groups,
+                rel_tol=0.0,
                 random_state=random_state,
             ).fit(X)
         else:
             model = _model_of(grouper)
         curves = None
         if methods is not None or metrics is not None:
-            methods = ["shapley"] if methods is None else (
-                [methods] if isinstance(methods, str) else list(methods)
+            methods = (
+                ["shapley"]
+                if methods is None
+                else ([methods] if isinstance(methods, str) else list(methods))
             )
             n_initial = len(grouper.initial_groups_)
             points = n_initial - np.arange(len(grouper.history_) + 1)
             curves = _curves_along(
-                grouper, model, X, points, methods=methods, metrics=metrics,
-                background=background, random_state=random_state, max_groups=max_groups,
+                grouper,
+                model,
+                X,
+                points,
+                methods=methods,
+                metrics=metrics,
+                background=background,
+                random_state=random_state,
+                max_groups=max_groups,
             )
         return cls.from_result(grouper, curves=curves, kind=kind, ax=ax)
 
     @classmethod
-    def from_result(cls, result, *, curves=None, initial_loss=None, kind="curve", ax=None):
+    def from_result(
+        cls, result, *, curves=None, initial_loss=None, kind="curve", ax=None
+    ):
         """Plot a merge history already computed.
 
         Parameters
@@ -261,12 +294,12 @@ class GroupingDisplay:
         else:
             n0 = len(initial_groups) if initial_groups is not None else 1
         n_groups = np.array([n0] + [h["n_groups"] for h in history], dtype=int)
-        loss = np.array([initial_loss] + [h["loss_after"] for h in history], dtype=float)
+        loss = np.array(
+            [initial_loss] + [h["loss_after"] for h in history], dtype=float
+        )
         labels = []
         for h in history:
-            names = h.get("names") or tuple(
-                "+".join(map(str, g)) for g in h["groups"]
-            )
+            names = h.get("names") or tuple("+".join(map(str, g)) for g in h["groups"])
             labels.append(f"{names[0]} + {names[1]}")
         if curves is not None:
             curves = {str(k): np.asarray(v, dtype=float) for k, v in curves.items()}
@@ -275,8 +308,15 @@ class GroupingDisplay:
                 raise ValueError(
                     f"curves need one value per point ({loss.size}); got shapes {bad}."
                 )
-        disp = cls(n_groups, loss, labels, curves=curves, initial_groups=initial_groups,
-                   initial_names=initial_names, history=history)
+        disp = cls(
+            n_groups,
+            loss,
+            labels,
+            curves=curves,
+            initial_groups=initial_groups,
+            initial_names=initial_names,
+            history=history,
+        )
         return disp.plot(kind=kind, ax=ax)
 
     from_grouper = from_result
@@ -334,10 +374,17 @@ class GroupingDisplay:
         for key, (a, b) in children.items():
             y = height[key]
             ya, yb = height.get(a, 0), height.get(b, 0)
-            lines += ax.plot([xs[a], xs[a], xs[b], xs[b]], [ya, y, y, yb],
-                             color="C0", linewidth=1.2)
-        ax.set_xticks([xs[k] for k in order], labels=[names[k] for k in order],
-                      rotation=60, ha="right", rotation_mode="anchor", fontsize="small")
+            lines += ax.plot(
+                [xs[a], xs[a], xs[b], xs[b]], [ya, y, y, yb], color="C0", linewidth=1.2
+            )
+        ax.set_xticks(
+            [xs[k] for k in order],
+            labels=[names[k] for k in order],
+            rotation=60,
+            ha="right",
+            rotation_mode="anchor",
+            fontsize="small",
+        )
         ax.set_xlim(-0.6, max(len(order) - 0.4, 0.6))
         ax.set_ylim(0, max(height.values(), default=1) + 0.5)
         ax.set_ylabel("merge step")
@@ -380,16 +427,25 @@ class GroupingDisplay:
         n_groups = np.asarray(self.n_groups)
         if n_curve:
             lax = axes[0]
-            (self.lines_["loss"],) = lax.plot(n_groups, self.loss, marker="o",
-                                              color="C0", label="AGREED loss")
+            (self.lines_["loss"],) = lax.plot(
+                n_groups, self.loss, marker="o", color="C0", label="AGREED loss"
+            )
             if annotate:
-                for k, value, label in zip(n_groups[1:], self.loss[1:], self.merge_labels):
+                for k, value, label in zip(
+                    n_groups[1:], self.loss[1:], self.merge_labels
+                ):
                     if len(label) > 24:
                         label = label[:23] + "\u2026"
-                    self.annotations_.append(lax.annotate(
-                        label, (k, value), textcoords="offset points", xytext=(3, 6),
-                        fontsize="x-small", rotation=30,
-                    ))
+                    self.annotations_.append(
+                        lax.annotate(
+                            label,
+                            (k, value),
+                            textcoords="offset points",
+                            xytext=(3, 6),
+                            fontsize="x-small",
+                            rotation=30,
+                        )
+                    )
             lax.set_xlabel("number of groups")
             lax.set_ylabel("AGREED loss")
             lax.set_title("Loss as groups merge", fontsize="medium")
@@ -398,10 +454,16 @@ class GroupingDisplay:
             if n_curve == 2:
                 cax = axes[1]
                 for i, (name, values) in enumerate(self.curves.items()):
-                    top = np.nanmax(np.abs(values)) if np.isfinite(values).any() else 1.0
+                    top = (
+                        np.nanmax(np.abs(values)) if np.isfinite(values).any() else 1.0
+                    )
                     top = top if top > 0 else 1.0
                     (self.lines_[name],) = cax.plot(
-                        n_groups, values / top, marker="s", color=f"C{i + 1}", label=name
+                        n_groups,
+                        values / top,
+                        marker="s",
+                        color=f"C{i + 1}",
+                        label=name,
                     )
                 cax.set_xlabel("number of groups")
                 cax.set_ylabel("relative to its largest value")

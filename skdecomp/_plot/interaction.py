@@ -175,7 +175,11 @@ class InteractionDisplay:
         if bad:
             raise ValueError(f"Unknown kind {bad}; choose among {list(_KINDS)}.")
         explainer = fitted_explainer(
-            estimator, X, groups=groups, background=background, random_state=random_state
+            estimator,
+            X,
+            groups=groups,
+            background=background,
+            random_state=random_state,
         )
         rows = _take_rows(X, n_samples, random_state)
         matrices = {k: _compute(explainer, rows, k, output) for k in kinds}
@@ -207,7 +211,11 @@ class InteractionDisplay:
         display : InteractionDisplay
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
-        if isinstance(result, Mapping) and "pairwise" in result and "potentials" in result:
+        if (
+            isinstance(result, Mapping)
+            and "pairwise" in result
+            and "potentials" in result
+        ):
             if names is None:
                 names = result.get("group_names")
             result = {"h2": result["pairwise"]}
@@ -267,15 +275,29 @@ class InteractionDisplay:
         shown = [names[u] for u in order]
         for panel, (key, matrix) in zip(axes, self.matrices.items()):
             matrix = np.asarray(matrix, dtype=np.float64)[np.ix_(order, order)]
-            im, _, _ = heatmap(panel, matrix, shown, shown, cmap=cmap, vmin=0.0,
-                               annotate=annotate, colorbar_label=key)
+            im, _, _ = heatmap(
+                panel,
+                matrix,
+                shown,
+                shown,
+                cmap=cmap,
+                vmin=0.0,
+                annotate=annotate,
+                colorbar_label=key,
+            )
             self.images_[key] = im
             if blocks is not None:
                 start = 0
                 for block in blocks:
                     size_b = len(block)
-                    rect = Rectangle((start - 0.5, start - 0.5), size_b, size_b,
-                                     fill=False, edgecolor="red", linewidth=1.5)
+                    rect = Rectangle(
+                        (start - 0.5, start - 0.5),
+                        size_b,
+                        size_b,
+                        fill=False,
+                        edgecolor="red",
+                        linewidth=1.5,
+                    )
                     panel.add_patch(rect)
                     self.boxes_.append(rect)
                     start += size_b

@@ -14,8 +14,10 @@ __all__ = ["PartialDependenceDisplay"]
 def _group_list(groups):
     """(name, columns) pairs from one group, a list of groups or a dict."""
     if isinstance(groups, Mapping):
-        return [(str(k), [v] if isinstance(v, (str, int, np.integer)) else list(v))
-                for k, v in groups.items()]
+        return [
+            (str(k), [v] if isinstance(v, (str, int, np.integer)) else list(v))
+            for k, v in groups.items()
+        ]
     if isinstance(groups, (str, int, np.integer)):
         groups = [groups]
     out = []
@@ -142,15 +144,21 @@ class PartialDependenceDisplay:
         if hasattr(estimator, "estimator_") and hasattr(estimator, "decompose"):
             estimator = estimator.estimator_
         feature_names = (
-            [str(c) for c in X.columns] if hasattr(X, "columns")
+            [str(c) for c in X.columns]
+            if hasattr(X, "columns")
             else [f"x{j}" for j in range(np.asarray(X).shape[1])]
         )
         rng = check_random_state(random_state)
         results, names = [], []
         for name, cols in _group_list(groups):
             res = partial_dependence(
-                estimator, X, cols, grid_resolution=grid_resolution, kind="both",
-                response_method=response_method, random_state=rng,
+                estimator,
+                X,
+                cols,
+                grid_resolution=grid_resolution,
+                kind="both",
+                response_method=response_method,
+                random_state=rng,
             )
             n = res.individual.shape[1]
             if n > n_ice:
@@ -168,8 +176,16 @@ class PartialDependenceDisplay:
         return disp.plot(kind=kind, ax=ax)
 
     @classmethod
-    def from_result(cls, results, *, group_names=None, feature_names=None, output=0,
-                    kind="both", ax=None):
+    def from_result(
+        cls,
+        results,
+        *,
+        group_names=None,
+        feature_names=None,
+        output=0,
+        kind="both",
+        ax=None,
+    ):
         """Plot results of :func:`skdecomp.inspection.partial_dependence`.
 
         Parameters
@@ -194,7 +210,9 @@ class PartialDependenceDisplay:
         if feature_names is None:
             feature_names = [f"x{j}" for j in range(n_features)]
         if group_names is None:
-            group_names = [", ".join(feature_names[c] for c in r["columns"]) for r in results]
+            group_names = [
+                ", ".join(feature_names[c] for c in r["columns"]) for r in results
+            ]
         disp = cls(results, list(group_names), list(feature_names), output=output)
         return disp.plot(kind=kind, ax=ax)
 
@@ -223,8 +241,9 @@ class PartialDependenceDisplay:
             )
         n = len(self.results)
         ncols = min(n, 3)
-        fig, axes = panel_axes(ax, n, ncols=ncols,
-                               figsize=(4.2 * ncols, 3.4 * int(np.ceil(n / ncols))))
+        fig, axes = panel_axes(
+            ax, n, ncols=ncols, figsize=(4.2 * ncols, 3.4 * int(np.ceil(n / ncols)))
+        )
         self.lines_, self.contours_ = {}, {}
         o = self.output
         for panel, res, name in zip(axes, self.results, self.group_names):
@@ -259,11 +278,13 @@ class PartialDependenceDisplay:
                     x = np.arange(order.size)
                     panel.set_xlabel("observed joint values, sorted by PD")
                 if kind in ("individual", "both") and ice is not None:
-                    lines += panel.plot(x, ice[o][:, order].T, color="C0", alpha=0.2,
-                                        linewidth=0.7)
+                    lines += panel.plot(
+                        x, ice[o][:, order].T, color="C0", alpha=0.2, linewidth=0.7
+                    )
                 if kind in ("average", "both"):
-                    lines += panel.plot(x, avg[o][order], color="C1", linewidth=2.5,
-                                        label="average")
+                    lines += panel.plot(
+                        x, avg[o][order], color="C1", linewidth=2.5, label="average"
+                    )
                     panel.legend(fontsize="small")
                 panel.set_ylabel("prediction")
                 self.lines_[name] = lines

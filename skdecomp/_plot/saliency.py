@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._base import check_matplotlib_support, panel_axes, squeeze_axes
+from ._base import check_matplotlib_support, panel_axes
 
 __all__ = ["SaliencyDisplay", "patch_label_map"]
 
@@ -49,7 +49,8 @@ def _check_label_map(label_map, image_shape):
     lm = np.asarray(label_map)
     if lm.shape != tuple(image_shape[:2]):
         raise ValueError(
-            f"label_map has shape {lm.shape}; it must match the image, {image_shape[:2]}."
+            f"label_map has shape {lm.shape}; it must match the image, "
+            f"{image_shape[:2]}."
         )
     if not np.issubdtype(lm.dtype, np.integer):
         raise ValueError("label_map must hold integer group ids.")
@@ -175,7 +176,9 @@ class SaliencyDisplay:
             label_map = label_map.label_map_
         if label_map is None:
             if patch_size is None:
-                raise ValueError("Give a label_map, or a patch_size for a grid of patches.")
+                raise ValueError(
+                    "Give a label_map, or a patch_size for a grid of patches."
+                )
             label_map = patch_label_map(image.shape[:2], patch_size)
         label_map = _check_label_map(label_map, image.shape)
         channels = 1 if image.ndim == 2 else image.shape[2]
@@ -186,7 +189,9 @@ class SaliencyDisplay:
         }
         if isinstance(baseline, str):
             if baseline != "mean":
-                raise ValueError(f"baseline must be a number, an image or 'mean', got {baseline!r}.")
+                raise ValueError(
+                    f"baseline must be a number, an image or 'mean', got {baseline!r}."
+                )
             base = np.full(image.shape, image.mean())
         else:
             base = np.broadcast_to(np.asarray(baseline, dtype=np.float64), image.shape)
@@ -195,8 +200,11 @@ class SaliencyDisplay:
             target = estimator.predict(x)[0] if hasattr(estimator, "classes_") else None
         methods = [methods] if isinstance(methods, str) else list(methods)
         explainer = Explainer(
-            estimator, groups=groups, background=base.reshape(1, -1),
-            response_method=response_method, target=target,
+            estimator,
+            groups=groups,
+            background=base.reshape(1, -1),
+            response_method=response_method,
+            target=target,
         ).fit(x)
         result = explainer.explain(x, methods=methods)
         attributions = {}
@@ -209,8 +217,17 @@ class SaliencyDisplay:
         return disp.plot(per_pixel=per_pixel, ax=ax)
 
     @classmethod
-    def from_result(cls, image, label_map, attributions, *, methods=None, title=None,
-                    per_pixel=False, ax=None):
+    def from_result(
+        cls,
+        image,
+        label_map,
+        attributions,
+        *,
+        methods=None,
+        title=None,
+        per_pixel=False,
+        ax=None,
+    ):
         """Plot group attributions already computed.
 
         Parameters
@@ -294,10 +311,18 @@ class SaliencyDisplay:
         fig, axes = panel_axes(ax, n_panels, figsize=(2.6 * n_panels + 0.8, 3.0))
         segs = _boundary_segments(label_map)
         gray = image if image.ndim == 2 else image.mean(axis=2)
-        show = image if image.ndim == 2 else (image - image.min()) / max(np.ptp(image), 1e-12)
-        self.images_ = {"image": axes[0].imshow(
-            show, cmap="gray_r" if image.ndim == 2 else None, interpolation="nearest"
-        )}
+        show = (
+            image
+            if image.ndim == 2
+            else (image - image.min()) / max(np.ptp(image), 1e-12)
+        )
+        self.images_ = {
+            "image": axes[0].imshow(
+                show,
+                cmap="gray_r" if image.ndim == 2 else None,
+                interpolation="nearest",
+            )
+        }
         self.boundaries_ = []
         for panel in axes:
             lc = LineCollection(segs, colors=boundary_color, linewidths=1.0)
@@ -309,8 +334,14 @@ class SaliencyDisplay:
         im = None
         for panel, (m, values) in zip(axes[1:], maps.items()):
             panel.imshow(gray, cmap="gray_r", interpolation="nearest", alpha=0.35)
-            im = panel.imshow(values, cmap=cmap, vmin=-vmax, vmax=vmax, alpha=0.8,
-                              interpolation="nearest")
+            im = panel.imshow(
+                values,
+                cmap=cmap,
+                vmin=-vmax,
+                vmax=vmax,
+                alpha=0.8,
+                interpolation="nearest",
+            )
             self.images_[m] = im
             panel.set_title(m, fontsize="small")
         self.colorbar_ = None
