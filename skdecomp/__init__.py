@@ -11,6 +11,7 @@ from ._grouper import (
     PairwiseGrouper,
     column_transformer_groups,
 )
+from ._image import PatchGrouper, SuperpixelGrouper
 from . import inspection, metrics
 
 __version__ = "0.1.0.dev0"
@@ -23,6 +24,8 @@ __all__ = [
     "Explainer",
     "FixedGrouper",
     "PairwiseGrouper",
+    "PatchGrouper",
+    "SuperpixelGrouper",
     "__version__",
     "inspection",
     "metrics",

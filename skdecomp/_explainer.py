@@ -29,11 +29,14 @@ from ._grouper import fit_grouper, partition_loss
 from ._kernels import moebius_transform
 from ._partition import group_labels, resolve_groups
 from ._tree import explainer_attributions, select_algorithm, tree_components
+from ._image import explainer_image_setup, image_model
 from ._sampling import (
     SAMPLED_METHODS,
+    SINGLE_GROUP_METHODS,
     check_method_params,
     resolve_budget,
     sampled_attributions,
+    single_group_attributions,
 )
 from ._value import (
     Table,
@@ -102,7 +105,9 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
             "kernel_shap", "permutation_shap", "lime", "rise", \
             "integrated_gradients"}, default="shapley"
         The attribution returned by :meth:`transform`. The exact methods
-        enumerate all 2**K coalitions (K at most ``MAX_EXACT_GROUPS``).
+        enumerate all 2**K coalitions (K at most ``MAX_EXACT_GROUPS``),
+        except "arch" and "occlusion" (and their aliases) alone, which need
+        2K coalitions and work for any number of groups.
         With ``F_U`` the components, every exact method is
         ``phi_k = sum_{U contains k} w(|U|) F_U`` with
 
@@ -155,7 +160,22 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         Reference rows B. An int draws that many rows (without replacement)
         from the data passed to :meth:`fit`, or takes all of them when there
         are fewer. An array or DataFrame gives the rows explicitly; a single
-        row (1-D array) gives the anchored decomposition around it.
+        row (1-D array) gives the anchored decomposition around it. Not used
+        when ``baseline`` is set.
+
+    baseline : {"zeros", "mean", "blur"}, array-like or None, default=None
+        Images (flattened rows): explain against one baseline image b, the
+        anchored decomposition of paper-spec §1.1 (B = delta_b), instead of
+        ``background``. "zeros" is black; "mean" the mean of the rows passed
+        to :meth:`fit` (a reference set, never the explained image alone);
+        "blur" the image passed to :meth:`fit` (one image) blurred by a
+        Gaussian of standard deviation ``max(H, W) / 8`` pixels, which
+        needs the image shape from an image grouper in ``groups``; an array
+        of the image's shape (or its flattened row) is that image. A
+        grouper in ``groups`` with a ``baseline`` left at None gets this
+        image. When ``groups`` is an image grouper (e.g.
+        :class:`PatchGrouper`), a plain callable model gets batches of
+        images of shape (n, *image_shape) instead of flattened rows.
 
     response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
         Output of the model to explain. "auto" uses ``predict_proba``, then
@@ -306,6 +326,7 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         "n_samples": [Interval(Integral, 1, None, closed="left"), None],
         "method_params": [dict, None],
         "verbose": ["verbose"],
+        "baseline": [StrOptions({"zeros", "mean", "blur"}), "array-like", None],
     }
 
     def __init__(
@@ -325,6 +346,7 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         n_samples=None,
         method_params=None,
         verbose=0,
+        baseline=None,
     ):
         self.estimator = estimator
         self.method = method
@@ -340,6 +362,7 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         self.n_samples = n_samples
         self.method_params = method_params
         self.verbose = verbose
+        self.baseline = baseline
 
     # -- input checks ---------------------------------------------------------
     def _check_X(self, X, reset):
@@ -476,6 +499,9 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
 
         feature_names = getattr(self, "feature_names_in_", None)
         spec = self.groups
+        image_shape, base_row = explainer_image_setup(self.baseline, spec, X)
+        if image_shape is not None:
+            self.estimator_ = image_model(self.estimator_, image_shape)
         if hasattr(spec, "fit") and hasattr(spec, "get_params"):
             self.grouper_ = fit_grouper(
                 spec,
@@ -485,6 +511,9 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
                 response_method=self.response_method,
                 target=self.target,
                 random_state=self.random_state,
+                baseline=None if base_row is None else base_row.reshape(
+                    image_shape or base_row.shape
+                ),
             )
             spec = dict(zip(self.grouper_.group_names_, self.grouper_.groups_))
         groups, names = resolve_groups(spec, X.shape[1], feature_names)
@@ -495,13 +524,14 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         else:
             if self.method_params:
                 check_method_params(self.method, self.method_params)
-            _check_exact_groups(len(groups), self.method)
+            if self.method not in SINGLE_GROUP_METHODS:
+                _check_exact_groups(len(groups), self.method)
         self.groups_ = groups
         self.group_names_ = np.asarray(names, dtype=object)
         self.n_groups_ = len(groups)
         self.labels_ = group_labels(groups, X.shape[1])
 
-        bg = self._resolve_background(X, rng)
+        bg = self._resolve_background(X, rng) if base_row is None else base_row[None, :]
         self._response, self.output_names_ = resolve_response(
             self.estimator_, self.response_method, self.target, bg.iloc[:1]
             if isinstance(bg, pd.DataFrame) else bg[:1]
@@ -616,7 +646,12 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
                 )
         out = {}
         exact = [m for m in methods if m in EXACT_METHODS]
-        if exact:
+        if exact and getattr(self, "_tree", None) is None and all(
+            m in SINGLE_GROUP_METHODS for m in exact
+        ):
+            # at most 2K coalitions, for any number of groups
+            out.update(single_group_attributions(self, X, exact))
+        elif exact:
             _check_exact_groups(self.n_groups_, exact[0])
             if getattr(self, "_tree", None) is not None:
                 out.update(explainer_attributions(

@@ -282,6 +282,11 @@ class _BaseGrouper(TransformerMixin, BaseEstimator):
         return self._model_given()
 
     def _check_X(self, X, reset, lax=None):
+        if not reset and getattr(self, "image_shape_", None) is not None:
+            from ._image import as_image_rows, image_ndim
+
+            if image_ndim(X) > 2:
+                X, _ = as_image_rows(X, self.image_shape_)
         lax = self._lax_input() if lax is None else lax
         if isinstance(X, pd.DataFrame) and lax:
             validate_data(self, X, skip_check_array=True, reset=reset)
@@ -476,13 +481,16 @@ def _progress(verbose, total, desc, iterate=False):
     return tqdm(range(total), desc=desc) if iterate else tqdm(total=total, desc=desc)
 
 
-def fit_grouper(grouper, X, y, *, estimator, response_method, target, random_state):
+def fit_grouper(
+    grouper, X, y, *, estimator, response_method, target, random_state, baseline=None
+):
     """Fit a clone of ``grouper`` for an explainer.
 
     The explainer's fitted model is passed on when the grouper has an
     ``estimator`` parameter left at None; its ``response_method`` and
-    ``target`` are passed on when the grouper's are at their defaults, and
-    its ``random_state`` when the grouper's is None.
+    ``target`` are passed on when the grouper's are at their defaults, its
+    ``random_state`` when the grouper's is None, and its baseline image
+    (an array) when the grouper has a ``baseline`` parameter left at None.
     """
     # a shallow copy: fitted parameters (e.g. a ColumnTransformer) stay fitted
     grouper = copy.copy(grouper)
@@ -496,6 +504,8 @@ def fit_grouper(grouper, X, y, *, estimator, response_method, target, random_sta
             updates["target"] = target
     if "random_state" in params and params["random_state"] is None:
         updates["random_state"] = random_state
+    if baseline is not None and "baseline" in params and params["baseline"] is None:
+        updates["baseline"] = baseline
     grouper.set_params(**updates)
     grouper.fit(X, y)
     if not hasattr(grouper, "groups_"):
@@ -557,9 +567,12 @@ class AdaptiveGrouper(_BaseGrouper):
         the largest interaction strength
         ``mean_n I_ij.mean(1)[n]**2 + mean_m I_ij.mean(0)[m]**2`` (§4.2).
 
-    initial_groups : None, list of lists or dict, default=None
+    initial_groups : None, list of lists, dict, grouper or label map, default=None
         Partition to start from (e.g. one-hot blocks kept together); None
-        starts from one group per column.
+        starts from one group per column (one group per pixel for images).
+        For images also an image grouper such as ``PatchGrouper(4)`` or
+        ``SuperpixelGrouper()`` (fitted on the images), or a label map of
+        shape (H, W).
 
     response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
         Model output to group on; "auto" uses ``predict_proba``, then
@@ -589,6 +602,35 @@ class AdaptiveGrouper(_BaseGrouper):
         from the flattened trees of a scikit-learn tree ensemble, with no
         model calls; "auto" does so when the model allows it (see
         :class:`~skdecomp.Explainer`) and calls the model otherwise.
+
+    image_shape : tuple of int or None, default=None
+        Set it (or pass images of shape (n, H, W) or (n, H, W, C)) for
+        per-image AGREED (paper-spec §4.2 "Images"): every image x passed to
+        :meth:`fit` gets its own partition, learned on the mixture
+        Q = (delta_x + delta_b) / 2 of the image and its baseline b (N = 2),
+        with loss ``1/4 sum_k (Arch_k - Occ_k)**2``; merges are limited to
+        adjacent groups, so groups stay connected. (H, W) or (H, W, C) of
+        flattened rows (C order: row, column, channel); all channels of a
+        pixel are in one group. ``n_samples``, ``random_state``, ``verbose``
+        and ``algorithm`` are not used. Estimators get flattened rows; a
+        plain callable gets batches of images of shape (n, *image_shape).
+        All groups and all adjacent pairs are evaluated in one batch, then
+        only the new group's pairs after each merge (paper-spec §7.2);
+        images are merged in lockstep, so each round is one batch over all
+        images; a batch holds at most ``min(max_memory, 64 MiB)`` of hybrid
+        images.
+
+    adjacency : {"4", "8"}, default="4"
+        Images: groups are adjacent when their pixels touch through a side
+        ("4") or also through a corner ("8").
+
+    baseline : {"zeros", "mean", "blur"}, array-like or None, default=None
+        Images: the baseline image b. "zeros" is black; "mean" the mean
+        image of a reference set passed as ``fit(X, reference=images)``
+        (never of the explained images); "blur" each image blurred by a
+        Gaussian of standard deviation ``max(H, W) / 8`` pixels; an array
+        of the image's shape is that image. None is "zeros", except inside
+        ``Explainer(baseline=...)``, which passes its baseline image on.
 
     Attributes
     ----------
@@ -624,6 +666,26 @@ class AdaptiveGrouper(_BaseGrouper):
         Mean model output over the sample.
     n_outputs_ : int
     output_names_ : list of str
+    label_maps_ : ndarray of shape (n_images, H, W)
+        Images only: the partition of every image; ``groups_``, ``labels_``,
+        ``history_``, ``loss_`` and the other attributes above describe the
+        first image's, and ``background_`` is its baseline.
+    label_map_ : ndarray of shape (H, W)
+        Images only: the first image's partition (group ``k`` of
+        ``groups_`` is label ``k``).
+    initial_label_maps_ : ndarray of shape (n_images, H, W)
+        Images only: the partitions merging started from.
+    merges_ : list of ndarray of shape (n_merges, 2)
+        Images only: per image, the merges in order, each as one initial
+        group id of either side (see :meth:`cut_label_map`).
+    losses_, initial_losses_ : ndarray of shape (n_images,)
+        Images only: final and initial loss of every image.
+    baseline_images_ : ndarray of shape (n_images, *image_shape)
+        Images only: the baseline of every image.
+    image_shape_ : tuple
+        Images only: (H, W) or (H, W, C).
+    model_batches_ : int
+        Images only: number of calls to the model (batches of hybrid images).
     n_features_in_ : int
         Number of features seen during :term:`fit`.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -652,7 +714,7 @@ class AdaptiveGrouper(_BaseGrouper):
         "n_groups": [Interval(Integral, 1, None, closed="left"), None],
         "rel_tol": [Interval(Real, 0, 1, closed="both")],
         "merge_score": [StrOptions({"loss", "interaction"})],
-        "initial_groups": [None, list, tuple, dict],
+        "initial_groups": [None, list, tuple, dict, HasMethods(["fit"]), np.ndarray],
         "response_method": [
             StrOptions({"auto", "predict", "predict_proba", "decision_function"})
         ],
@@ -661,6 +723,9 @@ class AdaptiveGrouper(_BaseGrouper):
         "random_state": ["random_state"],
         "max_memory": [Interval(Integral, 1, None, closed="left"), str],
         "verbose": ["verbose"],
+        "image_shape": [tuple, list, None],
+        "adjacency": [StrOptions({"4", "8"})],
+        "baseline": [StrOptions({"zeros", "mean", "blur"}), "array-like", None],
         "algorithm": [StrOptions({"auto", "tree", "model_agnostic"})],
     }
 
@@ -680,6 +745,9 @@ class AdaptiveGrouper(_BaseGrouper):
         max_memory="1GB",
         verbose=0,
         algorithm="auto",
+        image_shape=None,
+        adjacency="4",
+        baseline=None,
     ):
         self.estimator = estimator
         self.n_samples = n_samples
@@ -694,21 +762,38 @@ class AdaptiveGrouper(_BaseGrouper):
         self.max_memory = max_memory
         self.verbose = verbose
         self.algorithm = algorithm
+        self.image_shape = image_shape
+        self.adjacency = adjacency
+        self.baseline = baseline
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, reference=None):
         """Learn the groups by greedy merges (paper-spec §4.2).
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Tabular rows; or images of shape (n_images, H, W[, C]), or
+            flattened images with ``image_shape``, each grouped on its own.
         y : array-like of shape (n_samples,) or None
-            Target, needed only to fit an unfitted model.
+            Target, needed only to fit an unfitted model (tabular data).
+        reference : array-like of images or None, default=None
+            Images only: the reference set whose mean image is the baseline
+            when ``baseline="mean"``.
 
         Returns
         -------
         self : AdaptiveGrouper
         """
+        from ._image import fit_image_agreed, image_ndim
+
+        if self.image_shape is not None or image_ndim(X) in (3, 4):
+            return fit_image_agreed(self, X, y, reference=reference)
+        if reference is not None:
+            raise ValueError(
+                "reference= gives the images of baseline='mean'; it is used only "
+                "for images (set image_shape or pass images of shape (n, H, W[, C]))."
+            )
         X = self._check_X(X, reset=True)
         feature_names = getattr(self, "feature_names_in_", None)
         initial, names = resolve_groups(self.initial_groups, X.shape[1], feature_names)
@@ -818,6 +903,44 @@ class AdaptiveGrouper(_BaseGrouper):
             a, b = (sorted(g) for g in entry["groups"])
             groups = [g for g in groups if g != a and g != b] + [sorted(a + b)]
         return [[int(j) for j in g] for g in _canonical(groups)]
+
+    def cut_label_map(self, n_groups, image=0):
+        """Images: the label map with ``n_groups`` groups along an image's merges.
+
+        Parameters
+        ----------
+        n_groups : int
+            Between the image's final and initial numbers of groups.
+        image : int, default=0
+            Index of the image among those passed to :meth:`fit`.
+
+        Returns
+        -------
+        label_map : ndarray of shape (H, W)
+            Group ids in order of each group's first pixel (row by row).
+        """
+        check_is_fitted(self, "label_maps_")
+        from ._image import cut_label_map
+
+        n_images = self.label_maps_.shape[0]
+        if not isinstance(image, Integral) or not -n_images <= image < n_images:
+            raise ValueError(
+                f"image={image!r} is not the index of one of the {n_images} fitted images."
+            )
+        initial = self.initial_label_maps_[image]
+        n_initial = int(initial.max()) + 1
+        n_final = n_initial - len(self.merges_[image])
+        if (
+            not isinstance(n_groups, Integral)
+            or isinstance(n_groups, bool)
+            or not n_final <= n_groups <= n_initial
+        ):
+            raise ValueError(
+                f"n_groups={n_groups!r} is outside the merge history of image "
+                f"{image}, which goes from {n_initial} to {n_final} groups; refit "
+                "with a smaller n_groups (or rel_tol=0) to go further."
+            )
+        return cut_label_map(initial, self.merges_[image], n_groups)
 
 
 # -- baselines -----------------------------------------------------------------

@@ -38,10 +38,12 @@ from ._value import coalition_values
 
 __all__ = [
     "SAMPLED_METHODS",
+    "SINGLE_GROUP_METHODS",
     "METHOD_PARAMS",
     "check_method_params",
     "resolve_budget",
     "sampled_attributions",
+    "single_group_attributions",
     "evaluate_coalitions",
 ]
 
@@ -52,6 +54,9 @@ SAMPLED_METHODS = (
     "rise",
     "integrated_gradients",
 )
+
+#: Exact methods that need only one coalition per group, for any number of groups.
+SINGLE_GROUP_METHODS = ("arch", "pdp", "occlusion", "pfi")
 
 #: Options of each sampled method and their defaults.
 METHOD_PARAMS = {
@@ -570,6 +575,36 @@ def _integrated_gradients(explainer, X, prediction, n_steps, scheme):
         steps = np.diff(stairs, axis=2).sum(axis=1)  # (n_rows, K, n_out) by position
         phi += steps if r == 0 else steps[:, ::-1]
     return phi / 2.0
+
+
+# -- ArchAttribute and Occlusion ------------------------------------------------
+def single_group_attributions(explainer, X, methods):
+    """Arch/PDP and Occlusion/PFI from K singletons and K leave-one-out coalitions.
+
+    ``arch_k = v_x({k}) - v_x({})`` and ``occlusion_k = f(x) - v_x(all but k)``
+    (paper-spec §2.2), exactly, for any number of groups K: 2K coalitions
+    instead of the 2**K of the full decomposition.
+    """
+    prediction = explainer._response(X)
+    n_rows, n_out = prediction.shape
+    K = explainer.n_groups_
+    table, bg = explainer._tables(X)
+    eye = np.eye(K, dtype=bool)
+    arch_like = [m for m in methods if m in ("arch", "pdp")]
+    occ_like = [m for m in methods if m in ("occlusion", "pfi")]
+    blocks = ([eye] if arch_like else []) + ([~eye] if occ_like else [])
+    values = evaluate_coalitions(explainer, table, bg, np.vstack(blocks), prediction)
+    base = np.atleast_1d(explainer.baseline_)[None, None, :]
+    phis = {}
+    if arch_like:
+        phis["arch"] = values[:, :K] - base
+    if occ_like:
+        phis["occlusion"] = prediction[:, None, :] - values[:, -K:]
+    out = {}
+    for m in methods:
+        phi = phis["arch" if m in ("arch", "pdp") else "occlusion"]
+        out[m] = phi[:, :, 0].copy() if n_out == 1 else np.ascontiguousarray(phi)
+    return out
 
 
 # -- dispatch ------------------------------------------------------------------

@@ -16,9 +16,15 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import Bunch, check_random_state
 
-from ._compat import Interval, validate_params
+from ._compat import Interval, StrOptions, validate_params
 
-__all__ = ["make_agreed_example", "make_block_function", "BlockFunction"]
+__all__ = [
+    "make_agreed_example",
+    "make_block_function",
+    "BlockFunction",
+    "load_digit_images",
+    "make_shape_images",
+]
 
 # Univariate and multivariate shapes used by the block functions. Every
 # multivariate shape is a product of centred factors, so every pair of its
@@ -228,3 +234,177 @@ def make_block_function(
     coefs = rng.uniform(1.0, 2.0, size=len(blocks)) * rng.choice([-1.0, 1.0], size=len(blocks))
     function = BlockFunction(blocks, shapes, [float(c) for c in coefs], n_features)
     return _bunch(function, n_samples, noise, rng, repr(function))
+
+
+# -- images ------------------------------------------------------------------------
+def _fit_quietly(model, X, y):
+    """Fit with a short, deliberately capped number of iterations.
+
+    One BLAS thread: these small fits are faster without thread contention.
+    """
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits
+
+    with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.fit(X, y)
+
+
+@validate_params(
+    {
+        "model": [StrOptions({"mlp", "svc"})],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def load_digit_images(*, model="mlp", random_state=0):
+    """The 8x8 digits bundled with scikit-learn, with a fitted classifier.
+
+    An image task that runs offline (paper-spec §5.5 on a small scale):
+    :func:`sklearn.datasets.load_digits` scaled to [0, 1], and a classifier
+    on the flattened pixels fitted on the first 1200 images (about a
+    second); the other 597 are held out.
+
+    Parameters
+    ----------
+    model : {"mlp", "svc"}, default="mlp"
+        ``MLPClassifier(hidden_layer_sizes=(32,))`` (explained on
+        ``predict_proba``) or an RBF ``SVC()`` (explained on
+        ``decision_function``, one score per class).
+    random_state : int, RandomState instance or None, default=0
+        Seed of the model's fit.
+
+    Returns
+    -------
+    data : Bunch
+        ``images`` (1797, 8, 8), ``data`` (1797, 64), ``target``,
+        ``image_shape`` ``(8, 8)``, ``model`` (fitted, takes flattened rows),
+        ``train_index`` and ``test_index``, ``DESCR``.
+
+    Examples
+    --------
+    >>> from skdecomp.datasets import load_digit_images
+    >>> digits = load_digit_images()
+    >>> digits.images.shape, digits.model.score(digits.data[digits.test_index],
+    ...                                          digits.target[digits.test_index]) > 0.9
+    ((1797, 8, 8), True)
+    """
+    from sklearn.datasets import load_digits
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.svm import SVC
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+    if model == "mlp":
+        clf = MLPClassifier(hidden_layer_sizes=(32,), max_iter=300, random_state=seed)
+    else:
+        clf = SVC(random_state=seed)
+    train, test = np.arange(1200), np.arange(1200, X.shape[0])
+    _fit_quietly(clf, X[train], y[train])
+    return Bunch(
+        images=X.reshape(-1, 8, 8),
+        data=X,
+        target=y,
+        image_shape=(8, 8),
+        model=clf,
+        train_index=train,
+        test_index=test,
+        DESCR="scikit-learn digits scaled to [0, 1] with a classifier on the flattened pixels",
+    )
+
+
+@validate_params(
+    {
+        "n_samples": [Interval(Integral, 2, None, closed="left")],
+        "image_size": [Interval(Integral, 16, None, closed="left")],
+        "noise": [Interval(Real, 0, None, closed="left")],
+        "fit_model": ["boolean"],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_shape_images(
+    n_samples=1000, *, image_size=32, noise=0.05, fit_model=True, random_state=None
+):
+    """Bright bars on textured backgrounds, with a known class rule.
+
+    Each grayscale image has a background texture (a sinusoidal grating of
+    random orientation, frequency and phase, plus Gaussian noise) and one
+    bright bar, 3 pixels thick and 12 to 20 long, at a random position.
+    The class rule: ``target = 0`` for a horizontal bar, ``1`` for a
+    vertical bar. With ``fit_model=True`` an
+    ``MLPClassifier(hidden_layer_sizes=(24,))`` on the flattened pixels is
+    fitted on the first 80% of the images (a few seconds at most); the rest
+    is held out.
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+    image_size : int, default=32
+        Height and width of the images.
+    noise : float, default=0.05
+        Standard deviation of the pixel noise.
+    fit_model : bool, default=True
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    data : Bunch
+        ``images`` (n_samples, image_size, image_size) in [0, 1], ``data``
+        (flattened), ``target``, ``masks`` (boolean, the bar's pixels: the
+        evidence of the class), ``image_shape``, ``model`` (fitted, or None),
+        ``train_index``, ``test_index`` and ``DESCR``.
+
+    Examples
+    --------
+    >>> from skdecomp.datasets import make_shape_images
+    >>> shapes = make_shape_images(20, fit_model=False, random_state=0)
+    >>> shapes.images.shape, sorted(set(shapes.target.tolist()))
+    ((20, 32, 32), [0, 1])
+    """
+    rng = check_random_state(random_state)
+    size, thick = int(image_size), 3
+    yy, xx = np.mgrid[:size, :size]
+    images = np.empty((n_samples, size, size))
+    masks = np.zeros((n_samples, size, size), dtype=bool)
+    target = rng.randint(2, size=n_samples)
+    for i in range(n_samples):
+        theta, freq = rng.uniform(0, np.pi), rng.uniform(0.3, 0.8)
+        phase = rng.uniform(0, 2 * np.pi)
+        wave = np.sin(freq * (np.cos(theta) * xx + np.sin(theta) * yy) + phase)
+        img = 0.3 + 0.15 * wave + noise * rng.standard_normal((size, size))
+        length = rng.randint(12, min(21, size - 3))
+        along = rng.randint(2, size - length - 1)
+        across = rng.randint(2, size - thick - 1)
+        if target[i] == 0:
+            masks[i, across : across + thick, along : along + length] = True
+        else:
+            masks[i, along : along + length, across : across + thick] = True
+        img[masks[i]] = 1.0
+        images[i] = np.clip(img, 0.0, 1.0)
+    data = images.reshape(n_samples, -1)
+    n_train = max(1, int(round(0.8 * n_samples)))
+    train, test = np.arange(n_train), np.arange(n_train, n_samples)
+    model = None
+    if fit_model:
+        from sklearn.neural_network import MLPClassifier
+
+        seed = rng.randint(np.iinfo(np.int32).max)
+        model = MLPClassifier(
+            hidden_layer_sizes=(24,), solver="lbfgs", max_iter=50, random_state=seed
+        )
+        _fit_quietly(model, data[train], target[train])
+    return Bunch(
+        images=images,
+        data=data,
+        target=target,
+        masks=masks,
+        image_shape=(size, size),
+        model=model,
+        train_index=train,
+        test_index=test,
+        DESCR="bars on textured backgrounds; target 0: horizontal bar, 1: vertical bar",
+    )

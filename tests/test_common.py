@@ -1,5 +1,7 @@
 """scikit-learn's estimator checks on every public estimator."""
 
+import importlib.util
+
 from sklearn.linear_model import LinearRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -9,6 +11,8 @@ from skdecomp import (
     Explainer,
     FixedGrouper,
     PairwiseGrouper,
+    PatchGrouper,
+    SuperpixelGrouper,
 )
 
 # Instances are kept tiny: every check explains its own data.
@@ -19,7 +23,11 @@ ESTIMATORS = [
     CorrelationGrouper(),
     FixedGrouper(),
     Explainer(LinearRegression(), groups=AdaptiveGrouper(n_samples=5), background=5),
+    # image groupers see each row as a 1-pixel-high image (2-D data of any width)
+    PatchGrouper(2, image_shape=(1, -1)),
 ]
+if importlib.util.find_spec("skimage") is not None:
+    ESTIMATORS.append(SuperpixelGrouper("slic", image_shape=(1, -1), random_state=0))
 
 # Reasons for checks that cannot pass, by estimator class name.
 EXPECTED_FAILED_CHECKS = {}
