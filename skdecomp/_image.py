@@ -22,7 +22,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from ._compat import Interval, StrOptions, _fit_context
 from ._grouper import _BaseGrouper, _is_fitted, _parse_memory
@@ -44,6 +44,13 @@ _ATOL = 1e-9
 _MAX_CELLS = 2**23
 
 BASELINES = ("zeros", "mean", "blur")
+
+# Default arguments of the scikit-image segmentation functions.
+_SUPERPIXEL_DEFAULTS = {
+    "quickshift": {"kernel_size": 2, "max_dist": 4, "ratio": 0.5},
+    "slic": {"n_segments": 16, "compactness": 0.1},
+    "felzenszwalb": {"scale": 1, "min_size": 4},
+}
 
 
 # -- shapes and rows -----------------------------------------------------------
@@ -434,7 +441,6 @@ def agreed_images(
     evaluator : _HybridEvaluator
         With the model call counts.
     """
-    n_img = images.shape[0]
     ev = _HybridEvaluator(
         response, images, baselines, image_shape, max_memory=max_memory, n_jobs=n_jobs
     )
@@ -852,12 +858,6 @@ class SuperpixelGrouper(_ImageGrouper):
         "random_state": ["random_state"],
     }
 
-    _DEFAULTS = {
-        "quickshift": {"kernel_size": 2, "max_dist": 4, "ratio": 0.5},
-        "slic": {"n_segments": 16, "compactness": 0.1},
-        "felzenszwalb": {"scale": 1, "min_size": 4},
-    }
-
     def __init__(self, method="quickshift", *, image_shape=None, method_params=None,
                  random_state=None):
         self.method = method
@@ -891,7 +891,7 @@ class SuperpixelGrouper(_ImageGrouper):
 
         rows = self._fit_shape(X)
         shape = self.image_shape_
-        params = dict(self._DEFAULTS[self.method])
+        params = dict(_SUPERPIXEL_DEFAULTS[self.method])
         params.update(self.method_params or {})
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         maps = []

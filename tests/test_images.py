@@ -145,7 +145,7 @@ def test_loss_is_the_arch_occlusion_gap_at_every_step():
     g = AdaptiveGrouper(
         _interacting, initial_groups=PatchGrouper(2), baseline=b, n_groups=1
     ).fit(x[None])
-    flat_model = lambda rows: _interacting(np.asarray(rows).reshape(-1, 8, 8))  # noqa: E731
+    flat_model = lambda rows: _interacting(np.asarray(rows).reshape(-1, 8, 8))
     losses = [g.initial_loss_] + [h["loss_after"] for h in g.history_]
     assert len(losses) == 16
     for step, loss in enumerate(losses):
