@@ -10,6 +10,8 @@ This module imports nothing from the package.
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+import types
+
 import numpy as np
 from numba import njit, prange
 
@@ -28,6 +30,23 @@ __all__ = [
     "constrained_least_squares",
     "permutation_attributions",
 ]
+
+
+def _serial_and_parallel(body):
+    """Serial and ``parallel=True`` compilations of one kernel body.
+
+    Numba's on-disk cache keys a function by module, qualified name, line and
+    signature, not by its compile flags: two dispatchers built from the same
+    Python function would share cache entries, and one could load the other's
+    machine code. The parallel variant is therefore compiled from a copy of
+    the function with its own qualified name.
+    """
+    twin = types.FunctionType(
+        body.__code__, body.__globals__, body.__name__ + "_parallel",
+        body.__defaults__, body.__closure__,
+    )
+    twin.__qualname__ = body.__qualname__ + "_parallel"
+    return njit(body, cache=True), njit(twin, cache=True, parallel=True)
 
 
 @njit(cache=True)
@@ -62,8 +81,7 @@ def _moebius_body(values, sign):
     return out
 
 
-_moebius_serial = njit(_moebius_body, cache=True)
-_moebius_parallel = njit(_moebius_body, cache=True, parallel=True)
+_moebius_serial, _moebius_parallel = _serial_and_parallel(_moebius_body)
 
 
 def _check_table(values):
@@ -129,8 +147,7 @@ def _weighted_body(components, size_weights):
     return out
 
 
-_weighted_serial = njit(_weighted_body, cache=True)
-_weighted_parallel = njit(_weighted_body, cache=True, parallel=True)
+_weighted_serial, _weighted_parallel = _serial_and_parallel(_weighted_body)
 
 
 def size_weighted_attributions(components, size_weights, parallel=False):
@@ -258,52 +275,6 @@ def interaction_potentials(rows, cols):
                 acc += gap * gap
         out[k] = acc / n_samples
     return out
-
-
-@njit(cache=True)
-def pair_interaction_strengths(rows, cols, pair_rows, pair_cols, pairs):
-    """Pairwise interaction strengths from anchored row and column means.
-
-    For a pair p = (i, j) the anchored interaction matrix is
-    ``I = G_{i u j} - G_i - G_j`` (paper-spec §4.2). Its row means are the
-    pure pair components F_ij(x^n) and its column means the full ones
-    ``sum_{V contains i, j} F_V(x^m)`` (paper-spec §1.2 duality).
-
-    Parameters
-    ----------
-    rows, cols : ndarray of shape (n_groups, n_outputs, n_samples)
-        Row and column means of the single-group matrices G_k.
-    pair_rows, pair_cols : ndarray of shape (n_pairs, n_outputs, n_samples)
-        Row and column means of the matrices of each pair's union.
-    pairs : ndarray of shape (n_pairs, 2), int64
-
-    Returns
-    -------
-    pure, full, joint : ndarray of shape (n_pairs,)
-        Mean over samples, summed over outputs, of the squared row mean of
-        I, the squared column mean of I, and the squared row mean of
-        G_{i u j} (the centred joint partial dependence).
-    """
-    n_pairs = pairs.shape[0]
-    n_outputs = rows.shape[1]
-    n_samples = rows.shape[2]
-    pure = np.zeros(n_pairs, dtype=np.float64)
-    full = np.zeros(n_pairs, dtype=np.float64)
-    joint = np.zeros(n_pairs, dtype=np.float64)
-    for p in range(n_pairs):
-        i = pairs[p, 0]
-        j = pairs[p, 1]
-        for o in range(n_outputs):
-            for n in range(n_samples):
-                r = pair_rows[p, o, n] - rows[i, o, n] - rows[j, o, n]
-                c = pair_cols[p, o, n] - cols[i, o, n] - cols[j, o, n]
-                pure[p] += r * r
-                full[p] += c * c
-                joint[p] += pair_rows[p, o, n] * pair_rows[p, o, n]
-        pure[p] /= n_samples
-        full[p] /= n_samples
-        joint[p] /= n_samples
-    return pure, full, joint
 
 
 # -- tree ensembles (exact interventional decomposition) -----------------------
@@ -437,8 +408,10 @@ def _tree_components_body(
     return out
 
 
-_tree_components_serial = njit(_tree_components_body, cache=True)
-_tree_components_parallel = njit(_tree_components_body, cache=True, parallel=True)
+(
+    _tree_components_serial,
+    _tree_components_parallel,
+) = _serial_and_parallel(_tree_components_body)
 
 
 def _tree_attributions_body(
@@ -513,8 +486,10 @@ def _tree_attributions_body(
     return out
 
 
-_tree_attributions_serial = njit(_tree_attributions_body, cache=True)
-_tree_attributions_parallel = njit(_tree_attributions_body, cache=True, parallel=True)
+(
+    _tree_attributions_serial,
+    _tree_attributions_parallel,
+) = _serial_and_parallel(_tree_attributions_body)
 
 
 def _tree_anchored_body(X, Z, col_group, roots, node_int, threshold, values, cat_bits, masks):
@@ -545,8 +520,10 @@ def _tree_anchored_body(X, Z, col_group, roots, node_int, threshold, values, cat
     return out
 
 
-_tree_anchored_serial = njit(_tree_anchored_body, cache=True)
-_tree_anchored_parallel = njit(_tree_anchored_body, cache=True, parallel=True)
+(
+    _tree_anchored_serial,
+    _tree_anchored_parallel,
+) = _serial_and_parallel(_tree_anchored_body)
 
 
 def _tree_predict_body(X, roots, node_int, threshold, values, cat_bits):
@@ -566,8 +543,7 @@ def _tree_predict_body(X, roots, node_int, threshold, values, cat_bits):
     return out
 
 
-_tree_predict_serial = njit(_tree_predict_body, cache=True)
-_tree_predict_parallel = njit(_tree_predict_body, cache=True, parallel=True)
+_tree_predict_serial, _tree_predict_parallel = _serial_and_parallel(_tree_predict_body)
 
 
 # -- kernels of the sampled explainers -----------------------------------------
@@ -959,10 +935,10 @@ def _tree_attributions_leaf_body(
     return out
 
 
-_tree_attributions_leaf_serial = njit(_tree_attributions_leaf_body, cache=True)
-_tree_attributions_leaf_parallel = njit(
-    _tree_attributions_leaf_body, cache=True, parallel=True
-)
+(
+    _tree_attributions_leaf_serial,
+    _tree_attributions_leaf_parallel,
+) = _serial_and_parallel(_tree_attributions_leaf_body)
 
 
 def _tree_components_leaf_body(
@@ -1060,7 +1036,7 @@ def _tree_components_leaf_body(
     return out
 
 
-_tree_components_leaf_serial = njit(_tree_components_leaf_body, cache=True)
-_tree_components_leaf_parallel = njit(
-    _tree_components_leaf_body, cache=True, parallel=True
-)
+(
+    _tree_components_leaf_serial,
+    _tree_components_leaf_parallel,
+) = _serial_and_parallel(_tree_components_leaf_body)

@@ -128,3 +128,19 @@ def test_moebius_properties_hypothesis():
         np.testing.assert_allclose(phi.sum(axis=1), v[:, -1] - v[:, 0], atol=1e-7)
 
     check()
+
+
+def test_serial_and_parallel_variants_are_cached_apart():
+    """A serial kernel never loads the cached code of its parallel twin.
+
+    Numba's cache keys ignore compile flags, so twins built from one Python
+    function would share entries; distinct qualified names keep them apart.
+    """
+    from skdecomp import _kernels
+
+    pairs = [n[: -len("_serial")] for n in dir(_kernels) if n.endswith("_serial")]
+    assert len(pairs) >= 8
+    for base in pairs:
+        serial = getattr(_kernels, base + "_serial")
+        parallel = getattr(_kernels, base + "_parallel")
+        assert serial.py_func.__qualname__ != parallel.py_func.__qualname__
