@@ -190,8 +190,8 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
     batch_size : int or "auto", default="auto"
         Largest number of hybrid rows sent to the model at once. Memory is
         bounded by it (or by the background size, if larger), whatever the
-        number of explained rows. "auto" sends chunks of about 64 MiB
-        (``2**23`` cells, i.e. ``2**23 // n_features`` rows, at least 1024).
+        number of explained rows. "auto" sends chunks of about 32 MiB
+        (``2**22`` cells, i.e. ``2**22 // n_features`` rows, at least 1024).
 
     n_jobs : int, default=None
         Number of joblib workers over chunks of hybrid rows. None means 1
@@ -589,7 +589,7 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
     def _batch_rows(self):
         """Rows per model call from ``batch_size``."""
         if self.batch_size == "auto":
-            return max(1024, 2**23 // max(1, self.n_features_in_))
+            return max(1024, 2**22 // max(1, self.n_features_in_))
         return self.batch_size
 
     def decompose(self, X):
