@@ -21,9 +21,11 @@ def main():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1000, 8))
     y = X[:, 0] * X[:, 1] + np.sin(X[:, 2] * X[:, 3]) + X[:, 4:].sum(axis=1)
-    model = RandomForestRegressor(n_estimators=50, n_jobs=1, random_state=0).fit(X, y)
-    kwargs = dict(background=100, batch_size=20000, random_state=0, algorithm="model_agnostic")
-    rows = X[:20]
+    model = RandomForestRegressor(n_estimators=100, max_depth=12, n_jobs=1, random_state=0).fit(X, y)
+    kwargs = dict(
+        background=100, batch_size=50000, random_state=0, algorithm="model_agnostic"
+    )
+    rows = X[:60]
 
     local = Explainer(model, n_jobs=1, **kwargs).fit(X)
     t0 = time.perf_counter()

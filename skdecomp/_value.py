@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin, is_classifier
+from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ._kernels import mean_over_background
@@ -319,6 +320,16 @@ def _evaluate_chunk(response, table, background, rows, cmasks, average):
     return mean_over_background(preds, background.n_rows)
 
 
+def _evaluate_chunks(response, table, background, chunks, average):
+    return np.concatenate(
+        [
+            _evaluate_chunk(response, table, background, rows, cmasks, average)
+            for rows, cmasks in chunks
+        ],
+        axis=0,
+    )
+
+
 def coalition_values(
     response,
     table,
@@ -372,20 +383,31 @@ def coalition_values(
 
     if n_pairs == 0:
         raise ValueError("coalition_values needs at least one row and one mask.")
-    if len(starts) == 1:
-        results = [_evaluate_chunk(response, table, background, *chunk(0), average)]
-    else:
-        # joblib runs the chunks in order: sequentially for n_jobs=None unless
-        # a parallel_backend context (e.g. dask) says otherwise
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(_evaluate_chunk)(response, table, background, *chunk(s), average)
+    n_workers = effective_n_jobs(n_jobs)
+    if n_workers == 1 or len(starts) == 1:
+        results = (
+            _evaluate_chunk(response, table, background, *chunk(s), average)
             for s in starts
         )
-        if progress:
-            from tqdm.auto import tqdm
+        total = len(starts)
+    else:
+        # A task takes several chunks, so the model is sent to workers a few
+        # times rather than once per chunk; joblib returns tasks in order, so
+        # results do not depend on n_jobs or on the backend (e.g. dask).
+        per_task = -(-len(starts) // (4 * n_workers))
+        tasks = [starts[i : i + per_task] for i in range(0, len(starts), per_task)]
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_evaluate_chunks)(
+                response, table, background, [chunk(s) for s in task], average
+            )
+            for task in tasks
+        )
+        total = len(tasks)
+    if progress:
+        from tqdm.auto import tqdm
 
-            results = tqdm(results, total=len(starts), desc=progress, unit="chunk")
-        results = list(results)
+        results = tqdm(results, total=total, desc=progress)
+    results = list(results)
     values = np.concatenate(results, axis=0)
     if average:
         return values.reshape(n_rows, n_masks, -1)
