@@ -70,10 +70,23 @@ def load_table(path, target):
     return X, y
 
 
-def is_classification(y):
-    from sklearn.utils.multiclass import type_of_target
+def is_classification(y, model=None):
+    """Whether to treat the target as classes.
 
-    return type_of_target(np.asarray(y)) not in ("continuous", "continuous-multioutput")
+    A given model decides by its type. Otherwise non-numeric or boolean
+    targets are classes, and so are integer targets with at most 20 distinct
+    values; everything else is a regression target.
+    """
+    if model is not None:
+        from sklearn.base import is_classifier
+
+        return bool(is_classifier(model))
+    y = pd.Series(y)
+    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+        return True
+    values = y.to_numpy()
+    integral = np.all(np.equal(np.mod(values, 1), 0))
+    return bool(integral and y.nunique() <= 20)
 
 
 def make_model(kind, X, y, random_state=None):
@@ -268,7 +281,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
                 f"the model cannot predict on the table's columns ({exc}); give "
                 "the table it was trained on (same columns, same encoding)."
             ) from exc
-    classification = is_classification(y)
+    classification = is_classification(y, model)
     target_class = None
     if classification and hasattr(model, "classes_") and len(model.classes_) > 2:
         # explain the most frequent class; one output keeps the report readable

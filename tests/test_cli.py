@@ -128,6 +128,7 @@ def test_demo_writes_report(tmp_path):
     assert "shapley" in r.stdout and "Disagreement" in r.stdout
     res = json.loads((tmp_path / "skdecomp-report" / "results.json").read_text())
     assert res["agreed"] is not None
+    assert res["task"] == "regression"
     assert (tmp_path / "skdecomp-report" / "index.html").exists()
 
 
@@ -174,3 +175,18 @@ def test_verbose_progress_bars(capsys):
     ).transform(data.data[:3])
     err = capsys.readouterr().err
     assert "AGREED merges" in err and "model calls" in err
+
+
+def test_task_detection():
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+
+    from skdecomp._report import is_classification
+
+    rng = np.random.default_rng(0)
+    assert not is_classification(rng.integers(25, 346, size=300))  # counts, many values
+    assert not is_classification(rng.normal(size=50))
+    assert is_classification(rng.integers(0, 3, size=50))
+    assert is_classification(np.array(["a", "b"] * 10, dtype=object))
+    assert is_classification(np.array([True, False] * 10))
+    assert not is_classification(rng.integers(0, 3, size=50), LinearRegression())
+    assert is_classification(rng.normal(size=50), LogisticRegression())
