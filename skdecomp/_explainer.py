@@ -619,7 +619,8 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         X : array-like or DataFrame of shape (n_samples, n_features)
         methods : list of str or None
             Methods to compute (see ``method``); None computes
-            shapley, banzhaf, occlusion and arch.
+            shapley, banzhaf, occlusion and arch, or, beyond
+            ``MAX_EXACT_GROUPS`` groups, occlusion, arch, kernel_shap and lime.
 
         Returns
         -------
@@ -627,8 +628,13 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
             One array per method, each (n_samples, n_groups) or
             (n_samples, n_groups, n_outputs).
         """
+        check_is_fitted(self)
         if methods is None:
-            methods = ["shapley", "banzhaf", "occlusion", "arch"]
+            methods = (
+                ["shapley", "banzhaf", "occlusion", "arch"]
+                if self.n_groups_ <= MAX_EXACT_GROUPS
+                else ["occlusion", "arch", "kernel_shap", "lime"]
+            )
         elif isinstance(methods, str):
             methods = [methods]
         check_is_fitted(self)

@@ -483,3 +483,20 @@ def test_kernels_match_pure_python():
     phi = _kernels.permutation_attributions(orders, index, values)
     np.testing.assert_array_equal(phi, _py(_kernels.permutation_attributions)(orders, index, values))
     np.testing.assert_allclose(phi.sum(axis=1), values[:, 3] - values[:, 0])
+
+
+def test_explain_defaults_beyond_exact_limit():
+    from skdecomp import MAX_EXACT_GROUPS
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, MAX_EXACT_GROUPS + 4))
+
+    def f(Z):
+        return Z[:, 0] * Z[:, 1] + Z[:, 2]
+
+    e = Explainer(f, method="kernel_shap", background=5, n_samples=200, random_state=0)
+    res = e.fit(X).explain(X[:2])
+    assert sorted(res) == ["arch", "kernel_shap", "lime", "occlusion"]
+    # column 3 and beyond do not enter f: every method gives them 0
+    for phi in res.values():
+        np.testing.assert_allclose(phi[:, 3:], 0, atol=1e-10)
