@@ -497,6 +497,9 @@ def test_explain_defaults_beyond_exact_limit():
     e = Explainer(f, method="kernel_shap", background=5, n_samples=200, random_state=0)
     res = e.fit(X).explain(X[:2])
     assert sorted(res) == ["arch", "kernel_shap", "lime", "occlusion"]
-    # column 3 and beyond do not enter f: every method gives them 0
-    for phi in res.values():
-        np.testing.assert_allclose(phi[:, 3:], 0, atol=1e-10)
+    # columns 3 and beyond do not enter f: occlusion and arch give them 0
+    for m in ("occlusion", "arch"):
+        np.testing.assert_allclose(res[m][:, 3:], 0, atol=1e-10)
+    # KernelSHAP keeps efficiency
+    gap = f(X[:2]) - f(e.background_).mean()
+    np.testing.assert_allclose(res["kernel_shap"].sum(axis=1), gap, atol=1e-8)
