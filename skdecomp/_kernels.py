@@ -784,149 +784,271 @@ def pair_interaction_strengths(rows, cols, pair_rows, pair_cols, pairs):
     return pure, full, joint
 
 
+# -- leaf-wise tree kernels ------------------------------------------------------
+# For a leaf, let V(r) be the groups whose splits on the path row r does not
+# follow. The hybrid of x and z reaches the leaf iff V(x) & V(z) == 0, with
+# A = V(z) and B = V(x). Each tree is walked once, depth first, for all rows
+# together: ``path[d]`` holds V of every row (background rows first) at the
+# node of depth d on the current path, so reaching a leaf gives V of every row
+# there. Rows with equal V are then handled once per leaf.
+
+
 @njit(cache=True)
-def _tree_violations(row, root, end, node_int, threshold, cat_bits, col_group,
-                     stack_node, stack_mask):
-    # For every leaf of the tree rooted at ``root`` (nodes root..end-1): the
-    # groups whose splits on the path to the leaf the row does not follow.
-    out = np.zeros(end - root, dtype=np.int64)
-    stack_node[0] = root
-    stack_mask[0] = 0
-    top = 1
-    while top > 0:
-        top -= 1
-        node = stack_node[top]
-        M = stack_mask[top]
-        while node_int[node, 0] >= 0:
-            f = node_int[node, 0]
-            if _tree_goes_left(node, row[f], node_int, threshold, cat_bits):
-                follow = node_int[node, 1]
-                other = node_int[node, 2]
-            else:
-                follow = node_int[node, 2]
-                other = node_int[node, 1]
-            stack_node[top] = other
-            stack_mask[top] = M | (np.int64(1) << col_group[f])
-            top += 1
-            node = follow
-        out[node - root] = M
+def _tree_columns(X, Z):
+    # [Z; X] column by column: (n_columns, n_background + n_rows)
+    n_bg = Z.shape[0]
+    out = np.empty((X.shape[1], n_bg + X.shape[0]), dtype=np.float64)
+    for j in range(X.shape[1]):
+        for q in range(n_bg):
+            out[j, q] = Z[q, j]
+        for r in range(X.shape[0]):
+            out[j, n_bg + r] = X[r, j]
     return out
+
+
+@njit(cache=True)
+def _tree_next_leaf(cols, col_group, node_int, threshold, cat_bits,
+                    stack_node, stack_level, stack_bit, top, goes, path):
+    # Pop the next subtree of the depth-first walk and descend to its first
+    # leaf; returns (leaf, its depth, new stack top). Every entry but the root
+    # is the right child of the node one level up, whose rows going left are
+    # still in goes[level - 1]; stack_bit is that node's group bit.
+    n_all = cols.shape[1]
+    top -= 1
+    node = stack_node[top]
+    d = stack_level[top]
+    if d > 0:
+        bit = stack_bit[top]
+        for r in range(n_all):
+            path[d, r] = path[d - 1, r] | (bit * goes[d - 1, r])
+    while node_int[node, 0] >= 0:
+        f = node_int[node, 0]
+        col = cols[f]
+        if node_int[node, 4] < 0:
+            thr = threshold[node]
+            nan_left = node_int[node, 3] != 0
+            for r in range(n_all):
+                v = col[r]
+                goes[d, r] = (v <= thr) | (nan_left & np.isnan(v))
+        else:
+            for r in range(n_all):
+                goes[d, r] = _tree_goes_left(node, col[r], node_int, threshold, cat_bits)
+        bit = np.int64(1) << col_group[f]
+        stack_node[top] = node_int[node, 2]
+        stack_level[top] = d + 1
+        stack_bit[top] = bit
+        top += 1
+        for r in range(n_all):
+            path[d + 1, r] = path[d, r] | (bit * (1 - goes[d, r]))
+        node = node_int[node, 1]
+        d += 1
+    return node, d, top
+
+
+@njit(cache=True)
+def _tree_slot(key, stamp, slot_key, cur):
+    # Slot of key in an open-addressing table (size a power of two) whose
+    # live slots carry stamp == cur; a new key claims a free slot. Returns
+    # (slot, whether the key is new). Bumping cur empties the table.
+    size_mask = stamp.shape[0] - 1
+    h = (key ^ (key >> 9) ^ (key >> 18) ^ (key >> 27) ^ (key >> 36)
+         ^ (key >> 45) ^ (key >> 54)) & size_mask
+    while True:
+        if stamp[h] != cur:
+            stamp[h] = cur
+            slot_key[h] = key
+            return h, True
+        if slot_key[h] == key:
+            return h, False
+        h = (h + 1) & size_mask
+
+
+@njit(cache=True)
+def _tree_background_patterns(v, n_bg, stamp, slot_key, slot_id, cur, pats, weights):
+    # Distinct values of v[:n_bg] as pats[:n] with their counts; returns n.
+    n = 0
+    for q in range(n_bg):
+        h, new = _tree_slot(v[q], stamp, slot_key, cur)
+        if new:
+            slot_id[h] = n
+            pats[n] = v[q]
+            weights[n] = 0.0
+            n += 1
+        weights[slot_id[h]] += 1.0
+    return n
+
+
+@njit(cache=True)
+def _tree_table(n_rows, n_bg):
+    # stamp, key and id arrays of an empty table with room for max(n_rows, n_bg) keys
+    size = 2
+    while size < 2 * max(n_bg, n_rows, 1):
+        size *= 2
+    return (np.full(size, -1, dtype=np.int64), np.empty(size, dtype=np.int64),
+            np.empty(size, dtype=np.int64))
+
+
+@njit(cache=True)
+def _tree_walk_buffers(n_all, max_depth):
+    # stack_node, stack_level, stack_bit, goes, path of _tree_next_leaf
+    return (
+        np.empty(max_depth + 2, dtype=np.int64),
+        np.empty(max_depth + 2, dtype=np.int64),
+        np.empty(max_depth + 2, dtype=np.int64),
+        np.zeros((max_depth + 2, n_all), dtype=np.int64),
+        np.zeros((max_depth + 2, n_all), dtype=np.int64),
+    )
 
 
 def _tree_attributions_leaf_body(
     X, Z, col_group, roots, node_int, threshold, values, cat_bits,
     coef_a, coef_b, n_groups, max_depth, n_chunks,
 ):
-    # Leaf-wise form of _tree_attributions_body. For a leaf, let V(r) be the
-    # groups whose constraints on the path row r violates. The hybrid of x
-    # and z reaches the leaf iff V(x) & V(z) == 0, with A = V(z), B = V(x).
-    # Rows with equal V are handled once per leaf.
+    # Leaf-wise form of _tree_attributions_body: per leaf and distinct row
+    # pattern B, the attribution of group k is the sum over compatible
+    # background patterns P (P & B == 0, weight = their count) of
+    # coef_a[|P|, |B|] when k in P and coef_b[|P|, |B|] when k in B.
+    # The patterns P holding group k form the bitset p_bits[k] (62 patterns
+    # a word), so the compatible P of B are those in no p_bits[k], k in B.
     n_rows = X.shape[0]
     n_bg = Z.shape[0]
     n_out = values.shape[1]
     n_methods = coef_a.shape[0]
     n_trees = roots.shape[0]
-    n_nodes = node_int.shape[0]
-    acc = np.zeros((n_chunks, n_rows, n_methods, n_groups, n_out), dtype=np.float64)
+    per_k = n_methods * n_out
+    cols = _tree_columns(X, Z)
+    # per row, entry (k * n_methods + m) * n_out + o
+    acc = np.zeros((n_chunks, n_rows, n_groups * per_k), dtype=np.float64)
     for c in prange(n_chunks):
-        stack_node = np.empty(max_depth + 2, dtype=np.int64)
-        stack_mask = np.empty(max_depth + 2, dtype=np.int64)
-        contrib = np.zeros((n_methods, n_groups), dtype=np.float64)
+        stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
+            n_bg + n_rows, max_depth)
+        p_stamp, p_key, p_slot = _tree_table(n_rows, n_bg)
+        b_stamp, b_key, b_slot = _tree_table(n_rows, n_bg)
+        p_pat = np.empty(n_bg, dtype=np.int64)
+        p_w = np.empty(n_bg, dtype=np.float64)
+        p_size = np.empty(n_bg, dtype=np.int64)
+        p_bits = np.zeros((n_groups, (n_bg + 61) // 62), dtype=np.int64)
+        # index of the bit 2**i from (2**i) % 67, i < 62
+        bit_index = np.zeros(67, dtype=np.int64)
+        for i in range(62):
+            bit_index[(np.int64(1) << i) % 67] = i
+        contrib = np.zeros((n_groups, n_methods), dtype=np.float64)
+        sb = np.zeros(n_methods, dtype=np.float64)
+        # per distinct row pattern of the leaf: its entries lo..hi-1 of a row
+        lo = np.empty(n_rows, dtype=np.int64)
+        hi = np.empty(n_rows, dtype=np.int64)
+        cv = np.empty((n_rows, n_groups * per_k), dtype=np.float64)
+        cur = 0
         for t in range(c, n_trees, n_chunks):
-            root = roots[t]
-            end = roots[t + 1] if t + 1 < n_trees else n_nodes
-            size = end - root
-            vz = np.empty((size, n_bg), dtype=np.int64)
-            for q in range(n_bg):
-                v = _tree_violations(Z[q], root, end, node_int, threshold, cat_bits,
-                                     col_group, stack_node, stack_mask)
-                for i in range(size):
-                    vz[i, q] = v[i]
-            vx = np.empty((size, n_rows), dtype=np.int64)
-            for r in range(n_rows):
-                v = _tree_violations(X[r], root, end, node_int, threshold, cat_bits,
-                                     col_group, stack_node, stack_mask)
-                for i in range(size):
-                    vx[i, r] = v[i]
-            for i in range(size):
-                leaf = root + i
-                if node_int[leaf, 0] >= 0:
-                    continue
-                # distinct background patterns and their weights
-                zs = np.sort(vz[i])
-                n_pat = 0
-                pats = np.empty(n_bg, dtype=np.int64)
-                wts = np.empty(n_bg, dtype=np.float64)
-                for q in range(n_bg):
-                    if n_pat > 0 and pats[n_pat - 1] == zs[q]:
-                        wts[n_pat - 1] += 1.0
+            stack_node[0] = roots[t]
+            stack_level[0] = 0
+            stack_bit[0] = 0
+            top = 1
+            while top > 0:
+                leaf, d, top = _tree_next_leaf(
+                    cols, col_group, node_int, threshold, cat_bits,
+                    stack_node, stack_level, stack_bit, top, goes, path,
+                )
+                v = path[d]
+                cur += 1
+                n_pat = _tree_background_patterns(v, n_bg, p_stamp, p_key, p_slot, cur,
+                                                  p_pat, p_w)
+                n_words = (n_pat + 61) // 62
+                p_union = np.int64(0)
+                for p in range(n_pat):
+                    P = p_pat[p]
+                    p_size[p] = _bit_count(P)
+                    p_union |= P
+                    bit = np.int64(1) << (p % 62)
+                    k = 0
+                    while P:
+                        if P & 1:
+                            p_bits[k, p // 62] |= bit
+                        P >>= 1
+                        k += 1
+                n_cls = 0
+                for r in range(n_rows):
+                    B = v[n_bg + r]
+                    h, new = _tree_slot(B, b_stamp, b_key, cur)
+                    if not new:
+                        cls = b_slot[h]
                     else:
-                        pats[n_pat] = zs[q]
-                        wts[n_pat] = 1.0
-                        n_pat += 1
-                order = np.argsort(vx[i])
-                j = 0
-                while j < n_rows:
-                    B = vx[i, order[j]]
-                    k_end = j
-                    while k_end < n_rows and vx[i, order[k_end]] == B:
-                        k_end += 1
-                    n_b = _bit_count(B)
-                    touched = B
-                    for m in range(n_methods):
-                        sb = 0.0
-                        for p in range(n_pat):
-                            P = pats[p]
-                            if P & B:
-                                continue
-                            n_a = _bit_count(P)
-                            w = wts[p]
-                            sb += w * coef_b[m, n_a, n_b]
-                            ca = w * coef_a[m, n_a, n_b]
-                            touched |= P
-                            kk = 0
-                            M = P
+                        cls = n_cls
+                        b_slot[h] = cls
+                        n_cls += 1
+                        size_b = _bit_count(B)
+                        touched = np.int64(0)
+                        for word in range(n_words):
+                            hit = np.int64(0)
+                            M = B & p_union
+                            k = 0
                             while M:
                                 if M & 1:
-                                    contrib[m, kk] += ca
+                                    hit |= p_bits[k, word]
                                 M >>= 1
-                                kk += 1
-                        kk = 0
-                        M = B
-                        while M:
-                            if M & 1:
-                                contrib[m, kk] += sb
-                            M >>= 1
-                            kk += 1
-                    for jj in range(j, k_end):
-                        r = order[jj]
-                        kk = 0
-                        M = touched
-                        while M:
-                            if M & 1:
+                                k += 1
+                            n_in = min(62, n_pat - 62 * word)
+                            free = ~hit & ((np.int64(1) << n_in) - 1)
+                            while free:
+                                low = free & -free
+                                free ^= low
+                                p = 62 * word + bit_index[low % 67]
+                                P = p_pat[p]
+                                size_a = p_size[p]
+                                w = p_w[p]
+                                touched |= P | B
                                 for m in range(n_methods):
-                                    cm = contrib[m, kk]
-                                    if cm != 0.0:
-                                        for o in range(n_out):
-                                            acc[c, r, m, kk, o] += cm * values[leaf, o]
-                            M >>= 1
-                            kk += 1
-                    kk = 0
-                    M = touched
-                    while M:
-                        if M & 1:
+                                    sb[m] += w * coef_b[m, size_a, size_b]
+                                k = 0
+                                while P:
+                                    if P & 1:
+                                        for m in range(n_methods):
+                                            contrib[k, m] += w * coef_a[m, size_a, size_b]
+                                    P >>= 1
+                                    k += 1
+                        # touched groups k_lo..k_hi-1 (none without a compatible P)
+                        k_lo = 0
+                        k_hi = 0
+                        if touched:
+                            k = 0
+                            M = B
+                            while M:
+                                if M & 1:
+                                    for m in range(n_methods):
+                                        contrib[k, m] += sb[m]
+                                M >>= 1
+                                k += 1
+                            while not (touched >> k_lo) & 1:
+                                k_lo += 1
+                            k_hi = k_lo
+                            while touched >> k_hi:
+                                k_hi += 1
+                        for m in range(n_methods):
+                            sb[m] = 0.0
+                        lo[cls] = k_lo * per_k
+                        hi[cls] = k_hi * per_k
+                        for k in range(k_lo, k_hi):
                             for m in range(n_methods):
-                                contrib[m, kk] = 0.0
-                        M >>= 1
-                        kk += 1
-                    j = k_end
+                                for o in range(n_out):
+                                    cv[cls, (k * n_methods + m) * n_out + o] = (
+                                        contrib[k, m] * values[leaf, o])
+                                contrib[k, m] = 0.0
+                    for j in range(lo[cls], hi[cls]):
+                        acc[c, r, j] += cv[cls, j]
+                k = 0
+                while p_union:
+                    if p_union & 1:
+                        for word in range(n_words):
+                            p_bits[k, word] = 0
+                    p_union >>= 1
+                    k += 1
     out = np.zeros((n_rows, n_methods, n_out, n_groups), dtype=np.float64)
     for c in range(n_chunks):
         for r in range(n_rows):
-            for m in range(n_methods):
-                for k in range(n_groups):
+            for k in range(n_groups):
+                for m in range(n_methods):
                     for o in range(n_out):
-                        out[r, m, o, k] += acc[c, r, m, k, o]
+                        out[r, m, o, k] += acc[c, r, (k * n_methods + m) * n_out + o]
     for r in range(n_rows):
         for m in range(n_methods):
             for o in range(n_out):
@@ -953,63 +1075,72 @@ def _tree_components_leaf_body(
     n_bg = Z.shape[0]
     n_out = values.shape[1]
     n_trees = roots.shape[0]
-    n_nodes = node_int.shape[0]
     n_tern = 1
     for _ in range(n_groups):
         n_tern *= 3
+    cols = _tree_columns(X, Z)
     acc = np.zeros((n_chunks, n_rows, n_tern, n_out), dtype=np.float64)
+    # (P, B) entries of all distinct row patterns B of a leaf: at most one
+    # per disjoint pair, so at most min(n_rows * n_bg, 3**K)
+    n_entries = min(n_rows * n_bg, n_tern)
     for c in prange(n_chunks):
-        stack_node = np.empty(max_depth + 2, dtype=np.int64)
-        stack_mask = np.empty(max_depth + 2, dtype=np.int64)
+        stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
+            n_bg + n_rows, max_depth)
+        p_stamp, p_key, p_slot = _tree_table(n_rows, n_bg)
+        b_stamp, b_key, b_slot = _tree_table(n_rows, n_bg)
+        p_pat = np.empty(n_bg, dtype=np.int64)
+        p_w = np.empty(n_bg, dtype=np.float64)
+        first = np.empty(n_rows + 1, dtype=np.int64)
+        idx = np.empty(n_entries, dtype=np.int64)
+        wv = np.empty((n_entries, n_out), dtype=np.float64)
+        cur = 0
         for t in range(c, n_trees, n_chunks):
-            root = roots[t]
-            end = roots[t + 1] if t + 1 < n_trees else n_nodes
-            size = end - root
-            vz = np.empty((size, n_bg), dtype=np.int64)
-            for q in range(n_bg):
-                v = _tree_violations(Z[q], root, end, node_int, threshold, cat_bits,
-                                     col_group, stack_node, stack_mask)
-                for i in range(size):
-                    vz[i, q] = v[i]
-            vx = np.empty((size, n_rows), dtype=np.int64)
-            for r in range(n_rows):
-                v = _tree_violations(X[r], root, end, node_int, threshold, cat_bits,
-                                     col_group, stack_node, stack_mask)
-                for i in range(size):
-                    vx[i, r] = v[i]
-            for i in range(size):
-                leaf = root + i
-                if node_int[leaf, 0] >= 0:
-                    continue
-                zs = np.sort(vz[i])
-                n_pat = 0
-                pats = np.empty(n_bg, dtype=np.int64)
-                wts = np.empty(n_bg, dtype=np.float64)
-                for q in range(n_bg):
-                    if n_pat > 0 and pats[n_pat - 1] == zs[q]:
-                        wts[n_pat - 1] += 1.0
-                    else:
-                        pats[n_pat] = zs[q]
-                        wts[n_pat] = 1.0
-                        n_pat += 1
+            stack_node[0] = roots[t]
+            stack_level[0] = 0
+            stack_bit[0] = 0
+            top = 1
+            while top > 0:
+                leaf, d, top = _tree_next_leaf(
+                    cols, col_group, node_int, threshold, cat_bits,
+                    stack_node, stack_level, stack_bit, top, goes, path,
+                )
+                v = path[d]
+                cur += 1
+                n_pat = _tree_background_patterns(v, n_bg, p_stamp, p_key, p_slot, cur,
+                                                  p_pat, p_w)
+                n_cls = 0
+                first[0] = 0
                 for r in range(n_rows):
-                    B = vx[i, r]
-                    tb = 2 * tern[B]
-                    for p in range(n_pat):
-                        P = pats[p]
-                        if P & B:
-                            continue
-                        w = wts[p]
-                        idx = tern[P] + tb
+                    B = v[n_bg + r]
+                    h, new = _tree_slot(B, b_stamp, b_key, cur)
+                    if not new:
+                        cls = b_slot[h]
+                    else:
+                        cls = n_cls
+                        b_slot[h] = cls
+                        tb = 2 * tern[B]
+                        n_e = first[cls]
+                        for p in range(n_pat):
+                            P = p_pat[p]
+                            if P & B:
+                                continue
+                            idx[n_e] = tern[P] + tb
+                            for o in range(n_out):
+                                wv[n_e, o] = p_w[p] * values[leaf, o]
+                            n_e += 1
+                        first[cls + 1] = n_e
+                        n_cls += 1
+                    for e in range(first[cls], first[cls + 1]):
+                        i = idx[e]
                         for o in range(n_out):
-                            acc[c, r, idx, o] += w * values[leaf, o]
+                            acc[c, r, i, o] += wv[e, o]
     n_masks = 1 << n_groups
     out = np.zeros((n_rows, n_out, n_masks), dtype=np.float64)
     for r in prange(n_rows):
-        for idx in range(n_tern):
+        for i in range(n_tern):
             A = np.int64(0)
             B = np.int64(0)
-            rest = idx
+            rest = i
             for k in range(n_groups):
                 digit = rest % 3
                 rest //= 3
@@ -1020,7 +1151,7 @@ def _tree_components_leaf_body(
             for o in range(n_out):
                 w = 0.0
                 for c in range(n_chunks):
-                    w += acc[c, r, idx, o]
+                    w += acc[c, r, i, o]
                 if w == 0.0:
                     continue
                 T = B

@@ -13,7 +13,8 @@ by the depth of the trees rather than by 2**K model calls.
 Equivalently, per leaf, let V(r) be the groups whose splits on the path row r
 does not follow: the hybrid of x and z reaches the leaf iff V(x) and V(z) are
 disjoint, with A = V(z) and B = V(x). The default kernels walk each tree once
-per row and merge rows with equal V per leaf, so their cost grows with
+for all rows together, keeping V of every row along the current path, and
+handle rows with equal V once per leaf, so their cost grows with
 n_explained + n_background rather than with their product.
 
 Supported models: DecisionTree*, RandomForest*, ExtraTrees*,
@@ -614,8 +615,8 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
         Threads (None or 1: serial).
     pairwise : bool, default=False
         Walk the trees once per (explained, background) pair. Otherwise, for
-        all subsets of at most ``MAX_LEAF_GROUPS`` groups, walk them once per
-        row and merge equal leaf patterns (same result, faster).
+        all subsets of at most ``MAX_LEAF_GROUPS`` groups, walk them once for
+        all rows and merge equal leaf patterns (same result, faster).
 
     Returns
     -------
@@ -642,10 +643,9 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
             tern = np.zeros(1 << n_groups, dtype=np.int64)
             for k in range(n_groups):
                 tern[1 << k:2 << k] = tern[: 1 << k] + 3**k
-            largest = int(np.max(np.diff(np.append(tree_model.roots,
-                                                   tree_model.node_int.shape[0]))))
             n_chunks = min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
-            per_row = max(largest, n_chunks * 3**n_groups * tree_model.n_outputs)
+            # rows per kernel call, bounding the per-row accumulators (~64 MB)
+            per_row = n_chunks * 3**n_groups * tree_model.n_outputs + 2 * (tree_model.max_depth + 2)
             block = max(1, (1 << 23) // per_row)
             kernel = (_tree_components_leaf_parallel if parallel
                       else _tree_components_leaf_serial)
@@ -718,8 +718,8 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None,
     n_jobs : int or None
     pairwise : bool, default=False
         Walk the trees once per (explained, background) pair instead of once
-        per row and leaf with equal violation patterns merged (same result;
-        kept as a reference).
+        for all rows, with equal violation patterns merged per leaf (same
+        result; kept as a reference).
 
     Returns
     -------
@@ -734,9 +734,6 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None,
     coef_a = np.ascontiguousarray(np.stack([t[0] for t in tables]))
     coef_b = np.ascontiguousarray(np.stack([t[1] for t in tables]))
     Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
-    # rows per kernel call, bounding the per-tree pattern arrays (~64 MB)
-    largest = int(np.max(np.diff(np.append(tree_model.roots, tree_model.node_int.shape[0]))))
-    block = max(1, (1 << 23) // max(largest, 1))
     with _numba_threads(n_jobs) as parallel:
         if pairwise:
             kernel = _tree_attributions_parallel if parallel else _tree_attributions_serial
@@ -746,6 +743,10 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None,
             kernel = (_tree_attributions_leaf_parallel if parallel
                       else _tree_attributions_leaf_serial)
             n_chunks = min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
+            # rows per kernel call, bounding the per-row accumulators (~64 MB)
+            per_row = ((n_chunks + 1) * n_groups * len(names) * tree_model.n_outputs
+                       + 2 * (tree_model.max_depth + 2))
+            block = max(1, (1 << 23) // per_row)
             phi = np.concatenate([
                 kernel(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), coef_a,
                        coef_b, int(n_groups), tree_model.max_depth, n_chunks)
