@@ -597,11 +597,13 @@ class AdaptiveGrouper(_BaseGrouper):
         Show a progress bar over merges when positive; silent by default, so
         also inside ``GridSearchCV``.
 
-    algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
+    algorithm : {"auto", "tree", "model_agnostic"}, default="model_agnostic"
         How the N x N anchored values are computed. "tree" reads them exactly
         from the flattened trees of a scikit-learn tree ensemble, with no
         model calls; "auto" does so when the model allows it (see
-        :class:`~skdecomp.Explainer`) and calls the model otherwise.
+        :class:`~skdecomp.Explainer`) and calls the model otherwise. The
+        default calls the model: for these N x N hybrid matrices a tree
+        ensemble's own ``predict`` is currently faster than the tree walk.
 
     image_shape : tuple of int or None, default=None
         Set it (or pass images of shape (n, H, W) or (n, H, W, C)) for
@@ -744,7 +746,7 @@ class AdaptiveGrouper(_BaseGrouper):
         random_state=None,
         max_memory="1GB",
         verbose=0,
-        algorithm="auto",
+        algorithm="model_agnostic",
         image_shape=None,
         adjacency="4",
         baseline=None,
@@ -1003,7 +1005,7 @@ class PairwiseGrouper(_BaseGrouper):
     verbose : int, default=0
         Show a progress bar over the pairs when positive.
 
-    algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
+    algorithm : {"auto", "tree", "model_agnostic"}, default="model_agnostic"
         As for :class:`AdaptiveGrouper`.
 
     Attributes
@@ -1055,7 +1057,7 @@ class PairwiseGrouper(_BaseGrouper):
         random_state=None,
         max_memory="1GB",
         verbose=0,
-        algorithm="auto",
+        algorithm="model_agnostic",
     ):
         self.estimator = estimator
         self.n_samples = n_samples

@@ -499,11 +499,12 @@ def _tree_anchored_body(X, Z, col_group, roots, node_int, threshold, values, cat
     n_out = values.shape[1]
     n_masks = masks.shape[0]
     out = np.zeros((n_rows, n_masks, n_bg, n_out), dtype=np.float64)
+    # trees in the outer loop: one tree's nodes stay in cache for all hybrids
     for r in prange(n_rows):
-        for s in range(n_masks):
-            S = masks[s]
-            for q in range(n_bg):
-                for t in range(roots.shape[0]):
+        for t in range(roots.shape[0]):
+            for s in range(n_masks):
+                S = masks[s]
+                for q in range(n_bg):
                     node = roots[t]
                     while node_int[node, 0] >= 0:
                         f = node_int[node, 0]
