@@ -12,7 +12,6 @@ from sklearn.base import (
     TransformerMixin,
     clone,
 )
-from sklearn.exceptions import NotFittedError
 from sklearn.utils import Bunch, check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -43,6 +42,7 @@ from ._value import (
     as_model,
     coalition_values,
     common_dtypes,
+    is_fitted,
     resolve_response,
 )
 
@@ -61,16 +61,6 @@ def _check_exact_groups(n_groups, what):
             "groups). Merge columns into fewer groups, or use a sampled method: "
             f"{', '.join(repr(m) for m in SAMPLED_METHODS)}."
         )
-
-
-def _is_fitted(estimator):
-    if not hasattr(estimator, "fit"):
-        return True
-    try:
-        check_is_fitted(estimator)
-    except NotFittedError:
-        return False
-    return True
 
 
 def _numeric_part(X):
@@ -484,7 +474,7 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
 
         estimator = as_model(self.estimator)
-        if _is_fitted(estimator):
+        if is_fitted(estimator):
             self.estimator_ = estimator
         elif y is None:
             raise ValueError(
@@ -766,5 +756,5 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
                 tags.input_tags.allow_nan = get_tags(estimator).input_tags.allow_nan
             except Exception:  # pragma: no cover - non-sklearn objects
                 pass
-            tags.target_tags.required = not _is_fitted(estimator)
+            tags.target_tags.required = not is_fitted(estimator)
         return tags

@@ -21,7 +21,6 @@ import pandas as pd
 from scipy.cluster.hierarchy import cut_tree, fcluster, linkage
 from scipy.spatial.distance import squareform
 from sklearn.base import BaseEstimator, TransformerMixin, clone
-from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -36,7 +35,14 @@ from ._compat import (
 from ._kernels import anchored_means, interaction_potentials
 from ._partition import group_labels, resolve_groups
 from ._tree import MAX_TREE_GROUPS, anchored_values_tree, select_algorithm
-from ._value import Table, as_model, coalition_values, common_dtypes, resolve_response
+from ._value import (
+    Table,
+    as_model,
+    coalition_values,
+    common_dtypes,
+    is_fitted,
+    resolve_response,
+)
 
 __all__ = [
     "AdaptiveGrouper",
@@ -86,16 +92,6 @@ def _format_bytes(n):
         if n >= size:
             return f"{n / size:.1f} {unit}"
     return f"{n} bytes"
-
-
-def _is_fitted(estimator):
-    if not hasattr(estimator, "fit"):
-        return True
-    try:
-        check_is_fitted(estimator)
-    except NotFittedError:
-        return False
-    return True
 
 
 def _take_rows(X, idx):
@@ -332,7 +328,7 @@ class _BaseGrouper(TransformerMixin, BaseEstimator):
                 "Explainer(model, groups=...), which passes its model on."
             )
         estimator = as_model(estimator)
-        if _is_fitted(estimator):
+        if is_fitted(estimator):
             self.estimator_ = estimator
         elif y is None:
             raise ValueError(
@@ -458,7 +454,7 @@ class _BaseGrouper(TransformerMixin, BaseEstimator):
         tags.input_tags.allow_nan = self._allow_nan()
         estimator = getattr(self, "estimator", None)
         if estimator is not None and hasattr(estimator, "fit"):
-            tags.target_tags.required = not _is_fitted(estimator)
+            tags.target_tags.required = not is_fitted(estimator)
         if self._lax_input():
             tags.input_tags.string = True
         return tags

@@ -25,8 +25,8 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import validate_data
 
 from ._compat import Interval, StrOptions, _fit_context
-from ._grouper import _BaseGrouper, _is_fitted, _parse_memory
-from ._value import FunctionModel, as_model, resolve_response
+from ._grouper import _BaseGrouper, _parse_memory
+from ._value import FunctionModel, as_model, is_fitted, resolve_response
 
 __all__ = [
     "PatchGrouper",
@@ -598,7 +598,7 @@ def fit_image_agreed(grouper, X, y=None, reference=None):
             "as Explainer(model, groups=...), which passes its model on."
         )
     model = image_model(estimator, image_shape)
-    if not _is_fitted(model):
+    if not is_fitted(model):
         raise ValueError(
             f"{type(model).__name__} is not fitted; on images AdaptiveGrouper "
             "explains a fitted model (fit it first, or wrap a callable)."

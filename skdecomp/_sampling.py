@@ -168,12 +168,6 @@ def resolve_budget(method, n_samples, n_groups):
 
 
 # -- evaluation of coalitions ---------------------------------------------------
-def _batch_rows(explainer):
-    """Largest number of rows per model call."""
-    rows = getattr(explainer, "_batch_rows", None)
-    return rows() if rows is not None else explainer.batch_size
-
-
 def evaluate_coalitions(explainer, table, background, coalitions, prediction):
     """Coalition values for boolean coalitions, shape (n_rows, n_coalitions, n_outputs).
 
@@ -198,7 +192,7 @@ def evaluate_coalitions(explainer, table, background, coalitions, prediction):
             background,
             explainer.labels_,
             coalitions[idx],
-            batch_size=_batch_rows(explainer),
+            batch_size=explainer._batch_rows(),
             n_jobs=explainer.n_jobs,
         )
     return out
@@ -515,7 +509,7 @@ def _path_values(explainer, x, background, points):
     """Mean model output over the background at every path point: (n_rows, n_points, n_outputs)."""
     n_rows, n_bg = x.shape[0], background.shape[0]
     n_pairs = n_rows * points.n_points
-    per_chunk = max(1, int(_batch_rows(explainer)) // n_bg)
+    per_chunk = max(1, int(explainer._batch_rows()) // n_bg)
     columns = list(explainer.feature_names_in_) if explainer._frame_input else None
 
     def tasks():

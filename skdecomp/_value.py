@@ -17,6 +17,8 @@ import numbers
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin, is_classifier
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
@@ -143,6 +145,17 @@ class FunctionModel(RegressorMixin, BaseEstimator):
 
     def __sklearn_is_fitted__(self):
         return True
+
+
+def is_fitted(estimator):
+    """Whether a model is fitted; objects without ``fit`` count as fitted."""
+    if not hasattr(estimator, "fit"):
+        return True
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    return True
 
 
 def as_model(estimator):

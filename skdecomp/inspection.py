@@ -52,14 +52,6 @@ _MAX_MASK_GROUPS = 62
 _MAX_ANCHORED_FLOATS = 1 << 24
 
 
-def _batch_rows(explainer):
-    """Rows per model call of an explainer."""
-    if hasattr(explainer, "_batch_rows"):
-        return explainer._batch_rows()
-    size = getattr(explainer, "batch_size", None)
-    return size if isinstance(size, Integral) else 65536
-
-
 # -- anchored N x N machinery -----------------------------------------------------
 class _AnchoredSource:
     """Response, labels and tables for anchored values on rows X (B = D = X)."""
@@ -75,7 +67,7 @@ class _AnchoredSource:
             self.response = src._response
             self.labels = src.labels_
             self.group_names = [str(g) for g in src.group_names_]
-            self.batch_size = _batch_rows(src) if batch_size is None else batch_size
+            self.batch_size = src._batch_rows() if batch_size is None else batch_size
             self.n_jobs = src.n_jobs if n_jobs is None else n_jobs
             if getattr(src, "_frame_input", False):
                 self.table = Table(Xv, common_dtypes(src._fit_dtypes, Xv))

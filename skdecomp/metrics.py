@@ -59,14 +59,6 @@ _COMMON = {
 }
 
 
-def _batch_rows(explainer):
-    """Rows per model call of an explainer."""
-    if hasattr(explainer, "_batch_rows"):
-        return explainer._batch_rows()
-    size = getattr(explainer, "batch_size", None)
-    return size if isinstance(size, Integral) else 65536
-
-
 # -- coalition designs --------------------------------------------------------
 def _to_masks(members):
     """int64 bitmasks from a boolean (n_masks, K) membership array."""
@@ -240,7 +232,7 @@ class _Problem:
                 bg,
                 e.labels_,
                 np.asarray(todo, dtype=np.int64),
-                batch_size=_batch_rows(e),
+                batch_size=e._batch_rows(),
                 n_jobs=e.n_jobs,
             )
             for i, m in enumerate(todo):

@@ -157,8 +157,6 @@ def test_report_renders_in_headless_chromium(table, tmp_path):
 
 
 def test_verbose_progress_bars(capsys):
-    from sklearn.model_selection import GridSearchCV  # noqa: F401  (silent by default)
-
     from skdecomp import AdaptiveGrouper, Explainer
     from skdecomp.datasets import make_agreed_example
 

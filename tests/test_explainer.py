@@ -1,7 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.compose import ColumnTransformer, make_column_transformer
+from sklearn.compose import make_column_transformer
 from sklearn.datasets import make_classification
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.frozen import FrozenEstimator
@@ -63,7 +63,6 @@ def test_shapley_is_permutation_average():
 
 def _group_game(f, x, background, groups):
     v = _naive.game(f, x, background, groups)
-    K = len(groups)
 
     def game(coalitions):
         coalitions = np.atleast_2d(coalitions)

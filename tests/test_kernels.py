@@ -104,7 +104,7 @@ def test_same_numbers_without_jit(rng):
 
 def test_moebius_properties_hypothesis():
     """Round trip and efficiency on arbitrary tables (property based)."""
-    hypothesis = pytest.importorskip("hypothesis")
+    pytest.importorskip("hypothesis")
     from hypothesis import given, settings
     from hypothesis import strategies as st
     from hypothesis.extra.numpy import arrays
