@@ -462,7 +462,11 @@ def make_figures(results):
         )
         axes[0].set_xlabel("mean |attribution|")
         axes[0].set_title(f"Mean |attribution| over {part['n_rows']} rows")
-        DisagreementDisplay.from_result(res, measure="l2", ax=axes[1])
+        # the same normalised matrix as the table below (squared difference / Var f)
+        DisagreementDisplay.from_result(
+            {"pairwise": np.asarray(part["disagreement_l2"]), "names": part["methods"]},
+            measure="l2 / Var f", ax=axes[1],
+        )
         figures[key] = [_png(fig)]
     agreed = results.get("agreed")
     if agreed and agreed["merges"]:
