@@ -19,14 +19,13 @@ from ._compat import (
     HasMethods,
     Interval,
     StrOptions,
-    _check_feature_names_in,
     _fit_context,
     _get_output_config,
 )
 from ._decomposition import EXACT_METHODS, Decomposition
 from ._grouper import fit_grouper, partition_loss
 from ._kernels import moebius_transform
-from ._partition import group_labels, resolve_groups
+from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
 from ._tree import explainer_attributions, select_algorithm, tree_components
 from ._image import explainer_image_setup, image_model
 from ._sampling import (
@@ -72,7 +71,7 @@ def _numeric_part(X):
     return None
 
 
-class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
+class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEstimator):
     """Attributions of a model over groups of columns, from its functional decomposition.
 
     For explained rows x, a background B and a partition of the columns into
@@ -731,22 +730,6 @@ class Explainer(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
         share = loss / var if var > 0 else 0.0
         coarseness = (d - self.n_groups_) / (d - 1) if d > 1 else 0.0
         return float(-share - self.group_penalty * coarseness)
-
-    def get_feature_names_out(self, input_features=None):
-        """Group names, the column names of :meth:`transform`.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None
-            Checked against the names seen in fit; not otherwise used.
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        check_is_fitted(self)
-        _check_feature_names_in(self, input_features)
-        return self.group_names_.copy()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -28,12 +28,11 @@ from ._compat import (
     HasMethods,
     Interval,
     StrOptions,
-    _check_feature_names_in,
     _fit_context,
     _get_output_config,
 )
 from ._kernels import anchored_means, interaction_potentials
-from ._partition import group_labels, resolve_groups
+from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
 from ._tree import MAX_TREE_GROUPS, anchored_values_tree, select_algorithm
 from ._value import (
     Table,
@@ -258,7 +257,7 @@ def partition_loss(response, sample, groups, *, n_jobs=None, max_memory=2**30, d
 # -- base class ----------------------------------------------------------------
 
 
-class _BaseGrouper(TransformerMixin, BaseEstimator):
+class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
     """Shared plumbing: input checks, fitted attributes, transform, names."""
 
     def _model_given(self):
@@ -432,22 +431,6 @@ class _BaseGrouper(TransformerMixin, BaseEstimator):
             out[:, start : start + len(chunk)] = values
         out -= np.atleast_1d(self.baseline_)[None, None, :]
         return out[:, :, 0] if self.n_outputs_ == 1 else out
-
-    def get_feature_names_out(self, input_features=None):
-        """Group names, the column names of :meth:`transform`.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None
-            Checked against the names seen in fit; not otherwise used.
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        check_is_fitted(self)
-        _check_feature_names_in(self, input_features)
-        return self.group_names_.copy()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -5,8 +5,32 @@
 from collections.abc import Mapping
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["resolve_groups", "group_labels", "subset_name"]
+from ._compat import _check_feature_names_in
+
+__all__ = ["GroupNamesOutMixin", "resolve_groups", "group_labels", "subset_name"]
+
+
+class GroupNamesOutMixin:
+    """``get_feature_names_out`` for transformers with one output per group."""
+
+    def get_feature_names_out(self, input_features=None):
+        """Group names, the column names of :meth:`transform`.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None
+            Checked against the names seen in fit; not otherwise used.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        check_is_fitted(self)
+        _check_feature_names_in(self, input_features)
+        return self.group_names_.copy()
+
 
 
 def _default_names(n_features, feature_names):
