@@ -1064,14 +1064,35 @@ def _tree_attributions_leaf_body(
 ) = _serial_and_parallel(_tree_attributions_leaf_body)
 
 
-def _tree_components_leaf_body(
+@njit(cache=True)
+def _downsets(n_groups):
+    # down[M] is the bitset (64 masks a word) of all subsets of mask M
+    n_masks = np.int64(1) << n_groups
+    n_words = max(1, n_masks >> 6)
+    down = np.zeros((n_masks, n_words), dtype=np.uint64)
+    for M in range(n_masks):
+        B = M
+        while True:
+            down[M, B >> 6] |= np.uint64(1) << np.uint64(B & 63)
+            if B == 0:
+                break
+            B = (B - 1) & M
+    return down
+
+
+def _tree_ternary_body(
     X, Z, col_group, roots, node_int, threshold, values, cat_bits,
     tern, n_groups, max_depth, n_chunks,
 ):
-    # Leaf-wise form of _tree_components_body for small K. Each reachable
-    # (A, B) = (V(z), V(x)) is accumulated per row at the ternary index
-    # tern[A] + 2 * tern[B] (3**K entries), then expanded once per row into
-    # F_U for A <= U <= A | B with sign (-1)**(|U| - |A|).
+    # Leaf-wise walk for small K. Every reachable (A, B) = (V(z), V(x)) adds
+    # the leaf value, per explained row, at the ternary index
+    # tern[A] + 2 * tern[B] (3**K entries); components and attributions are
+    # read off this table afterwards. Per leaf: the distinct background
+    # patterns P with their counts; the rows with at least one compatible P
+    # (a bitset over all B); those rows sorted by their pattern B, so that
+    # each distinct B is paired with the P once and its entries are added to
+    # a contiguous run of rows. Output layout (n_out, 3**K, n_rows), summed
+    # over the background (not yet averaged).
     n_rows = X.shape[0]
     n_bg = Z.shape[0]
     n_out = values.shape[1]
@@ -1079,21 +1100,29 @@ def _tree_components_leaf_body(
     n_tern = 1
     for _ in range(n_groups):
         n_tern *= 3
+    n_masks = np.int64(1) << n_groups
+    full = n_masks - 1
+    down = _downsets(n_groups)
+    n_words = down.shape[1]
     cols = _tree_columns(X, Z)
-    acc = np.zeros((n_chunks, n_rows, n_tern, n_out), dtype=np.float64)
-    # (P, B) entries of all distinct row patterns B of a leaf: at most one
-    # per disjoint pair, so at most min(n_rows * n_bg, 3**K)
-    n_entries = min(n_rows * n_bg, n_tern)
+    acc = np.zeros((n_chunks, n_out, n_tern, n_rows), dtype=np.float64)
     for c in prange(n_chunks):
         stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
             n_bg + n_rows, max_depth)
-        p_stamp, p_key, p_slot = _tree_table(n_rows, n_bg)
-        b_stamp, b_key, b_slot = _tree_table(n_rows, n_bg)
+        p_count = np.zeros(n_masks, dtype=np.float64)
         p_pat = np.empty(n_bg, dtype=np.int64)
+        p_tern = np.empty(n_bg, dtype=np.int64)
         p_w = np.empty(n_bg, dtype=np.float64)
-        first = np.empty(n_rows + 1, dtype=np.int64)
-        idx = np.empty(n_entries, dtype=np.int64)
-        wv = np.empty((n_entries, n_out), dtype=np.float64)
+        alive = np.zeros(n_words, dtype=np.uint64)
+        stamp = np.full(n_masks, -1, dtype=np.int64)
+        cls_of = np.empty(n_masks, dtype=np.int64)
+        c_pat = np.empty(n_rows, dtype=np.int64)
+        c_end = np.empty(n_rows + 1, dtype=np.int64)
+        live = np.empty(n_rows, dtype=np.int64)
+        row_cls = np.empty(n_rows, dtype=np.int64)
+        order = np.empty(n_rows, dtype=np.int64)
+        e_idx = np.empty(n_bg, dtype=np.int64)
+        e_w = np.empty(n_bg, dtype=np.float64)
         cur = 0
         for t in range(c, n_trees, n_chunks):
             stack_node[0] = roots[t]
@@ -1107,54 +1136,122 @@ def _tree_components_leaf_body(
                 )
                 v = path[d]
                 cur += 1
-                n_pat = _tree_background_patterns(v, n_bg, p_stamp, p_key, p_slot, cur,
-                                                  p_pat, p_w)
-                n_cls = 0
-                first[0] = 0
+                # distinct background patterns and the row patterns they admit
+                n_pat = 0
+                for q in range(n_bg):
+                    P = v[q]
+                    if p_count[P] == 0.0:
+                        p_pat[n_pat] = P
+                        n_pat += 1
+                    p_count[P] += 1.0
+                for w in range(n_words):
+                    alive[w] = 0
+                for p in range(n_pat):
+                    P = p_pat[p]
+                    p_tern[p] = tern[P]
+                    p_w[p] = p_count[P]
+                    p_count[P] = 0.0
+                    M = full & ~P
+                    for w in range(n_words):
+                        alive[w] |= down[M, w]
+                # rows that reach the leaf with some background row
+                n_live = 0
                 for r in range(n_rows):
                     B = v[n_bg + r]
-                    h, new = _tree_slot(B, b_stamp, b_key, cur)
-                    if not new:
-                        cls = b_slot[h]
-                    else:
-                        cls = n_cls
-                        b_slot[h] = cls
-                        tb = 2 * tern[B]
-                        n_e = first[cls]
-                        for p in range(n_pat):
-                            P = p_pat[p]
-                            if P & B:
-                                continue
-                            idx[n_e] = tern[P] + tb
-                            for o in range(n_out):
-                                wv[n_e, o] = p_w[p] * values[leaf, o]
-                            n_e += 1
-                        first[cls + 1] = n_e
+                    live[n_live] = r
+                    n_live += np.int64((alive[B >> 6] >> np.uint64(B & 63)) & np.uint64(1))
+                if n_live == 0:
+                    continue
+                # counting sort of the live rows by pattern
+                n_cls = 0
+                for j in range(n_live):
+                    B = v[n_bg + live[j]]
+                    if stamp[B] != cur:
+                        stamp[B] = cur
+                        cls_of[B] = n_cls
+                        c_pat[n_cls] = B
+                        c_end[n_cls + 1] = 0
                         n_cls += 1
-                    for e in range(first[cls], first[cls + 1]):
-                        i = idx[e]
-                        for o in range(n_out):
-                            acc[c, r, i, o] += wv[e, o]
-    n_masks = 1 << n_groups
+                    k = cls_of[B]
+                    row_cls[j] = k
+                    c_end[k + 1] += 1
+                c_end[0] = 0
+                for k in range(n_cls):
+                    c_end[k + 1] += c_end[k]
+                for j in range(n_live):
+                    k = row_cls[j]
+                    order[c_end[k]] = live[j]
+                    c_end[k] += 1
+                start = 0
+                for k in range(n_cls):
+                    stop = c_end[k]
+                    B = c_pat[k]
+                    tb = 2 * tern[B]
+                    n_e = 0
+                    for p in range(n_pat):
+                        e_idx[n_e] = p_tern[p] + tb
+                        e_w[n_e] = p_w[p]
+                        n_e += np.int64((p_pat[p] & B) == 0)
+                    for o in range(n_out):
+                        val = values[leaf, o]
+                        for e in range(n_e):
+                            i = e_idx[e]
+                            w = e_w[e] * val
+                            for j in range(start, stop):
+                                acc[c, o, i, order[j]] += w
+                    start = stop
+    out = np.zeros((n_out, n_tern, n_rows), dtype=np.float64)
+    for c in range(n_chunks):
+        for o in range(n_out):
+            for i in range(n_tern):
+                for r in range(n_rows):
+                    out[o, i, r] += acc[c, o, i, r]
+    return out
+
+
+(
+    _tree_ternary_serial,
+    _tree_ternary_parallel,
+) = _serial_and_parallel(_tree_ternary_body)
+
+
+@njit(cache=True)
+def _ternary_masks(n_groups):
+    # (A, B) masks of every ternary index: digit 1 puts group k in A, 2 in B
+    n_tern = 1
+    for _ in range(n_groups):
+        n_tern *= 3
+    a_mask = np.zeros(n_tern, dtype=np.int64)
+    b_mask = np.zeros(n_tern, dtype=np.int64)
+    for i in range(n_tern):
+        rest = i
+        for k in range(n_groups):
+            digit = rest % 3
+            rest //= 3
+            if digit == 1:
+                a_mask[i] |= np.int64(1) << k
+            elif digit == 2:
+                b_mask[i] |= np.int64(1) << k
+    return a_mask, b_mask
+
+
+def _ternary_components_body(table, n_groups, n_bg):
+    # F_U = sum over (A, B) with A <= U <= A | B of (-1)**|U - A| table[A, B],
+    # divided by n_bg; table of shape (n_out, 3**K, n_rows)
+    n_out = table.shape[0]
+    n_tern = table.shape[1]
+    n_rows = table.shape[2]
+    a_mask, b_mask = _ternary_masks(n_groups)
+    n_masks = np.int64(1) << n_groups
     out = np.zeros((n_rows, n_out, n_masks), dtype=np.float64)
     for r in prange(n_rows):
-        for i in range(n_tern):
-            A = np.int64(0)
-            B = np.int64(0)
-            rest = i
-            for k in range(n_groups):
-                digit = rest % 3
-                rest //= 3
-                if digit == 1:
-                    A |= np.int64(1) << k
-                elif digit == 2:
-                    B |= np.int64(1) << k
-            for o in range(n_out):
-                w = 0.0
-                for c in range(n_chunks):
-                    w += acc[c, r, i, o]
+        for o in range(n_out):
+            for i in range(n_tern):
+                w = table[o, i, r]
                 if w == 0.0:
                     continue
+                A = a_mask[i]
+                B = b_mask[i]
                 T = B
                 while True:
                     sign = -1.0 if _bit_count(T) & 1 else 1.0
@@ -1162,13 +1259,54 @@ def _tree_components_leaf_body(
                     if T == 0:
                         break
                     T = (T - 1) & B
-        for o in range(n_out):
             for s in range(n_masks):
                 out[r, o, s] /= n_bg
     return out
 
 
 (
-    _tree_components_leaf_serial,
-    _tree_components_leaf_parallel,
-) = _serial_and_parallel(_tree_components_leaf_body)
+    _ternary_components_serial,
+    _ternary_components_parallel,
+) = _serial_and_parallel(_ternary_components_body)
+
+
+def _ternary_attributions_body(table, coef_a, coef_b, n_groups, n_bg):
+    # phi_k = sum over (A, B) of table[A, B] * coef_a[|A|, |B|] for k in A and
+    # * coef_b[|A|, |B|] for k in B, divided by n_bg (one table per method)
+    n_out = table.shape[0]
+    n_tern = table.shape[1]
+    n_rows = table.shape[2]
+    n_methods = coef_a.shape[0]
+    a_mask, b_mask = _ternary_masks(n_groups)
+    out = np.zeros((n_rows, n_methods, n_out, n_groups), dtype=np.float64)
+    for r in prange(n_rows):
+        for o in range(n_out):
+            for i in range(n_tern):
+                w = table[o, i, r]
+                if w == 0.0:
+                    continue
+                A = a_mask[i]
+                B = b_mask[i]
+                n_a = _bit_count(A)
+                n_b = _bit_count(B)
+                for m in range(n_methods):
+                    ca = coef_a[m, n_a, n_b] * w
+                    cb = coef_b[m, n_a, n_b] * w
+                    M = A | B
+                    k = 0
+                    while M:
+                        if M & 1:
+                            out[r, m, o, k] += ca if (A >> k) & 1 else cb
+                        M >>= 1
+                        k += 1
+        for m in range(n_methods):
+            for o in range(n_out):
+                for k in range(n_groups):
+                    out[r, m, o, k] /= n_bg
+    return out
+
+
+(
+    _ternary_attributions_serial,
+    _ternary_attributions_parallel,
+) = _serial_and_parallel(_ternary_attributions_body)

@@ -74,12 +74,16 @@ from ._kernels import (
     _tree_attributions_leaf_serial,
     _tree_attributions_parallel,
     _tree_attributions_serial,
-    _tree_components_leaf_parallel,
-    _tree_components_leaf_serial,
     _tree_components_parallel,
     _tree_components_serial,
     _tree_predict_parallel,
     _tree_predict_serial,
+    _tree_ternary_parallel,
+    _tree_ternary_serial,
+    _ternary_attributions_parallel,
+    _ternary_attributions_serial,
+    _ternary_components_parallel,
+    _ternary_components_serial,
 )
 
 __all__ = [
@@ -639,20 +643,10 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
     sorted_masks = masks if dense else masks[order]
     with _numba_threads(n_jobs) as parallel:
         if dense and n_groups <= MAX_LEAF_GROUPS and not pairwise:
-            # leaf-wise: one tree walk per row, equal patterns merged
-            tern = np.zeros(1 << n_groups, dtype=np.int64)
-            for k in range(n_groups):
-                tern[1 << k:2 << k] = tern[: 1 << k] + 3**k
-            n_chunks = min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
-            # rows per kernel call, bounding the per-row accumulators (~64 MB)
-            per_row = n_chunks * 3**n_groups * tree_model.n_outputs + 2 * (tree_model.max_depth + 2)
-            block = max(1, (1 << 23) // per_row)
-            kernel = (_tree_components_leaf_parallel if parallel
-                      else _tree_components_leaf_serial)
+            kernel = _ternary_components_parallel if parallel else _ternary_components_serial
             F = np.concatenate([
-                kernel(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), tern,
-                       int(n_groups), tree_model.max_depth, n_chunks)
-                for i in range(0, Xm.shape[0], block)
+                kernel(table, int(n_groups), Zm.shape[0])
+                for table in _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel)
             ])
         else:
             kernel = _tree_components_parallel if parallel else _tree_components_serial
@@ -666,6 +660,24 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
     if empty.any():
         F[:, :, empty] += tree_model.offset[None, :, None]
     return F
+
+
+def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel):
+    """Per block of explained rows, the leaf values summed by (V(z), V(x)).
+
+    Yields arrays of shape (n_outputs, 3**n_groups, n_block_rows) from the
+    leaf-wise kernel; blocks keep its accumulators near 64 MB.
+    """
+    tern = np.zeros(1 << n_groups, dtype=np.int64)
+    for k in range(n_groups):
+        tern[1 << k:2 << k] = tern[: 1 << k] + 3**k
+    n_chunks = min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
+    per_row = (n_chunks + 1) * 3**n_groups * tree_model.n_outputs
+    block = max(1, (1 << 23) // per_row)
+    kernel = _tree_ternary_parallel if parallel else _tree_ternary_serial
+    for i in range(0, Xm.shape[0], block):
+        yield kernel(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), tern,
+                     int(n_groups), tree_model.max_depth, n_chunks)
 
 
 def _exact(w):
@@ -739,6 +751,13 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None,
             kernel = _tree_attributions_parallel if parallel else _tree_attributions_serial
             phi = kernel(Xm, Zm, col_group, *tree_model._arrays(), coef_a, coef_b,
                          int(n_groups), tree_model.max_depth)
+        elif n_groups <= MAX_LEAF_GROUPS:
+            kernel = (_ternary_attributions_parallel if parallel
+                      else _ternary_attributions_serial)
+            phi = np.concatenate([
+                kernel(table, coef_a, coef_b, int(n_groups), Zm.shape[0])
+                for table in _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel)
+            ])
         else:
             kernel = (_tree_attributions_leaf_parallel if parallel
                       else _tree_attributions_leaf_serial)
