@@ -33,7 +33,7 @@ from ._compat import (
 )
 from ._kernels import anchored_means, interaction_potentials
 from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
-from ._tree import MAX_TREE_GROUPS, anchored_values_tree, select_algorithm
+from ._tree import MAX_TREE_GROUPS, anchored_sums_tree, select_algorithm
 from ._value import (
     Table,
     as_model,
@@ -160,6 +160,12 @@ class _AnchoredSample:
         self.anchor_values = np.ascontiguousarray(anchor_values, dtype=np.float64)
         self.n_samples, self.n_outputs = self.anchor_values.shape
         self.model_calls = self.n_samples
+        if tree_model is not None:
+            # the tree kernel sums over rows and columns as it goes: no N x N
+            # block; its masks hold at most MAX_TREE_GROUPS group ids, one of
+            # them for the columns never taken from x and one for the base
+            self.masks_per_chunk = MAX_TREE_GROUPS - 2
+            return
         block = self.n_samples**2 * self.n_outputs * 8
         self.masks_per_chunk = int(max_memory // block)
         if self.masks_per_chunk < 1:
@@ -170,10 +176,6 @@ class _AnchoredSample:
                 "or raise max_memory."
             )
         self.masks_per_chunk = min(self.masks_per_chunk, _MAX_IDS - 1)
-        if tree_model is not None:
-            # tree kernels hold at most MAX_TREE_GROUPS group ids, one of them
-            # for the columns never taken from x
-            self.masks_per_chunk = min(self.masks_per_chunk, MAX_TREE_GROUPS - 2)
 
     @property
     def variance(self):
@@ -203,18 +205,20 @@ class _AnchoredSample:
             base_bit = 1 if len(base) else 0
             masks = np.array([base_bit | (1 << (1 + t)) for t in range(len(chunk))])
             if self.tree_model is not None:
-                # exact values from the flattened trees, no model calls
+                # exact sums from the flattened trees, no model calls
                 labels[labels == _NEVER] = len(chunk) + 1
-                values = anchored_values_tree(
+                r, c = anchored_sums_tree(
                     self.tree_model, self.table, self.table, labels, masks,
                     n_jobs=self.n_jobs,
                 )
+                r = r / self.n_samples - self.anchor_values.mean(axis=0)[None, :, None]
+                c = c / self.n_samples - self.anchor_values.T[None, :, :]
             else:
                 values = _anchored_values(
                     self.response, self.table, labels, masks, n_jobs=self.n_jobs
                 )
                 self.model_calls += values.shape[0] * values.shape[1] * values.shape[2]
-            r, c = anchored_means(np.ascontiguousarray(values), self.anchor_values)
+                r, c = anchored_means(np.ascontiguousarray(values), self.anchor_values)
             rows.append(r)
             cols.append(c)
         if not rows:
@@ -353,7 +357,7 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
         self.n_outputs_ = len(self.output_names_)
         anchor_values = self._response(self.background_)
         self._tree_model, self.algorithm_ = select_algorithm(
-            getattr(self, "algorithm", "model_agnostic"),
+            getattr(self, "algorithm", "auto"),
             self.estimator_,
             self._response,
             self.background_,
@@ -570,19 +574,20 @@ class AdaptiveGrouper(_BaseGrouper):
     max_memory : int or str, default="1GB"
         Largest size of the anchored values held at once, in bytes or as a
         string such as ``"512MB"``. A ValueError gives the size needed when
-        one N x N block does not fit.
+        one N x N block does not fit. Not used on the tree path, which never
+        holds the N x N values.
 
     verbose : int, default=0
         Show a progress bar over merges when positive; silent by default, so
         also inside ``GridSearchCV``.
 
-    algorithm : {"auto", "tree", "model_agnostic"}, default="model_agnostic"
-        How the N x N anchored values are computed. "tree" reads them exactly
-        from the flattened trees of a scikit-learn tree ensemble, with no
-        model calls; "auto" does so when the model allows it (see
-        :class:`~skdecomp.Explainer`) and calls the model otherwise. The
-        default calls the model: for these N x N hybrid matrices a tree
-        ensemble's own ``predict`` is currently faster than the tree walk.
+    algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
+        How the N x N anchored values are computed. "tree" reads their row
+        and column sums exactly from the flattened trees of a scikit-learn
+        tree ensemble (one walk per tree for all N rows, no model calls and
+        no N x N block in memory); "auto" does so when the model allows it
+        (see :class:`~skdecomp.Explainer`) and calls the model otherwise;
+        "model_agnostic" always calls the model.
 
     image_shape : tuple of int or None, default=None
         Set it (or pass images of shape (n, H, W) or (n, H, W, C)) for
@@ -725,7 +730,7 @@ class AdaptiveGrouper(_BaseGrouper):
         random_state=None,
         max_memory="1GB",
         verbose=0,
-        algorithm="model_agnostic",
+        algorithm="auto",
         image_shape=None,
         adjacency="4",
         baseline=None,
@@ -984,7 +989,7 @@ class PairwiseGrouper(_BaseGrouper):
     verbose : int, default=0
         Show a progress bar over the pairs when positive.
 
-    algorithm : {"auto", "tree", "model_agnostic"}, default="model_agnostic"
+    algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
         As for :class:`AdaptiveGrouper`.
 
     Attributes
@@ -1036,7 +1041,7 @@ class PairwiseGrouper(_BaseGrouper):
         random_state=None,
         max_memory="1GB",
         verbose=0,
-        algorithm="model_agnostic",
+        algorithm="auto",
     ):
         self.estimator = estimator
         self.n_samples = n_samples

@@ -1310,3 +1310,88 @@ def _ternary_attributions_body(table, coef_a, coef_b, n_groups, n_bg):
     _ternary_attributions_serial,
     _ternary_attributions_parallel,
 ) = _serial_and_parallel(_ternary_attributions_body)
+
+
+def _tree_anchored_sums_body(
+    X, Z, col_group, roots, node_int, threshold, values, cat_bits, masks, max_depth, n_chunks,
+):
+    # Sums over the background (rows) and over the explained rows (cols) of
+    # f(x_{G_S}, z_{-G_S}) for every mask S, without the N x N values. The
+    # hybrid of x and z reaches a leaf iff V(x) & S == 0 and V(z) <= S; so a
+    # leaf adds value * #{z: V(z) <= S} to every such x and
+    # value * #{x: V(x) & S == 0} to every such z.
+    n_rows = X.shape[0]
+    n_bg = Z.shape[0]
+    n_out = values.shape[1]
+    n_masks = masks.shape[0]
+    n_trees = roots.shape[0]
+    width = n_masks * n_out
+    cols = _tree_columns(X, Z)
+    acc_r = np.zeros((n_chunks, n_rows, width), dtype=np.float64)
+    acc_q = np.zeros((n_chunks, n_bg, width), dtype=np.float64)
+    for c in prange(n_chunks):
+        stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
+            n_bg + n_rows, max_depth)
+        n_z = np.zeros(n_masks, dtype=np.float64)
+        n_x = np.zeros(n_masks, dtype=np.float64)
+        w_x = np.zeros(width, dtype=np.float64)
+        w_z = np.zeros(width, dtype=np.float64)
+        for t in range(c, n_trees, n_chunks):
+            stack_node[0] = roots[t]
+            stack_level[0] = 0
+            stack_bit[0] = 0
+            top = 1
+            while top > 0:
+                leaf, d, top = _tree_next_leaf(
+                    cols, col_group, node_int, threshold, cat_bits,
+                    stack_node, stack_level, stack_bit, top, goes, path,
+                )
+                v = path[d]
+                for s in range(n_masks):
+                    n_z[s] = 0.0
+                    n_x[s] = 0.0
+                for q in range(n_bg):
+                    P = v[q]
+                    for s in range(n_masks):
+                        n_z[s] += (P & ~masks[s]) == 0
+                for r in range(n_rows):
+                    B = v[n_bg + r]
+                    for s in range(n_masks):
+                        n_x[s] += (B & masks[s]) == 0
+                reached = False
+                for s in range(n_masks):
+                    if n_z[s] > 0.0 and n_x[s] > 0.0:
+                        reached = True
+                    for o in range(n_out):
+                        w_x[s * n_out + o] = n_z[s] * values[leaf, o]
+                        w_z[s * n_out + o] = n_x[s] * values[leaf, o]
+                if not reached:
+                    continue
+                for r in range(n_rows):
+                    B = v[n_bg + r]
+                    for s in range(n_masks):
+                        if (B & masks[s]) == 0:
+                            for o in range(n_out):
+                                acc_r[c, r, s * n_out + o] += w_x[s * n_out + o]
+                for q in range(n_bg):
+                    P = v[q]
+                    for s in range(n_masks):
+                        if (P & ~masks[s]) == 0:
+                            for o in range(n_out):
+                                acc_q[c, q, s * n_out + o] += w_z[s * n_out + o]
+    row_sums = np.zeros((n_masks, n_out, n_rows), dtype=np.float64)
+    col_sums = np.zeros((n_masks, n_out, n_bg), dtype=np.float64)
+    for c in range(n_chunks):
+        for s in range(n_masks):
+            for o in range(n_out):
+                for r in range(n_rows):
+                    row_sums[s, o, r] += acc_r[c, r, s * n_out + o]
+                for q in range(n_bg):
+                    col_sums[s, o, q] += acc_q[c, q, s * n_out + o]
+    return row_sums, col_sums
+
+
+(
+    _tree_anchored_sums_serial,
+    _tree_anchored_sums_parallel,
+) = _serial_and_parallel(_tree_anchored_sums_body)

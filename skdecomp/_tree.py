@@ -70,6 +70,8 @@ from ._value import Table
 from ._kernels import (
     _tree_anchored_parallel,
     _tree_anchored_serial,
+    _tree_anchored_sums_parallel,
+    _tree_anchored_sums_serial,
     _tree_attributions_leaf_parallel,
     _tree_attributions_leaf_serial,
     _tree_attributions_parallel,
@@ -93,6 +95,7 @@ __all__ = [
     "tree_components",
     "tree_attributions",
     "anchored_values_tree",
+    "anchored_sums_tree",
     "tree_predict",
 ]
 
@@ -805,6 +808,33 @@ def anchored_values_tree(tree_model, X, Z, labels, masks, n_jobs=None):
         kernel = _tree_anchored_parallel if parallel else _tree_anchored_serial
         out = kernel(Xm, Zm, col_group, *tree_model._arrays(), masks)
     return out + tree_model.offset[None, None, None, :]
+
+
+def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
+    """Sums of :func:`anchored_values_tree` over each axis, without the values.
+
+    Walks every tree once for all rows; the N x N hybrid values are never
+    formed, so memory is O(n_masks * (n_rows + n_background)).
+
+    Returns
+    -------
+    row_sums : ndarray of shape (n_masks, n_outputs, n_rows)
+        Sum over background rows of ``f(x^n_{G_S}, z^m_{-G_S})``.
+    col_sums : ndarray of shape (n_masks, n_outputs, n_background)
+        Sum over explained rows.
+    """
+    col_group = tree_model.column_groups(labels)
+    _check_groups(np.asarray(labels, dtype=np.int64))
+    masks = np.ascontiguousarray(masks, dtype=np.int64)
+    Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
+    with _numba_threads(n_jobs) as parallel:
+        kernel = _tree_anchored_sums_parallel if parallel else _tree_anchored_sums_serial
+        n_chunks = min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
+        rows, cols = kernel(Xm, Zm, col_group, *tree_model._arrays(), masks,
+                            tree_model.max_depth, n_chunks)
+    rows += Zm.shape[0] * tree_model.offset[None, :, None]
+    cols += Xm.shape[0] * tree_model.offset[None, :, None]
+    return rows, cols
 
 
 def select_algorithm(algorithm, estimator, response, background):

@@ -28,6 +28,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from skdecomp import Explainer
 from skdecomp._tree import (
+    anchored_sums_tree,
     anchored_values_tree,
     extract_tree_model,
     tree_components,
@@ -240,6 +241,33 @@ def test_anchored_values_and_masks_match():
     np.testing.assert_allclose(some, full[:, :, [6, 0, 3, 9]], rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("kind", ["forest", "hgb_classifier"])
+def test_anchored_sums_equal_sums_of_model_calls(kind):
+    """Row and column sums of the N x N hybrids, from the trees and from the model."""
+    X, y = _data(nan=0.1 if kind != "forest" else 0.0)
+    if kind == "forest":
+        model = ExtraTreesRegressor(n_estimators=6, max_depth=8, random_state=0).fit(X, y)
+        method = "predict"
+    else:
+        model = HistGradientBoostingClassifier(max_iter=6, random_state=0)
+        model.fit(X, np.digitize(y, [-0.5, 0.5]))
+        method = "decision_function"
+    response, _ = resolve_response(model, method, None, X[:1])
+    tm = extract_tree_model(model, response)
+    labels = np.array([0, 1, 1, 2, 3, 3])
+    masks = np.array([0, 1, 2, 5, 6, 15, 9])
+    ref = coalition_values(response, Table(X[:9]), Table(X[9:20]), labels, masks,
+                           batch_size=4096, average=False)
+    for n_jobs in (None, 2):
+        rows, cols = anchored_sums_tree(tm, X[:9], X[9:20], labels, masks, n_jobs=n_jobs)
+        assert rows.shape == (7, ref.shape[3], 9) and cols.shape == (7, ref.shape[3], 11)
+        np.testing.assert_allclose(rows, ref.sum(axis=2).transpose(1, 2, 0), rtol=0, atol=ATOL)
+        np.testing.assert_allclose(cols, ref.sum(axis=0).transpose(0, 2, 1), rtol=0, atol=ATOL)
+    # the kernel walks every tree for all rows at once: same as the full values
+    full = anchored_values_tree(tm, X[:9], X[9:20], labels, masks)
+    np.testing.assert_allclose(rows, full.sum(axis=2).transpose(1, 2, 0), rtol=0, atol=1e-12)
+
+
 def test_serial_parallel_pickle_clone():
     X, y = _data(nan=0.1)
     model = RandomForestRegressor(n_estimators=5, max_depth=6, random_state=0).fit(X, y)
@@ -266,7 +294,11 @@ exp = Explainer(model, groups=[[0, 3], [1], [2]], background=6, random_state=0,
                 algorithm="tree").fit(X)
 F = exp.decompose(X[:4]).components
 phi = exp.transform(X[:4])
-print(repr(np.concatenate([F.ravel(), phi.ravel()]).tolist()))
+from skdecomp._tree import anchored_sums_tree
+from skdecomp._tree import extract_tree_model
+rows, cols = anchored_sums_tree(extract_tree_model(model), X[:5], X[5:12], np.array([1, 2, 3, 0]),
+                                np.array([2, 4, 3, 6]))
+print(repr(np.concatenate([F.ravel(), phi.ravel(), rows.ravel(), cols.ravel()]).tolist()))
 """
 
 
