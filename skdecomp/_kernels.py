@@ -492,41 +492,6 @@ def _tree_attributions_body(
 ) = _serial_and_parallel(_tree_attributions_body)
 
 
-def _tree_anchored_body(X, Z, col_group, roots, node_int, threshold, values, cat_bits, masks):
-    # f(x_{G_S}, z_{-G_S}) for every explained row, mask and background row
-    n_rows = X.shape[0]
-    n_bg = Z.shape[0]
-    n_out = values.shape[1]
-    n_masks = masks.shape[0]
-    out = np.zeros((n_rows, n_masks, n_bg, n_out), dtype=np.float64)
-    # trees in the outer loop: one tree's nodes stay in cache for all hybrids
-    for r in prange(n_rows):
-        for t in range(roots.shape[0]):
-            for s in range(n_masks):
-                S = masks[s]
-                for q in range(n_bg):
-                    node = roots[t]
-                    while node_int[node, 0] >= 0:
-                        f = node_int[node, 0]
-                        if (S >> col_group[f]) & 1:
-                            v = X[r, f]
-                        else:
-                            v = Z[q, f]
-                        if _tree_goes_left(node, v, node_int, threshold, cat_bits):
-                            node = node_int[node, 1]
-                        else:
-                            node = node_int[node, 2]
-                    for o in range(n_out):
-                        out[r, s, q, o] += values[node, o]
-    return out
-
-
-(
-    _tree_anchored_serial,
-    _tree_anchored_parallel,
-) = _serial_and_parallel(_tree_anchored_body)
-
-
 def _tree_predict_body(X, roots, node_int, threshold, values, cat_bits):
     n_rows = X.shape[0]
     n_out = values.shape[1]

@@ -68,8 +68,6 @@ from sklearn.utils import check_array
 from ._decomposition import METHOD_ALIASES, size_weights
 from ._value import Table
 from ._kernels import (
-    _tree_anchored_parallel,
-    _tree_anchored_serial,
     _tree_anchored_sums_parallel,
     _tree_anchored_sums_serial,
     _tree_attributions_leaf_parallel,
@@ -94,7 +92,6 @@ __all__ = [
     "extract_tree_model",
     "tree_components",
     "tree_attributions",
-    "anchored_values_tree",
     "anchored_sums_tree",
     "tree_predict",
 ]
@@ -778,11 +775,14 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None,
     return {m: by_name[METHOD_ALIASES.get(m, m)] for m in methods}
 
 
-def anchored_values_tree(tree_model, X, Z, labels, masks, n_jobs=None):
-    """Model output at every hybrid (x^n_{G_S}, z^m_{-G_S}), from the trees.
+def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
+    """Row and column sums of the model output at every hybrid, from the trees.
 
-    The tree-path counterpart of
-    ``coalition_values(..., average=False)``: same layout, no model calls.
+    For every mask S, the sums over background rows and over explained rows
+    of ``f(x^n_{G_S}, z^m_{-G_S})`` (the tree-path counterpart of summing
+    ``coalition_values(..., average=False)`` over each axis). Every tree is
+    walked once for all rows; the N x N hybrid values are never formed, so
+    memory is O(n_masks * (n_rows + n_background)).
 
     Parameters
     ----------
@@ -794,27 +794,7 @@ def anchored_values_tree(tree_model, X, Z, labels, masks, n_jobs=None):
     masks : ndarray of int
         Coalitions S as bitmasks over groups.
     n_jobs : int or None
-        Threads over explained rows (None or 1: serial).
-
-    Returns
-    -------
-    values : ndarray of shape (n_rows, n_masks, n_background, n_outputs)
-    """
-    col_group = tree_model.column_groups(labels)
-    _check_groups(np.asarray(labels, dtype=np.int64))
-    masks = np.ascontiguousarray(masks, dtype=np.int64)
-    Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
-    with _numba_threads(n_jobs) as parallel:
-        kernel = _tree_anchored_parallel if parallel else _tree_anchored_serial
-        out = kernel(Xm, Zm, col_group, *tree_model._arrays(), masks)
-    return out + tree_model.offset[None, None, None, :]
-
-
-def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
-    """Sums of :func:`anchored_values_tree` over each axis, without the values.
-
-    Walks every tree once for all rows; the N x N hybrid values are never
-    formed, so memory is O(n_masks * (n_rows + n_background)).
+        Threads (None or 1: serial).
 
     Returns
     -------
