@@ -183,9 +183,10 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         (``2**22`` cells, i.e. ``2**22 // n_features`` rows, at least 1024).
 
     n_jobs : int, default=None
-        Number of joblib workers over chunks of hybrid rows. None means 1
+        Number of joblib workers over chunks of hybrid rows (at least one
+        chunk per worker, each at most ``batch_size`` rows). None means 1
         unless in a :obj:`joblib.parallel_backend` context. On the tree path,
-        the number of threads over explained rows (None: one).
+        the number of threads the trees are shared between (None: one).
 
     n_samples : int, default=None
         Budget of the sampled methods: the number of coalitions evaluated per

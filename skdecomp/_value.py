@@ -387,7 +387,11 @@ def coalition_values(
     n_rows, n_masks, n_bg = table.n_rows, masks.shape[0], background.n_rows
     n_pairs = n_rows * n_masks
     cmask_table = column_masks(masks, labels)
+    n_workers = effective_n_jobs(n_jobs)
     pairs_per_chunk = max(1, int(batch_size) // n_bg)
+    if n_workers > 1:
+        # at least one chunk per worker, so that small jobs run in parallel too
+        pairs_per_chunk = max(1, min(pairs_per_chunk, -(-n_pairs // n_workers)))
     starts = range(0, n_pairs, pairs_per_chunk)
 
     def chunk(start):
@@ -396,7 +400,6 @@ def coalition_values(
 
     if n_pairs == 0:
         raise ValueError("coalition_values needs at least one row and one mask.")
-    n_workers = effective_n_jobs(n_jobs)
     if n_workers == 1 or len(starts) == 1:
         results = (
             _evaluate_chunk(response, table, background, *chunk(s), average)

@@ -294,6 +294,33 @@ def test_batch_size_and_n_jobs_do_not_change_results(rng):
     np.testing.assert_allclose(par.transform(X[:4]), seq.transform(X[:4]), atol=1e-12)
 
 
+def test_small_jobs_are_split_over_workers(rng):
+    """With n_jobs > 1 even a job that fits one batch goes to several workers."""
+    import threading
+
+    from joblib import parallel_backend
+
+    f = random_function(4, 5)
+    X = rng.normal(size=(30, 5))
+    calls = []
+    lock = threading.Lock()
+
+    def model(Z):
+        with lock:
+            calls.append(Z.shape[0])
+        return f(Z)
+
+    ref = Explainer(f, background=9, random_state=0).fit(X).transform(X[:4])
+    with parallel_backend("threading"):
+        exp = Explainer(model, background=9, n_jobs=2, random_state=0).fit(X)
+        calls.clear()
+        got = exp.transform(X[:4])
+    # the 4 rows themselves, then 4 rows x 30 inner coalitions x 9 background
+    # rows in two calls of equal size (one batch would hold them all)
+    assert sorted(calls) == [4, 540, 540]
+    np.testing.assert_allclose(got, ref, atol=1e-12)
+
+
 def test_inputs_not_modified(rng):
     X = rng.normal(size=(20, 3))
     bg = X[:4].copy()
