@@ -1279,24 +1279,27 @@ def _ternary_attributions_body(table, coef_a, coef_b, n_groups, n_bg):
 
 def _tree_anchored_sums_body(
     X, Z, col_group, roots, node_int, threshold, values, cat_bits, masks, max_depth, n_chunks,
+    same,
 ):
     # Sums over the background (rows) and over the explained rows (cols) of
     # f(x_{G_S}, z_{-G_S}) for every mask S, without the N x N values. The
     # hybrid of x and z reaches a leaf iff V(x) & S == 0 and V(z) <= S; so a
     # leaf adds value * #{z: V(z) <= S} to every such x and
-    # value * #{x: V(x) & S == 0} to every such z.
+    # value * #{x: V(x) & S == 0} to every such z. With same, Z is X and
+    # each tree is walked for the rows once.
     n_rows = X.shape[0]
-    n_bg = Z.shape[0]
+    n_bg = n_rows if same else Z.shape[0]
+    x_off = 0 if same else n_bg
     n_out = values.shape[1]
     n_masks = masks.shape[0]
     n_trees = roots.shape[0]
     width = n_masks * n_out
-    cols = _tree_columns(X, Z)
+    cols = _tree_columns(X, Z[:0] if same else Z)
     acc_r = np.zeros((n_chunks, n_rows, width), dtype=np.float64)
     acc_q = np.zeros((n_chunks, n_bg, width), dtype=np.float64)
     for c in prange(n_chunks):
         stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
-            n_bg + n_rows, max_depth)
+            x_off + n_rows, max_depth)
         n_z = np.zeros(n_masks, dtype=np.float64)
         n_x = np.zeros(n_masks, dtype=np.float64)
         w_x = np.zeros(width, dtype=np.float64)
@@ -1320,7 +1323,7 @@ def _tree_anchored_sums_body(
                     for s in range(n_masks):
                         n_z[s] += (P & ~masks[s]) == 0
                 for r in range(n_rows):
-                    B = v[n_bg + r]
+                    B = v[x_off + r]
                     for s in range(n_masks):
                         n_x[s] += (B & masks[s]) == 0
                 reached = False
@@ -1333,7 +1336,7 @@ def _tree_anchored_sums_body(
                 if not reached:
                     continue
                 for r in range(n_rows):
-                    B = v[n_bg + r]
+                    B = v[x_off + r]
                     for s in range(n_masks):
                         if (B & masks[s]) == 0:
                             for o in range(n_out):

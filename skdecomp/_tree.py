@@ -806,12 +806,14 @@ def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
     col_group = tree_model.column_groups(labels)
     _check_groups(np.asarray(labels, dtype=np.int64))
     masks = np.ascontiguousarray(masks, dtype=np.int64)
-    Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
+    same = X is Z
+    Xm = tree_model.prepare(X)
+    Zm = Xm if same else tree_model.prepare(Z)
     with _numba_threads(n_jobs) as parallel:
         kernel = _tree_anchored_sums_parallel if parallel else _tree_anchored_sums_serial
         n_chunks = min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
         rows, cols = kernel(Xm, Zm, col_group, *tree_model._arrays(), masks,
-                            tree_model.max_depth, n_chunks)
+                            tree_model.max_depth, n_chunks, same)
     rows += Zm.shape[0] * tree_model.offset[None, :, None]
     cols += Xm.shape[0] * tree_model.offset[None, :, None]
     return rows, cols
