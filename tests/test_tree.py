@@ -263,6 +263,12 @@ def test_anchored_sums_equal_sums_of_model_calls(kind):
         assert rows.shape == (7, ref.shape[3], 9) and cols.shape == (7, ref.shape[3], 11)
         np.testing.assert_allclose(rows, ref.sum(axis=2).transpose(1, 2, 0), rtol=0, atol=ATOL)
         np.testing.assert_allclose(cols, ref.sum(axis=0).transpose(0, 2, 1), rtol=0, atol=ATOL)
+        # the same rows as both sides are walked once: same sums as with a copy
+        sample = X[:12]
+        once = anchored_sums_tree(tm, sample, sample, labels, masks, n_jobs=n_jobs)
+        twice = anchored_sums_tree(tm, sample, sample.copy(), labels, masks, n_jobs=n_jobs)
+        for a, b in zip(once, twice):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
 
 
 def test_serial_parallel_pickle_clone():
