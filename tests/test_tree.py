@@ -299,9 +299,12 @@ F = exp.decompose(X[:4]).components
 phi = exp.transform(X[:4])
 from skdecomp._tree import anchored_sums_tree
 from skdecomp._tree import extract_tree_model
-rows, cols = anchored_sums_tree(extract_tree_model(model), X[:5], X[5:12], np.array([1, 2, 3, 0]),
-                                np.array([2, 4, 3, 6]))
-print(repr(np.concatenate([F.ravel(), phi.ravel(), rows.ravel(), cols.ravel()]).tolist()))
+tm = extract_tree_model(model)
+rows, cols = anchored_sums_tree(tm, X[:5], X[5:12], np.array([1, 2, 3, 0]), np.array([2, 4, 3, 6]))
+S = X[:6]
+r2, c2 = anchored_sums_tree(tm, S, S, np.array([1, 2, 3, 0]), np.array([2, 4, 3, 6]))
+print(repr(np.concatenate([F.ravel(), phi.ravel(), rows.ravel(), cols.ravel(), r2.ravel(),
+                           c2.ravel()]).tolist()))
 """
 
 
