@@ -341,6 +341,60 @@ def _find_mask(masks, mask):
     return -1
 
 
+@njit(cache=True)
+def _tree_max_nodes(roots, n_nodes):
+    # nodes of the largest tree (a bound on its leaves)
+    largest = 0
+    for t in range(roots.shape[0]):
+        stop = roots[t + 1] if t + 1 < roots.shape[0] else n_nodes
+        largest = max(largest, stop - roots[t])
+    return largest
+
+
+@njit(cache=True)
+def _tree_pair_leaves(x, z, root, col_group, node_int, threshold, cat_bits,
+                      st_node, st_a, st_b, leaf, a_set, b_set):
+    # Leaves of the tree at root reached by hybrids of the rows x and z, with
+    # the groups A that must come from x and B that must come from z; fills
+    # leaf, a_set, b_set and returns their number.
+    n = 0
+    st_node[0] = root
+    st_a[0] = 0
+    st_b[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = st_node[top]
+        A = st_a[top]
+        B = st_b[top]
+        while node_int[node, 0] >= 0:
+            f = node_int[node, 0]
+            x_left = _tree_goes_left(node, x[f], node_int, threshold, cat_bits)
+            z_left = _tree_goes_left(node, z[f], node_int, threshold, cat_bits)
+            if x_left == z_left:
+                node = node_int[node, 1] if x_left else node_int[node, 2]
+                continue
+            x_child = node_int[node, 1] if x_left else node_int[node, 2]
+            z_child = node_int[node, 2] if x_left else node_int[node, 1]
+            bit = np.int64(1) << col_group[f]
+            if A & bit:
+                node = x_child
+            elif B & bit:
+                node = z_child
+            else:
+                st_node[top] = z_child
+                st_a[top] = A
+                st_b[top] = B | bit
+                top += 1
+                node = x_child
+                A = A | bit
+        leaf[n] = node
+        a_set[n] = A
+        b_set[n] = B
+        n += 1
+    return n
+
+
 def _tree_components_body(
     X, Z, col_group, roots, node_int, threshold, values, cat_bits,
     masks, dense, max_order, max_depth,
@@ -349,44 +403,25 @@ def _tree_components_body(
     n_bg = Z.shape[0]
     n_out = values.shape[1]
     n_cols = masks.shape[0]
+    max_leaves = _tree_max_nodes(roots, node_int.shape[0])
     out = np.zeros((n_rows, n_out, n_cols), dtype=np.float64)
     for r in prange(n_rows):
         buf = np.zeros((n_cols, n_out), dtype=np.float64)
         st_node = np.empty(max_depth + 2, dtype=np.int64)
         st_a = np.empty(max_depth + 2, dtype=np.int64)
         st_b = np.empty(max_depth + 2, dtype=np.int64)
+        leaf = np.empty(max_leaves, dtype=np.int64)
+        a_set = np.empty(max_leaves, dtype=np.int64)
+        b_set = np.empty(max_leaves, dtype=np.int64)
         for q in range(n_bg):
             for t in range(roots.shape[0]):
-                st_node[0] = roots[t]
-                st_a[0] = 0
-                st_b[0] = 0
-                top = 1
-                while top > 0:
-                    top -= 1
-                    node = st_node[top]
-                    A = st_a[top]
-                    B = st_b[top]
-                    while node_int[node, 0] >= 0:
-                        f = node_int[node, 0]
-                        x_left = _tree_goes_left(node, X[r, f], node_int, threshold, cat_bits)
-                        z_left = _tree_goes_left(node, Z[q, f], node_int, threshold, cat_bits)
-                        if x_left == z_left:
-                            node = node_int[node, 1] if x_left else node_int[node, 2]
-                            continue
-                        x_child = node_int[node, 1] if x_left else node_int[node, 2]
-                        z_child = node_int[node, 2] if x_left else node_int[node, 1]
-                        bit = np.int64(1) << col_group[f]
-                        if A & bit:
-                            node = x_child
-                        elif B & bit:
-                            node = z_child
-                        else:
-                            st_node[top] = z_child
-                            st_a[top] = A
-                            st_b[top] = B | bit
-                            top += 1
-                            node = x_child
-                            A = A | bit
+                n_leaves = _tree_pair_leaves(X[r], Z[q], roots[t], col_group, node_int,
+                                             threshold, cat_bits, st_node, st_a, st_b,
+                                             leaf, a_set, b_set)
+                for i in range(n_leaves):
+                    node = leaf[i]
+                    A = a_set[i]
+                    B = b_set[i]
                     n_a = _bit_count(A)
                     if n_a > max_order:
                         continue
@@ -424,44 +459,25 @@ def _tree_attributions_body(
     n_bg = Z.shape[0]
     n_out = values.shape[1]
     n_methods = coef_a.shape[0]
+    max_leaves = _tree_max_nodes(roots, node_int.shape[0])
     out = np.zeros((n_rows, n_methods, n_out, n_groups), dtype=np.float64)
     for r in prange(n_rows):
         buf = np.zeros((n_methods, n_groups, n_out), dtype=np.float64)
         st_node = np.empty(max_depth + 2, dtype=np.int64)
         st_a = np.empty(max_depth + 2, dtype=np.int64)
         st_b = np.empty(max_depth + 2, dtype=np.int64)
+        leaf = np.empty(max_leaves, dtype=np.int64)
+        a_set = np.empty(max_leaves, dtype=np.int64)
+        b_set = np.empty(max_leaves, dtype=np.int64)
         for q in range(n_bg):
             for t in range(roots.shape[0]):
-                st_node[0] = roots[t]
-                st_a[0] = 0
-                st_b[0] = 0
-                top = 1
-                while top > 0:
-                    top -= 1
-                    node = st_node[top]
-                    A = st_a[top]
-                    B = st_b[top]
-                    while node_int[node, 0] >= 0:
-                        f = node_int[node, 0]
-                        x_left = _tree_goes_left(node, X[r, f], node_int, threshold, cat_bits)
-                        z_left = _tree_goes_left(node, Z[q, f], node_int, threshold, cat_bits)
-                        if x_left == z_left:
-                            node = node_int[node, 1] if x_left else node_int[node, 2]
-                            continue
-                        x_child = node_int[node, 1] if x_left else node_int[node, 2]
-                        z_child = node_int[node, 2] if x_left else node_int[node, 1]
-                        bit = np.int64(1) << col_group[f]
-                        if A & bit:
-                            node = x_child
-                        elif B & bit:
-                            node = z_child
-                        else:
-                            st_node[top] = z_child
-                            st_a[top] = A
-                            st_b[top] = B | bit
-                            top += 1
-                            node = x_child
-                            A = A | bit
+                n_leaves = _tree_pair_leaves(X[r], Z[q], roots[t], col_group, node_int,
+                                             threshold, cat_bits, st_node, st_a, st_b,
+                                             leaf, a_set, b_set)
+                for i in range(n_leaves):
+                    node = leaf[i]
+                    A = a_set[i]
+                    B = b_set[i]
                     if A == 0 and B == 0:
                         continue
                     n_a = _bit_count(A)

@@ -218,6 +218,11 @@ class TreeModel:
 
 
 # -- threads ------------------------------------------------------------------
+def _n_chunks(tree_model, parallel):
+    """Accumulators of the leaf-wise kernels: one per thread, each a share of the trees."""
+    return min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
+
+
 @contextmanager
 def _numba_threads(n_jobs):
     """Yield whether to use the parallel kernels, with n_jobs numba threads."""
@@ -671,7 +676,7 @@ def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel):
     tern = np.zeros(1 << n_groups, dtype=np.int64)
     for k in range(n_groups):
         tern[1 << k:2 << k] = tern[: 1 << k] + 3**k
-    n_chunks = min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
+    n_chunks = _n_chunks(tree_model, parallel)
     per_row = (n_chunks + 1) * 3**n_groups * tree_model.n_outputs
     block = max(1, (1 << 23) // per_row)
     kernel = _tree_ternary_parallel if parallel else _tree_ternary_serial
@@ -761,7 +766,7 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None,
         else:
             kernel = (_tree_attributions_leaf_parallel if parallel
                       else _tree_attributions_leaf_serial)
-            n_chunks = min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
+            n_chunks = _n_chunks(tree_model, parallel)
             # rows per kernel call, bounding the per-row accumulators (~64 MB)
             per_row = ((n_chunks + 1) * n_groups * len(names) * tree_model.n_outputs
                        + 2 * (tree_model.max_depth + 2))
@@ -811,7 +816,7 @@ def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
     Zm = Xm if same else tree_model.prepare(Z)
     with _numba_threads(n_jobs) as parallel:
         kernel = _tree_anchored_sums_parallel if parallel else _tree_anchored_sums_serial
-        n_chunks = min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
+        n_chunks = _n_chunks(tree_model, parallel)
         rows, cols = kernel(Xm, Zm, col_group, *tree_model._arrays(), masks,
                             tree_model.max_depth, n_chunks, same)
     rows += Zm.shape[0] * tree_model.offset[None, :, None]
