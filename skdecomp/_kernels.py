@@ -352,6 +352,19 @@ def _tree_max_nodes(roots, n_nodes):
 
 
 @njit(cache=True)
+def _tree_pair_buffers(max_depth, max_leaves):
+    # st_node, st_a, st_b, leaf, a_set, b_set of _tree_pair_leaves
+    return (
+        np.empty(max_depth + 2, dtype=np.int64),
+        np.empty(max_depth + 2, dtype=np.int64),
+        np.empty(max_depth + 2, dtype=np.int64),
+        np.empty(max_leaves, dtype=np.int64),
+        np.empty(max_leaves, dtype=np.int64),
+        np.empty(max_leaves, dtype=np.int64),
+    )
+
+
+@njit(cache=True)
 def _tree_pair_leaves(x, z, root, col_group, node_int, threshold, cat_bits,
                       st_node, st_a, st_b, leaf, a_set, b_set):
     # Leaves of the tree at root reached by hybrids of the rows x and z, with
@@ -407,12 +420,7 @@ def _tree_components_body(
     out = np.zeros((n_rows, n_out, n_cols), dtype=np.float64)
     for r in prange(n_rows):
         buf = np.zeros((n_cols, n_out), dtype=np.float64)
-        st_node = np.empty(max_depth + 2, dtype=np.int64)
-        st_a = np.empty(max_depth + 2, dtype=np.int64)
-        st_b = np.empty(max_depth + 2, dtype=np.int64)
-        leaf = np.empty(max_leaves, dtype=np.int64)
-        a_set = np.empty(max_leaves, dtype=np.int64)
-        b_set = np.empty(max_leaves, dtype=np.int64)
+        st_node, st_a, st_b, leaf, a_set, b_set = _tree_pair_buffers(max_depth, max_leaves)
         for q in range(n_bg):
             for t in range(roots.shape[0]):
                 n_leaves = _tree_pair_leaves(X[r], Z[q], roots[t], col_group, node_int,
@@ -463,12 +471,7 @@ def _tree_attributions_body(
     out = np.zeros((n_rows, n_methods, n_out, n_groups), dtype=np.float64)
     for r in prange(n_rows):
         buf = np.zeros((n_methods, n_groups, n_out), dtype=np.float64)
-        st_node = np.empty(max_depth + 2, dtype=np.int64)
-        st_a = np.empty(max_depth + 2, dtype=np.int64)
-        st_b = np.empty(max_depth + 2, dtype=np.int64)
-        leaf = np.empty(max_leaves, dtype=np.int64)
-        a_set = np.empty(max_leaves, dtype=np.int64)
-        b_set = np.empty(max_leaves, dtype=np.int64)
+        st_node, st_a, st_b, leaf, a_set, b_set = _tree_pair_buffers(max_depth, max_leaves)
         for q in range(n_bg):
             for t in range(roots.shape[0]):
                 n_leaves = _tree_pair_leaves(X[r], Z[q], roots[t], col_group, node_int,
