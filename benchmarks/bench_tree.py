@@ -122,6 +122,8 @@ def main():
                   "   (target >= 1)")
             print(f"  max |tree - shap|:                     "
                   f"{np.abs(phi_single - phi_shap).max():8.1e}")
+            gap = phi_shap.sum(axis=1) + ref.expected_value - model.predict(Xe)
+            print(f"  shap's own additivity gap:             {np.abs(gap).max():8.1e}")
         if not args.no_grouper:
             kw = dict(n_samples=100, n_groups=1, random_state=0, n_jobs=args.n_jobs)
             AdaptiveGrouper(model, algorithm="tree", **kw).fit(X[:200])  # compile
