@@ -186,7 +186,10 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         Number of joblib workers over chunks of hybrid rows (at least one
         chunk per worker, each at most ``batch_size`` rows). None means 1
         unless in a :obj:`joblib.parallel_backend` context. On the tree path,
-        the number of threads the trees are shared between (None: one).
+        the number of threads the trees are shared between (None: one). A
+        model with its own ``n_jobs`` competes with these workers for the
+        cores; parallelise one of the two. The first parallel call also pays
+        for starting the workers.
 
     n_samples : int, default=None
         Budget of the sampled methods: the number of coalitions evaluated per
