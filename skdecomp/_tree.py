@@ -74,6 +74,8 @@ from ._kernels import (
     _tree_attributions_leaf_serial,
     _tree_attributions_parallel,
     _tree_attributions_serial,
+    _tree_class_attributions_parallel,
+    _tree_class_attributions_serial,
     _tree_components_parallel,
     _tree_components_serial,
     _tree_predict_parallel,
@@ -756,6 +758,22 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None,
             kernel = _tree_attributions_parallel if parallel else _tree_attributions_serial
             phi = kernel(Xm, Zm, col_group, *tree_model._arrays(), coef_a, coef_b,
                          int(n_groups), tree_model.max_depth)
+        elif n_groups <= MAX_LEAF_GROUPS and (len(names) * n_groups <= 12 or n_groups >= 8):
+            # per leaf and distinct row pattern, the attributions themselves;
+            # cheaper than the 3**K table below unless many methods are asked
+            # for few groups (a forest of 200 depth-10 trees, 200 x 100 rows:
+            # 6 groups, 1 method 0.22 s against 0.31 s, 4 methods 0.38 against
+            # 0.31; 10 groups, 1 method 0.57 against 2.9 s)
+            kernel = (_tree_class_attributions_parallel if parallel
+                      else _tree_class_attributions_serial)
+            n_chunks = _n_chunks(tree_model, parallel)
+            per_row = (n_chunks + 1) * n_groups * len(names) * tree_model.n_outputs
+            block = max(1, (1 << 23) // per_row)
+            phi = np.concatenate([
+                kernel(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), coef_a,
+                       coef_b, int(n_groups), tree_model.max_depth, n_chunks)
+                for i in range(0, Xm.shape[0], block)
+            ])
         elif n_groups <= MAX_LEAF_GROUPS:
             kernel = (_ternary_attributions_parallel if parallel
                       else _ternary_attributions_serial)

@@ -297,6 +297,8 @@ exp = Explainer(model, groups=[[0, 3], [1], [2]], background=6, random_state=0,
                 algorithm="tree").fit(X)
 F = exp.decompose(X[:4]).components
 phi = exp.transform(X[:4])
+two = exp.explain(X[:4], ["shapley", "banzhaf"])
+phi = np.concatenate([phi.ravel(), two["shapley"].ravel(), two["banzhaf"].ravel()])
 from skdecomp._tree import anchored_sums_tree
 from skdecomp._tree import extract_tree_model
 tm = extract_tree_model(model)
@@ -368,6 +370,32 @@ def test_leaf_wise_kernels_match_pairwise_walk():
         got = tree_attributions(tm, X[:20], X[20:50], labels, k, METHODS, n_jobs=2)
         for m in METHODS:
             np.testing.assert_allclose(got[m], ref[m], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("methods", [["shapley"], ["banzhaf", "arch"], METHODS])
+@pytest.mark.parametrize("n_outputs", [1, 3])
+def test_leaf_wise_attributions_match_pairwise_walk(methods, n_outputs):
+    # both leaf-wise attribution kernels (per distinct row pattern, and the
+    # 3**K table), with one or several methods and outputs, serial and parallel
+    from skdecomp._tree import tree_attributions
+
+    X, y = _data(n=200, d=8, nan=0.1)
+    if n_outputs == 1:
+        model = ExtraTreesRegressor(n_estimators=6, max_depth=7, random_state=0).fit(X, y)
+        tm = extract_tree_model(model)
+    else:
+        model = HistGradientBoostingClassifier(max_iter=6, random_state=0)
+        model.fit(X, np.digitize(y, [-0.5, 0.5]))
+        response, _ = resolve_response(model, "decision_function", None, X[:1])
+        tm = extract_tree_model(model, response)
+    for labels, k in [(np.array([0, 0, 1, 2, 2, 1, 0, 1]), 3),
+                      (np.array([0, 0, 1, 2, 2, 3, 3, 1]), 4), (np.arange(8), 8)]:
+        ref = tree_attributions(tm, X[:25], X[25:60], labels, k, methods, pairwise=True)
+        for n_jobs in (None, 2):
+            got = tree_attributions(tm, X[:25], X[25:60], labels, k, methods, n_jobs=n_jobs)
+            for m in methods:
+                assert got[m].shape == (25, n_outputs, k)
+                np.testing.assert_allclose(got[m], ref[m], rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("grouper_cls", ["AdaptiveGrouper", "PairwiseGrouper"])
