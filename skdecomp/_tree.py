@@ -102,6 +102,9 @@ __all__ = [
 MAX_TREE_GROUPS = 62
 #: Largest number of groups for the leaf-wise components (3**K per row).
 MAX_LEAF_GROUPS = 10
+#: Largest number of groups of the kernel that sums attributions per distinct
+#: row pattern (tables over all 2**K patterns).
+MAX_CLASS_GROUPS = 12
 
 _FORESTS = (
     RandomForestRegressor,
@@ -758,12 +761,13 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None,
             kernel = _tree_attributions_parallel if parallel else _tree_attributions_serial
             phi = kernel(Xm, Zm, col_group, *tree_model._arrays(), coef_a, coef_b,
                          int(n_groups), tree_model.max_depth)
-        elif n_groups <= MAX_LEAF_GROUPS and (len(names) * n_groups <= 12 or n_groups >= 8):
+        elif n_groups <= MAX_CLASS_GROUPS and (len(names) * n_groups <= 12 or n_groups >= 8):
             # per leaf and distinct row pattern, the attributions themselves;
-            # cheaper than the 3**K table below unless many methods are asked
-            # for few groups (a forest of 200 depth-10 trees, 200 x 100 rows:
-            # 6 groups, 1 method 0.22 s against 0.31 s, 4 methods 0.38 against
-            # 0.31; 10 groups, 1 method 0.57 against 2.9 s)
+            # cheaper than the 3**K table and the hashed kernel below unless
+            # many methods are asked for few groups (a forest of 200 depth-10
+            # trees, 200 x 100 rows: 6 groups, 1 method 0.22 s against 0.31 s,
+            # 4 methods 0.38 against 0.31; 10 groups, 1 method 0.57 against
+            # 2.9 s; 12 groups, 1 method 0.9 s against 2.9 s of hashing)
             kernel = (_tree_class_attributions_parallel if parallel
                       else _tree_class_attributions_serial)
             n_chunks = _n_chunks(tree_model, parallel)

@@ -398,6 +398,24 @@ def test_leaf_wise_attributions_match_pairwise_walk(methods, n_outputs):
                 np.testing.assert_allclose(got[m], ref[m], rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("n_groups", [12, 14])
+def test_many_singleton_groups_match_pairwise_walk(n_groups):
+    # 12 groups: per distinct row pattern; 14: the hashed leaf-wise kernel
+    from skdecomp._tree import tree_attributions
+
+    X, y = _data(n=150, d=n_groups, nan=0.05)
+    model = ExtraTreesRegressor(n_estimators=4, max_depth=8, random_state=0).fit(X, y)
+    tm = extract_tree_model(model)
+    labels = np.arange(n_groups)
+    methods = ["shapley", "banzhaf"]
+    ref = tree_attributions(tm, X[:12], X[12:40], labels, n_groups, methods, pairwise=True)
+    for n_jobs in (None, 2):
+        got = tree_attributions(tm, X[:12], X[12:40], labels, n_groups, methods,
+                                n_jobs=n_jobs)
+        for m in methods:
+            np.testing.assert_allclose(got[m], ref[m], rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("grouper_cls", ["AdaptiveGrouper", "PairwiseGrouper"])
 def test_groupers_take_the_tree_path(grouper_cls):
     import skdecomp
