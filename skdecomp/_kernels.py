@@ -1311,21 +1311,99 @@ def _low_bit_jit(word):
     return impl
 
 
+@njit(cache=True)
+def _grow(a, n):
+    # a copy of a with room for at least n entries
+    out = np.empty(max(n, 2 * a.shape[0]), dtype=a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
+def _tree_background_leaves(Z, col_group, roots, node_int, threshold, cat_bits,
+                            n_groups, max_depth):
+    # Per leaf, in the order of the depth-first walk, the distinct patterns
+    # P = V(z) of the background rows and their counts: leaf i holds
+    # pats[ptr[i]:ptr[i + 1]], and the leaves of tree t start at tree_start[t].
+    # The background counts go to two interleaved histograms, so that runs of
+    # equal patterns do not wait on each other; distinct patterns come from a
+    # bitset over all 2**K patterns, in increasing order.
+    n_bg = Z.shape[0]
+    n_trees = roots.shape[0]
+    n_masks = np.int64(1) << n_groups
+    n_words = max(1, n_masks >> 6)
+    cols = _tree_columns(Z[:0], Z)
+    stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(n_bg, max_depth)
+    count_even = np.zeros(n_masks, dtype=np.float64)
+    count_odd = np.zeros(n_masks, dtype=np.float64)
+    seen = np.zeros(n_words, dtype=np.uint64)
+    pats = np.empty(1024, dtype=np.int64)
+    counts = np.empty(1024, dtype=np.float64)
+    ptr = np.zeros(1024, dtype=np.int64)
+    tree_start = np.zeros(n_trees + 1, dtype=np.int64)
+    n = 0
+    n_leaves = 0
+    for t in range(n_trees):
+        tree_start[t] = n_leaves
+        stack_node[0] = roots[t]
+        stack_level[0] = 0
+        stack_bit[0] = 0
+        top = 1
+        while top > 0:
+            leaf, d, top = _tree_next_leaf(
+                cols, col_group, node_int, threshold, cat_bits,
+                stack_node, stack_level, stack_bit, top, goes, path,
+            )
+            v = path[d]
+            for w in range(n_words):
+                seen[w] = 0
+            for q in range(0, n_bg - 1, 2):
+                P0 = v[q]
+                P1 = v[q + 1]
+                count_even[P0] += 1.0
+                count_odd[P1] += 1.0
+                seen[P0 >> 6] |= np.uint64(1) << np.uint64(P0 & 63)
+                seen[P1 >> 6] |= np.uint64(1) << np.uint64(P1 & 63)
+            if n_bg & 1:
+                P0 = v[n_bg - 1]
+                count_even[P0] += 1.0
+                seen[P0 >> 6] |= np.uint64(1) << np.uint64(P0 & 63)
+            if n + n_bg > pats.shape[0]:
+                pats = _grow(pats, n + n_bg)
+                counts = _grow(counts, n + n_bg)
+            for w0 in range(n_words):
+                word = seen[w0]
+                while word:
+                    P = (w0 << 6) + _low_bit(word)
+                    word &= word - np.uint64(1)
+                    pats[n] = P
+                    counts[n] = count_even[P] + count_odd[P]
+                    count_even[P] = 0.0
+                    count_odd[P] = 0.0
+                    n += 1
+            n_leaves += 1
+            if n_leaves >= ptr.shape[0]:
+                ptr = _grow(ptr, n_leaves + 1)
+            ptr[n_leaves] = n
+    tree_start[n_trees] = n_leaves
+    return ptr[:n_leaves + 1].copy(), tree_start, pats[:n].copy(), counts[:n].copy()
+
+
 def _tree_class_attributions_body(
-    X, Z, col_group, roots, node_int, threshold, values, cat_bits,
-    coef_a, coef_b, n_groups, max_depth, n_chunks,
+    X, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
+    ptr, tree_start, pats, counts, coef_a, coef_b, n_groups, max_depth, n_chunks,
 ):
     # Leaf-wise attributions for small K, without the 3**K table. At a leaf,
     # every explained row with the same pattern B gets the same attributions,
     # sum over the compatible background patterns P (P & B == 0, weight =
     # their count) of coef_a[|P|, |B|] for groups in P and coef_b[|P|, |B|]
     # for groups in B, times the leaf value. They are computed once per
-    # distinct B (h[B]) and added to each row with that B. Distinct patterns
-    # are found with bitsets over all 2**K patterns, which needs no sort; the
-    # background counts go to two interleaved histograms, so that runs of
-    # equal patterns do not wait on each other.
+    # distinct B (h[B]) and added to each row with that B. Distinct row
+    # patterns are found with a bitset over all 2**K patterns, which needs no
+    # sort. The background patterns of every leaf come precomputed from
+    # _tree_background_leaves (ptr, tree_start, pats, counts), so only the
+    # explained rows are walked.
     n_rows = X.shape[0]
-    n_bg = Z.shape[0]
     n_out = values.shape[1]
     n_methods = coef_a.shape[0]
     n_trees = roots.shape[0]
@@ -1339,13 +1417,11 @@ def _tree_class_attributions_body(
         for k in range(n_groups):
             bits[M, k] = (M >> k) & 1
     n_q = n_methods * n_out * n_groups
-    cols = _tree_columns(X, Z)
+    cols = _tree_columns(X, X[:0])
     acc = np.zeros((n_chunks, n_rows, n_q), dtype=np.float64)
     for c in prange(n_chunks):
         stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
-            n_bg + n_rows, max_depth)
-        count_even = np.zeros(n_masks, dtype=np.float64)
-        count_odd = np.zeros(n_masks, dtype=np.float64)
+            n_rows, max_depth)
         seen = np.zeros(n_words, dtype=np.uint64)
         alive = np.zeros(n_words, dtype=np.uint64)
         p_pat = np.empty(n_bg, dtype=np.int64)
@@ -1359,6 +1435,7 @@ def _tree_class_attributions_body(
         vals = np.empty(n_out, dtype=np.float64)
         acc_c = np.zeros((n_rows, n_q), dtype=np.float64)
         for t in range(c, n_trees, n_chunks):
+            li = tree_start[t]
             stack_node[0] = roots[t]
             stack_level[0] = 0
             stack_bit[0] = 0
@@ -1369,40 +1446,24 @@ def _tree_class_attributions_body(
                     stack_node, stack_level, stack_bit, top, goes, path,
                 )
                 v = path[d]
-                # distinct background patterns P, their counts, and the row
-                # patterns they admit (alive: union of the downsets of ~P)
+                # background patterns P of the leaf, with their counts, and the
+                # row patterns they admit (alive: union of the downsets of ~P)
+                p0 = ptr[li]
+                n_pat = ptr[li + 1] - p0
+                li += 1
                 for w in range(n_words):
-                    seen[w] = 0
                     alive[w] = 0
-                for q in range(0, n_bg - 1, 2):
-                    P0 = v[q]
-                    P1 = v[q + 1]
-                    count_even[P0] += 1.0
-                    count_odd[P1] += 1.0
-                    seen[P0 >> 6] |= np.uint64(1) << np.uint64(P0 & 63)
-                    seen[P1 >> 6] |= np.uint64(1) << np.uint64(P1 & 63)
-                if n_bg & 1:
-                    P0 = v[n_bg - 1]
-                    count_even[P0] += 1.0
-                    seen[P0 >> 6] |= np.uint64(1) << np.uint64(P0 & 63)
-                n_pat = 0
-                for w0 in range(n_words):
-                    word = seen[w0]
-                    while word:
-                        P = (w0 << 6) + _low_bit(word)
-                        word &= word - np.uint64(1)
-                        p_pat[n_pat] = P
-                        p_count[n_pat] = count_even[P] + count_odd[P]
-                        count_even[P] = 0.0
-                        count_odd[P] = 0.0
-                        n_pat += 1
-                        M = full & ~P
-                        for w in range(n_words):
-                            alive[w] |= down[M, w]
+                for p in range(n_pat):
+                    P = pats[p0 + p]
+                    p_pat[p] = P
+                    p_count[p] = counts[p0 + p]
+                    M = full & ~P
+                    for w in range(n_words):
+                        alive[w] |= down[M, w]
                 # rows that reach the leaf with some background row
                 n_live = 0
                 for r in range(n_rows):
-                    B = v[n_bg + r]
+                    B = v[r]
                     live_pat[n_live] = B
                     live_row[n_live] = r
                     n_live += np.int64((alive[B >> 6] >> np.uint64(B & 63)) & np.uint64(1))

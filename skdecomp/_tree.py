@@ -69,6 +69,7 @@ from ._decomposition import METHOD_ALIASES, size_weights
 from ._value import Table
 from ._kernels import (
     _tree_anchored_sums_parallel,
+    _tree_background_leaves,
     _tree_anchored_sums_serial,
     _tree_attributions_leaf_parallel,
     _tree_attributions_leaf_serial,
@@ -105,6 +106,8 @@ MAX_LEAF_GROUPS = 10
 #: Largest number of groups of the kernel that sums attributions per distinct
 #: row pattern (tables over all 2**K patterns).
 MAX_CLASS_GROUPS = 12
+#: Largest background summary kept between calls (see TreeModel.background_leaves).
+_BACKGROUND_CACHE_BYTES = 1 << 28
 
 _FORESTS = (
     RandomForestRegressor,
@@ -220,6 +223,29 @@ class TreeModel:
 
     def _arrays(self):
         return (self.roots, self.node_int, self.threshold, self.values, self.cat_bits)
+
+    def background_leaves(self, Zm, col_group, n_groups):
+        """Distinct background patterns and counts at every leaf (see
+        ``_tree_background_leaves``), kept for the last background and
+        partition so that repeated calls with them walk only the explained
+        rows. Not pickled."""
+        cached = self.__dict__.get("_background_leaves")
+        if (cached is not None and cached[2] == n_groups
+                and np.array_equal(cached[1], col_group)
+                and np.array_equal(cached[0], Zm, equal_nan=True)):
+            return cached[3]
+        leaves = _tree_background_leaves(
+            Zm, col_group, self.roots, self.node_int, self.threshold, self.cat_bits,
+            int(n_groups), self.max_depth,
+        )
+        if sum(a.nbytes for a in leaves) <= _BACKGROUND_CACHE_BYTES:
+            self._background_leaves = (Zm.copy(), col_group.copy(), n_groups, leaves)
+        return leaves
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_background_leaves", None)
+        return state
 
 
 # -- threads ------------------------------------------------------------------
@@ -773,9 +799,11 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None,
             n_chunks = _n_chunks(tree_model, parallel)
             per_row = (n_chunks + 1) * n_groups * len(names) * tree_model.n_outputs
             block = max(1, (1 << 23) // per_row)
+            leaves = tree_model.background_leaves(Zm, col_group, n_groups)
             phi = np.concatenate([
-                kernel(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), coef_a,
-                       coef_b, int(n_groups), tree_model.max_depth, n_chunks)
+                kernel(Xm[i:i + block], Zm.shape[0], col_group, *tree_model._arrays(),
+                       *leaves, coef_a, coef_b, int(n_groups), tree_model.max_depth,
+                       n_chunks)
                 for i in range(0, Xm.shape[0], block)
             ])
         elif n_groups <= MAX_LEAF_GROUPS:

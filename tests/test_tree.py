@@ -398,6 +398,28 @@ def test_leaf_wise_attributions_match_pairwise_walk(methods, n_outputs):
                 np.testing.assert_allclose(got[m], ref[m], rtol=0, atol=1e-12)
 
 
+def test_background_summary_is_reused_only_for_the_same_background():
+    from skdecomp._tree import tree_attributions
+
+    X, y = _data(n=150, nan=0.1)
+    model = RandomForestRegressor(n_estimators=6, max_depth=6, random_state=0).fit(X, y)
+    tm = extract_tree_model(model)
+    g1, g2 = np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 1, 2, 2, 0])
+
+    def phi(tm, bg, labels):
+        return tree_attributions(tm, X[:10], bg, labels, 3, ["shapley"])["shapley"]
+
+    first = phi(tm, X[20:40], g1)
+    summary = tm.__dict__["_background_leaves"][3]
+    np.testing.assert_array_equal(phi(tm, X[20:40].copy(), g1), first)
+    assert tm.__dict__["_background_leaves"][3] is summary  # reused
+    for bg, labels in [(X[40:60], g1), (X[40:60], g2), (X[20:40], g1)]:
+        fresh = extract_tree_model(model)  # nothing kept
+        np.testing.assert_array_equal(phi(tm, bg, labels), phi(fresh, bg, labels))
+    state = pickle.loads(pickle.dumps(tm)).__dict__
+    assert "_background_leaves" not in state
+
+
 @pytest.mark.parametrize("n_groups", [12, 14])
 def test_many_singleton_groups_match_pairwise_walk(n_groups):
     # 12 groups: per distinct row pattern; 14: the hashed leaf-wise kernel
