@@ -107,7 +107,7 @@ MAX_LEAF_GROUPS = 10
 #: row pattern (tables over all 2**K patterns).
 MAX_CLASS_GROUPS = 12
 #: Largest background summary kept between calls (see TreeModel.background_leaves).
-_BACKGROUND_CACHE_BYTES = 1 << 28
+_BACKGROUND_CACHE_BYTES = 1 << 27
 
 _FORESTS = (
     RandomForestRegressor,
