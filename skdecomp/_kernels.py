@@ -1337,8 +1337,8 @@ def _tree_background_leaves(Z, col_group, roots, node_int, threshold, cat_bits,
     count_even = np.zeros(n_masks, dtype=np.float64)
     count_odd = np.zeros(n_masks, dtype=np.float64)
     seen = np.zeros(n_words, dtype=np.uint64)
-    pats = np.empty(1024, dtype=np.int64)
-    counts = np.empty(1024, dtype=np.float64)
+    pats = np.empty(1024, dtype=np.int16)  # K <= 12 groups
+    counts = np.empty(1024, dtype=np.int32)
     ptr = np.zeros(1024, dtype=np.int64)
     tree_start = np.zeros(n_trees + 1, dtype=np.int64)
     n = 0
@@ -1376,8 +1376,8 @@ def _tree_background_leaves(Z, col_group, roots, node_int, threshold, cat_bits,
                 while word:
                     P = (w0 << 6) + _low_bit(word)
                     word &= word - np.uint64(1)
-                    pats[n] = P
-                    counts[n] = count_even[P] + count_odd[P]
+                    pats[n] = np.int16(P)
+                    counts[n] = np.int32(count_even[P] + count_odd[P])
                     count_even[P] = 0.0
                     count_odd[P] = 0.0
                     n += 1
@@ -1454,9 +1454,9 @@ def _tree_class_attributions_body(
                 for w in range(n_words):
                     alive[w] = 0
                 for p in range(n_pat):
-                    P = pats[p0 + p]
+                    P = np.int64(pats[p0 + p])
                     p_pat[p] = P
-                    p_count[p] = counts[p0 + p]
+                    p_count[p] = np.float64(counts[p0 + p])
                     M = full & ~P
                     for w in range(n_words):
                         alive[w] |= down[M, w]

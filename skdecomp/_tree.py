@@ -229,6 +229,8 @@ class TreeModel:
         ``_tree_background_leaves``), kept for the last background and
         partition so that repeated calls with them walk only the explained
         rows. Not pickled."""
+        if n_groups > MAX_CLASS_GROUPS:
+            raise ValueError(f"At most {MAX_CLASS_GROUPS} groups, got {n_groups}.")
         cached = self.__dict__.get("_background_leaves")
         if (cached is not None and cached[2] == n_groups
                 and np.array_equal(cached[1], col_group)
