@@ -1067,8 +1067,8 @@ def _downsets(n_groups):
 
 
 def _tree_ternary_body(
-    X, Z, col_group, roots, node_int, threshold, values, cat_bits,
-    tern, n_groups, max_depth, n_chunks,
+    X, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
+    ptr, tree_start, pats, counts, tern, n_groups, max_depth, n_chunks,
 ):
     # Leaf-wise walk for small K. Every reachable (A, B) = (V(z), V(x)) adds
     # the leaf value, per explained row, at the ternary index
@@ -1077,10 +1077,11 @@ def _tree_ternary_body(
     # patterns P with their counts; the rows with at least one compatible P
     # (a bitset over all B); those rows sorted by their pattern B, so that
     # each distinct B is paired with the P once and its entries are added to
-    # a contiguous run of rows. Output layout (n_out, 3**K, n_rows), summed
-    # over the background (not yet averaged).
+    # a contiguous run of rows. The background patterns of every leaf come
+    # from _tree_background_leaves (ptr, tree_start, pats, counts), so only
+    # the explained rows are walked. Output layout (n_out, 3**K, n_rows),
+    # summed over the background (not yet averaged).
     n_rows = X.shape[0]
-    n_bg = Z.shape[0]
     n_out = values.shape[1]
     n_trees = roots.shape[0]
     n_tern = 1
@@ -1090,12 +1091,11 @@ def _tree_ternary_body(
     full = n_masks - 1
     down = _downsets(n_groups)
     n_words = down.shape[1]
-    cols = _tree_columns(X, Z)
+    cols = _tree_columns(X, X[:0])
     acc = np.zeros((n_chunks, n_out, n_tern, n_rows), dtype=np.float64)
     for c in prange(n_chunks):
         stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
-            n_bg + n_rows, max_depth)
-        p_count = np.zeros(n_masks, dtype=np.float64)
+            n_rows, max_depth)
         p_pat = np.empty(n_bg, dtype=np.int64)
         p_tern = np.empty(n_bg, dtype=np.int64)
         p_w = np.empty(n_bg, dtype=np.float64)
@@ -1111,6 +1111,7 @@ def _tree_ternary_body(
         e_w = np.empty(n_bg, dtype=np.float64)
         cur = 0
         for t in range(c, n_trees, n_chunks):
+            li = tree_start[t]
             stack_node[0] = roots[t]
             stack_level[0] = 0
             stack_bit[0] = 0
@@ -1122,28 +1123,24 @@ def _tree_ternary_body(
                 )
                 v = path[d]
                 cur += 1
-                # distinct background patterns and the row patterns they admit
-                n_pat = 0
-                for q in range(n_bg):
-                    P = v[q]
-                    if p_count[P] == 0.0:
-                        p_pat[n_pat] = P
-                        n_pat += 1
-                    p_count[P] += 1.0
+                # background patterns of the leaf and the row patterns they admit
+                p0 = ptr[li]
+                n_pat = ptr[li + 1] - p0
+                li += 1
                 for w in range(n_words):
                     alive[w] = 0
                 for p in range(n_pat):
-                    P = p_pat[p]
+                    P = np.int64(pats[p0 + p])
+                    p_pat[p] = P
                     p_tern[p] = tern[P]
-                    p_w[p] = p_count[P]
-                    p_count[P] = 0.0
+                    p_w[p] = np.float64(counts[p0 + p])
                     M = full & ~P
                     for w in range(n_words):
                         alive[w] |= down[M, w]
                 # rows that reach the leaf with some background row
                 n_live = 0
                 for r in range(n_rows):
-                    B = v[n_bg + r]
+                    B = v[r]
                     live[n_live] = r
                     n_live += np.int64((alive[B >> 6] >> np.uint64(B & 63)) & np.uint64(1))
                 if n_live == 0:
@@ -1151,7 +1148,7 @@ def _tree_ternary_body(
                 # counting sort of the live rows by pattern
                 n_cls = 0
                 for j in range(n_live):
-                    B = v[n_bg + live[j]]
+                    B = v[live[j]]
                     if stamp[B] != cur:
                         stamp[B] = cur
                         cls_of[B] = n_cls

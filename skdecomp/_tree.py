@@ -713,9 +713,10 @@ def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel):
     per_row = (n_chunks + 1) * 3**n_groups * tree_model.n_outputs
     block = max(1, (1 << 23) // per_row)
     kernel = _tree_ternary_parallel if parallel else _tree_ternary_serial
+    leaves = tree_model.background_leaves(Zm, col_group, n_groups)
     for i in range(0, Xm.shape[0], block):
-        yield kernel(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), tern,
-                     int(n_groups), tree_model.max_depth, n_chunks)
+        yield kernel(Xm[i:i + block], Zm.shape[0], col_group, *tree_model._arrays(),
+                     *leaves, tern, int(n_groups), tree_model.max_depth, n_chunks)
 
 
 def _exact(w):
