@@ -20,12 +20,13 @@ HistGradientBoostingRegressor (200 iterations). Prints, per model,
 
 The tree path and the model-agnostic path are timed in five rounds, each the
 best of 3 tree-path calls next to one model-agnostic call, so that every ratio
-compares times taken under the same load on a shared machine; the speed-up is
-the median ratio, and the times printed are the best ones. Kernels are
-compiled, and the model-agnostic path run once (which starts the joblib
-workers), before timing. ``--n-jobs`` is passed
-to both paths (numba threads on the tree path, joblib workers on the
-model-agnostic path). The random forest and shap stay single-threaded;
+compares times taken under the same load on a shared machine. The speed-up is
+the ratio of the best times (the usual estimate of each path's own cost, as
+noise only adds time); the median of the paired ratios shows how much load from
+other processes moves it. Kernels are compiled, and the model-agnostic path run
+once (which starts the joblib workers), before timing. ``--n-jobs`` is passed
+to both paths (numba threads on the tree path, joblib workers on the model-
+agnostic path). The random forest and shap stay single-threaded;
 HistGradientBoosting's own predict uses OpenMP threads on every core in both
 settings, which favours the model-agnostic path. ``--agnostic-rows`` times the
 model-agnostic path on fewer explained rows and scales the time linearly (its
@@ -113,8 +114,10 @@ def main():
         print(f"  grouped Shapley, tree path:            {t_tree:8.3f} s")
         print(f"  grouped decomposition, tree path:      {t_dec:8.3f} s")
         print(f"  grouped Shapley, model-agnostic path:  {t_ag:8.3f} s{scaled}")
-        print(f"  speed-up over model-agnostic:          {np.median(ratios):8.1f} x"
-              f"   (target >= 50x; rounds {min(ratios):.1f}-{max(ratios):.1f})")
+        print(f"  speed-up over model-agnostic:          {t_ag / t_tree:8.1f} x"
+              "   (target >= 50x; best times)")
+        print(f"  speed-up, median of paired rounds:     {np.median(ratios):8.1f} x"
+              f"   (rounds {min(ratios):.1f}-{max(ratios):.1f})")
         print(f"  max |tree - model-agnostic|:           {err:8.1e}")
 
         t_single, phi_single = timed(lambda: singles.transform(Xe), repeat=3)
