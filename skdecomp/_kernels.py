@@ -887,6 +887,15 @@ def _tree_walk_buffers(n_all, max_depth):
     )
 
 
+@njit(cache=True)
+def _tree_walk_start(root, stack_node, stack_level, stack_bit):
+    # push the root of one tree for _tree_next_leaf; returns the stack top
+    stack_node[0] = root
+    stack_level[0] = 0
+    stack_bit[0] = 0
+    return 1
+
+
 def _tree_attributions_leaf_body(
     X, Z, col_group, roots, node_int, threshold, values, cat_bits,
     coef_a, coef_b, n_groups, max_depth, n_chunks,
@@ -927,10 +936,7 @@ def _tree_attributions_leaf_body(
         cv = np.empty((n_rows, n_groups * per_k), dtype=np.float64)
         cur = 0
         for t in range(c, n_trees, n_chunks):
-            stack_node[0] = roots[t]
-            stack_level[0] = 0
-            stack_bit[0] = 0
-            top = 1
+            top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
             while top > 0:
                 leaf, d, top = _tree_next_leaf(
                     cols, col_group, node_int, threshold, cat_bits,
@@ -1066,6 +1072,27 @@ def _downsets(n_groups):
     return down
 
 
+@njit(cache=True)
+def _leaf_background(li, ptr, pats, counts, down, p_pat, p_count, alive):
+    # Background patterns P of leaf li of a _tree_background_leaves summary
+    # into p_pat, their counts into p_count, and into alive the row patterns
+    # B that meet some P (P & B == 0: the union of the downsets of ~P).
+    # Returns the number of patterns.
+    full = down.shape[0] - 1
+    p0 = ptr[li]
+    n_pat = ptr[li + 1] - p0
+    for w in range(alive.shape[0]):
+        alive[w] = 0
+    for p in range(n_pat):
+        P = np.int64(pats[p0 + p])
+        p_pat[p] = P
+        p_count[p] = np.float64(counts[p0 + p])
+        M = full & ~P
+        for w in range(alive.shape[0]):
+            alive[w] |= down[M, w]
+    return n_pat
+
+
 def _tree_ternary_body(
     X, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
     ptr, tree_start, pats, counts, tern, n_groups, max_depth, n_chunks,
@@ -1088,7 +1115,6 @@ def _tree_ternary_body(
     for _ in range(n_groups):
         n_tern *= 3
     n_masks = np.int64(1) << n_groups
-    full = n_masks - 1
     down = _downsets(n_groups)
     n_words = down.shape[1]
     cols = _tree_columns(X, X[:0])
@@ -1112,10 +1138,7 @@ def _tree_ternary_body(
         cur = 0
         for t in range(c, n_trees, n_chunks):
             li = tree_start[t]
-            stack_node[0] = roots[t]
-            stack_level[0] = 0
-            stack_bit[0] = 0
-            top = 1
+            top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
             while top > 0:
                 leaf, d, top = _tree_next_leaf(
                     cols, col_group, node_int, threshold, cat_bits,
@@ -1124,19 +1147,10 @@ def _tree_ternary_body(
                 v = path[d]
                 cur += 1
                 # background patterns of the leaf and the row patterns they admit
-                p0 = ptr[li]
-                n_pat = ptr[li + 1] - p0
+                n_pat = _leaf_background(li, ptr, pats, counts, down, p_pat, p_w, alive)
                 li += 1
-                for w in range(n_words):
-                    alive[w] = 0
                 for p in range(n_pat):
-                    P = np.int64(pats[p0 + p])
-                    p_pat[p] = P
-                    p_tern[p] = tern[P]
-                    p_w[p] = np.float64(counts[p0 + p])
-                    M = full & ~P
-                    for w in range(n_words):
-                        alive[w] |= down[M, w]
+                    p_tern[p] = tern[p_pat[p]]
                 # rows that reach the leaf with some background row
                 n_live = 0
                 for r in range(n_rows):
@@ -1342,10 +1356,7 @@ def _tree_background_leaves(Z, col_group, roots, node_int, threshold, cat_bits,
     n_leaves = 0
     for t in range(n_trees):
         tree_start[t] = n_leaves
-        stack_node[0] = roots[t]
-        stack_level[0] = 0
-        stack_bit[0] = 0
-        top = 1
+        top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
         while top > 0:
             leaf, d, top = _tree_next_leaf(
                 cols, col_group, node_int, threshold, cat_bits,
@@ -1405,7 +1416,6 @@ def _tree_class_attributions_body(
     n_methods = coef_a.shape[0]
     n_trees = roots.shape[0]
     n_masks = np.int64(1) << n_groups
-    full = n_masks - 1
     down = _downsets(n_groups)
     n_words = down.shape[1]
     n_bits = popcounts(n_groups)
@@ -1433,30 +1443,17 @@ def _tree_class_attributions_body(
         acc_c = np.zeros((n_rows, n_q), dtype=np.float64)
         for t in range(c, n_trees, n_chunks):
             li = tree_start[t]
-            stack_node[0] = roots[t]
-            stack_level[0] = 0
-            stack_bit[0] = 0
-            top = 1
+            top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
             while top > 0:
                 leaf, d, top = _tree_next_leaf(
                     cols, col_group, node_int, threshold, cat_bits,
                     stack_node, stack_level, stack_bit, top, goes, path,
                 )
                 v = path[d]
-                # background patterns P of the leaf, with their counts, and the
-                # row patterns they admit (alive: union of the downsets of ~P)
-                p0 = ptr[li]
-                n_pat = ptr[li + 1] - p0
+                # background patterns P of the leaf, their counts, and the row
+                # patterns they admit
+                n_pat = _leaf_background(li, ptr, pats, counts, down, p_pat, p_count, alive)
                 li += 1
-                for w in range(n_words):
-                    alive[w] = 0
-                for p in range(n_pat):
-                    P = np.int64(pats[p0 + p])
-                    p_pat[p] = P
-                    p_count[p] = np.float64(counts[p0 + p])
-                    M = full & ~P
-                    for w in range(n_words):
-                        alive[w] |= down[M, w]
                 # rows that reach the leaf with some background row
                 n_live = 0
                 for r in range(n_rows):
@@ -1575,10 +1572,7 @@ def _tree_anchored_sums_body(
         w_x = np.zeros(width, dtype=np.float64)
         w_z = np.zeros(width, dtype=np.float64)
         for t in range(c, n_trees, n_chunks):
-            stack_node[0] = roots[t]
-            stack_level[0] = 0
-            stack_bit[0] = 0
-            top = 1
+            top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
             while top > 0:
                 leaf, d, top = _tree_next_leaf(
                     cols, col_group, node_int, threshold, cat_bits,
