@@ -50,8 +50,8 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 from skdecomp import AdaptiveGrouper, PairwiseGrouper
-from skdecomp._grouper import _AnchoredSample
-from skdecomp._kernels import interaction_potentials
+from skdecomp._grouping._groupers import _AnchoredSample
+from skdecomp._game._kernels import interaction_potentials
 from skdecomp.datasets import make_block_function
 
 # as AdaptiveGrouper: losses below this fraction of the variance count as zero

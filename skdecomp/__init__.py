@@ -4,14 +4,14 @@
 
 from ._decomposition import Decomposition
 from ._explainer import MAX_EXACT_GROUPS, Explainer
-from ._grouper import (
+from ._grouping._groupers import (
     AdaptiveGrouper,
     CorrelationGrouper,
     FixedGrouper,
     PairwiseGrouper,
     column_transformer_groups,
 )
-from ._image import PatchGrouper, SuperpixelGrouper
+from ._grouping._image import PatchGrouper, SuperpixelGrouper
 from . import inspection, metrics
 
 __version__ = "0.1.0.dev0"

@@ -23,12 +23,12 @@ from ._compat import (
     _get_output_config,
 )
 from ._decomposition import EXACT_METHODS, Decomposition
-from ._grouper import fit_grouper, partition_loss
-from ._kernels import moebius_transform
+from ._grouping._groupers import fit_grouper, partition_loss
+from ._decomposition._kernels import moebius_transform
 from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
-from ._tree import explainer_attributions, select_algorithm, tree_components
-from ._image import explainer_image_setup, image_model
-from ._sampling import (
+from ._tree._dispatch import explainer_attributions, select_algorithm, tree_components
+from ._grouping._image import explainer_image_setup, image_model
+from ._methods._sampled import (
     SAMPLED_METHODS,
     SINGLE_GROUP_METHODS,
     check_method_params,
@@ -36,14 +36,8 @@ from ._sampling import (
     sampled_attributions,
     single_group_attributions,
 )
-from ._value import (
-    Table,
-    as_model,
-    coalition_values,
-    common_dtypes,
-    is_fitted,
-    resolve_response,
-)
+from ._game import Table, coalition_values, common_dtypes
+from ._model import as_model, is_fitted, resolve_response
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
 

@@ -295,7 +295,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
     else:
         partitions["columns"] = None
         if groups == "auto":
-            from ._grouper import AdaptiveGrouper
+            from ._grouping._groupers import AdaptiveGrouper
 
             log("grouping interacting columns with AGREED")
             grouper = AdaptiveGrouper(

@@ -33,9 +33,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._compat import HasMethods, Interval, StrOptions, validate_params
 from ._decomposition import Decomposition
-from ._kernels import anchored_means, interaction_potentials, pair_interaction_strengths
+from ._game._kernels import anchored_means, interaction_potentials, pair_interaction_strengths
 from ._partition import _column_position, group_labels, resolve_groups
-from ._value import Table, coalition_values, common_dtypes, resolve_response
+from ._game import Table, coalition_values, common_dtypes
+from ._model import resolve_response
 
 __all__ = [
     "agreed_loss",

@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._compat import validate_params
 from ._explainer import Explainer
-from ._sampling import evaluate_coalitions
+from ._methods._sampled import evaluate_coalitions
 
 __all__ = ["arch_detect"]
 

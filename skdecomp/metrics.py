@@ -33,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._compat import HasMethods, Interval, StrOptions, validate_params
 from ._decomposition import Decomposition
-from ._value import coalition_values
+from ._game import coalition_values
 
 __all__ = [
     "deletion_error",

@@ -26,8 +26,8 @@ from skdecomp import (
     PairwiseGrouper,
     column_transformer_groups,
 )
-from skdecomp._grouper import _AnchoredSample
-from skdecomp._kernels import anchored_means, interaction_potentials
+from skdecomp._grouping._groupers import _AnchoredSample
+from skdecomp._game._kernels import anchored_means, interaction_potentials
 from skdecomp.datasets import make_agreed_example, make_block_function
 
 # -- brute-force oracles -------------------------------------------------------

@@ -10,7 +10,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 
 from skdecomp import Explainer
-from skdecomp._kernels import pair_interaction_strengths
+from skdecomp._game._kernels import pair_interaction_strengths
 from skdecomp.inspection import (
     _anchored_effects,
     agreed_loss,

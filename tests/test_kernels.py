@@ -6,13 +6,13 @@ import textwrap
 import numpy as np
 import pytest
 
-from skdecomp._kernels import (
+from skdecomp._decomposition._kernels import (
     inverse_moebius_transform,
-    mean_over_background,
     moebius_transform,
     popcounts,
     size_weighted_attributions,
 )
+from skdecomp._game._kernels import mean_over_background
 
 from ._naive import moebius, powerset
 
@@ -77,7 +77,7 @@ def test_same_numbers_without_jit(rng):
     script = textwrap.dedent(
         """
         import numpy as np
-        from skdecomp._kernels import moebius_transform, size_weighted_attributions
+        from skdecomp._decomposition._kernels import moebius_transform, size_weighted_attributions
         from skdecomp import Explainer
         from sklearn.linear_model import LinearRegression
         rng = np.random.default_rng(1)
@@ -136,11 +136,17 @@ def test_serial_and_parallel_variants_are_cached_apart():
     Numba's cache keys ignore compile flags, so twins built from one Python
     function would share entries; distinct qualified names keep them apart.
     """
-    from skdecomp import _kernels
+    from skdecomp._decomposition import _kernels as dec_kernels
+    from skdecomp._tree import _kernels as tree_kernels
 
-    pairs = [n[: -len("_serial")] for n in dir(_kernels) if n.endswith("_serial")]
+    pairs = [
+        (module, n[: -len("_serial")])
+        for module in (dec_kernels, tree_kernels)
+        for n in dir(module)
+        if n.endswith("_serial")
+    ]
     assert len(pairs) >= 8
-    for base in pairs:
-        serial = getattr(_kernels, base + "_serial")
-        parallel = getattr(_kernels, base + "_parallel")
+    for module, base in pairs:
+        serial = getattr(module, base + "_serial")
+        parallel = getattr(module, base + "_parallel")
         assert serial.py_func.__qualname__ != parallel.py_func.__qualname__

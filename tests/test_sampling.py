@@ -10,8 +10,8 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LogisticRegression, Ridge
 
 from skdecomp import MAX_EXACT_GROUPS, Explainer
-from skdecomp import _kernels
-from skdecomp._sampling import kernel_shap_design
+from skdecomp._methods import _kernels
+from skdecomp._methods._sampled import kernel_shap_design
 
 SAMPLED = ["kernel_shap", "permutation_shap", "lime", "rise", "integrated_gradients"]
 COALITION = ["kernel_shap", "permutation_shap", "lime", "rise"]

@@ -27,13 +27,14 @@ from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardSca
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from skdecomp import Explainer
-from skdecomp._tree import (
+from skdecomp._tree._dispatch import (
     anchored_sums_tree,
     extract_tree_model,
     tree_components,
     tree_predict,
 )
-from skdecomp._value import Table, coalition_values, resolve_response
+from skdecomp._game import Table, coalition_values
+from skdecomp._model import resolve_response
 
 ATOL = 1e-9
 METHODS = ["shapley", "banzhaf", "occlusion", "arch"]
@@ -299,8 +300,8 @@ F = exp.decompose(X[:4]).components
 phi = exp.transform(X[:4])
 two = exp.explain(X[:4], ["shapley", "banzhaf"])
 phi = np.concatenate([phi.ravel(), two["shapley"].ravel(), two["banzhaf"].ravel()])
-from skdecomp._tree import anchored_sums_tree
-from skdecomp._tree import extract_tree_model
+from skdecomp._tree._dispatch import anchored_sums_tree
+from skdecomp._tree._dispatch import extract_tree_model
 tm = extract_tree_model(model)
 rows, cols = anchored_sums_tree(tm, X[:5], X[5:12], np.array([1, 2, 3, 0]), np.array([2, 4, 3, 6]))
 S = X[:6]
@@ -354,7 +355,7 @@ def test_larger_forest_many_groups():
 
 
 def test_leaf_wise_kernels_match_pairwise_walk():
-    from skdecomp._tree import tree_attributions
+    from skdecomp._tree._dispatch import tree_attributions
 
     X, y = _data(n=200, d=8, nan=0.1)
     model = HistGradientBoostingClassifier(max_iter=8, random_state=0)
@@ -377,7 +378,7 @@ def test_leaf_wise_kernels_match_pairwise_walk():
 def test_leaf_wise_attributions_match_pairwise_walk(methods, n_outputs):
     # both leaf-wise attribution kernels (per distinct row pattern, and the
     # 3**K table), with one or several methods and outputs, serial and parallel
-    from skdecomp._tree import tree_attributions
+    from skdecomp._tree._dispatch import tree_attributions
 
     X, y = _data(n=200, d=8, nan=0.1)
     if n_outputs == 1:
@@ -399,7 +400,7 @@ def test_leaf_wise_attributions_match_pairwise_walk(methods, n_outputs):
 
 
 def test_background_summary_is_reused_only_for_the_same_background():
-    from skdecomp._tree import tree_attributions
+    from skdecomp._tree._dispatch import tree_attributions
 
     X, y = _data(n=150, nan=0.1)
     model = RandomForestRegressor(n_estimators=6, max_depth=6, random_state=0).fit(X, y)
@@ -423,7 +424,7 @@ def test_background_summary_is_reused_only_for_the_same_background():
 @pytest.mark.parametrize("n_groups", [12, 14])
 def test_many_singleton_groups_match_pairwise_walk(n_groups):
     # 12 groups: per distinct row pattern; 14: the hashed leaf-wise kernel
-    from skdecomp._tree import tree_attributions
+    from skdecomp._tree._dispatch import tree_attributions
 
     X, y = _data(n=150, d=n_groups, nan=0.05)
     model = ExtraTreesRegressor(n_estimators=4, max_depth=8, random_state=0).fit(X, y)

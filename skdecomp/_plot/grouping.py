@@ -215,7 +215,7 @@ class GroupingDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         grouper = _adaptive_grouper(estimator)
         if grouper is None:
-            from .._grouper import AdaptiveGrouper
+            from .._grouping._groupers import AdaptiveGrouper
 
             model = estimator
             grouper = AdaptiveGrouper(

@@ -31,10 +31,10 @@ from ._kernels import (
     coalition_moments,
     cholesky_solve,
     constrained_least_squares,
-    mean_over_background,
     permutation_attributions,
 )
-from ._value import coalition_values
+from .._game import coalition_values
+from .._game._kernels import mean_over_background
 
 __all__ = [
     "SAMPLED_METHODS",

@@ -24,9 +24,9 @@ import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import validate_data
 
-from ._compat import Interval, StrOptions, _fit_context
-from ._grouper import _BaseGrouper, _parse_memory
-from ._value import FunctionModel, as_model, is_fitted, resolve_response
+from .._compat import Interval, StrOptions, _fit_context
+from ._groupers import _BaseGrouper, _parse_memory
+from .._model import FunctionModel, as_model, is_fitted, resolve_response
 
 __all__ = [
     "PatchGrouper",
@@ -631,7 +631,7 @@ def fit_image_agreed(grouper, X, y=None, reference=None):
             )
         maps = np.broadcast_to(relabel(initial), (flat.shape[0], H, W))
     else:
-        from ._partition import resolve_groups
+        from .._partition import resolve_groups
 
         positions, _ = resolve_groups(initial, flat.shape[1])
         maps = np.broadcast_to(

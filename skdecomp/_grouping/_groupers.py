@@ -24,24 +24,18 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._compat import (
+from .._compat import (
     HasMethods,
     Interval,
     StrOptions,
     _fit_context,
     _get_output_config,
 )
-from ._kernels import anchored_means, interaction_potentials
-from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
-from ._tree import MAX_TREE_GROUPS, anchored_sums_tree, select_algorithm
-from ._value import (
-    Table,
-    as_model,
-    coalition_values,
-    common_dtypes,
-    is_fitted,
-    resolve_response,
-)
+from .._game._kernels import anchored_means, interaction_potentials
+from .._partition import GroupNamesOutMixin, group_labels, resolve_groups
+from .._tree._dispatch import MAX_TREE_GROUPS, anchored_sums_tree, select_algorithm
+from .._game import Table, coalition_values, common_dtypes
+from .._model import as_model, is_fitted, resolve_response
 
 __all__ = [
     "AdaptiveGrouper",

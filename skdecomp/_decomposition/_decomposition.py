@@ -10,7 +10,7 @@ from ._kernels import (
     popcounts,
     size_weighted_attributions,
 )
-from ._partition import subset_name
+from .._partition import subset_name
 
 __all__ = ["Decomposition", "EXACT_METHODS", "METHOD_ALIASES", "size_weights"]
 

@@ -1,0 +1,3 @@
+"""Groupers: estimators that learn a partition of the input columns."""
+
+# SPDX-License-Identifier: BSD-3-Clause

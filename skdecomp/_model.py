@@ -1,0 +1,203 @@
+"""Model adapters: the response of a fitted model as a 2-D float array.
+
+A plain callable is seen as a fitted regressor; a classifier's output is
+chosen by ``response_method`` and ``target``. :class:`ResponseFunction` is the
+one place that calls the model: it checks the shape, dtype and finiteness of
+what the model returns.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin, is_classifier
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = [
+    "FunctionModel",
+    "ResponseFunction",
+    "as_model",
+    "is_fitted",
+    "resolve_response",
+]
+
+RESPONSE_METHODS = ("predict", "predict_proba", "decision_function")
+
+class FunctionModel(RegressorMixin, BaseEstimator):
+    """A plain callable ``f(X) -> array`` seen as a fitted regressor."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def predict(self, X):
+        return self.function(X)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+
+def is_fitted(estimator):
+    """Whether a model is fitted; objects without ``fit`` count as fitted."""
+    if not hasattr(estimator, "fit"):
+        return True
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    return True
+
+
+def as_model(estimator):
+    """The estimator itself, or a callable wrapped as a fitted regressor."""
+    if any(
+        hasattr(estimator, m)
+        for m in ("fit", "predict", "predict_proba", "decision_function")
+    ):
+        return estimator
+    return FunctionModel(estimator)
+
+
+class ResponseFunction:
+    """Calls one response method of a fitted model and returns a 2-D float array.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+    method : str
+    columns : ndarray of int or None
+        Output columns to keep; None keeps all.
+    sign : float
+        -1 to score the negative class of a binary ``decision_function``.
+    """
+
+    def __init__(self, estimator, method, columns=None, sign=1.0):
+        self.estimator = estimator
+        self.method = method
+        self.columns = columns
+        self.sign = sign
+
+    def __call__(self, data):
+        out = np.asarray(getattr(self.estimator, self.method)(data))
+        if out.ndim == 1:
+            out = out[:, None]
+        if self.columns is not None:
+            out = out[:, self.columns]
+        if not np.issubdtype(out.dtype, np.number) or np.issubdtype(
+            out.dtype, np.complexfloating
+        ):
+            raise ValueError(
+                f"{type(self.estimator).__name__}.{self.method} returned values of "
+                f"dtype {out.dtype}, which cannot be averaged; explain a numeric "
+                "output instead (response_method='predict_proba' or "
+                "'decision_function' for classifiers)."
+            )
+        out = out.astype(np.float64, copy=False)
+        if self.sign != 1.0:
+            out = self.sign * out
+        return out
+
+
+def resolve_response(estimator, response_method, target, probe):
+    """Choose the response method and the output columns to explain.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+    response_method : {"auto", "predict", "predict_proba", "decision_function"}
+    target : None, class label or int
+        None explains every output, except the positive class only for a
+        binary classifier's probabilities. A class label (classifiers) or an
+        output index (multi-output regressors) picks one output.
+    probe : data accepted by the estimator, used to learn the output shape.
+
+    Returns
+    -------
+    response : ResponseFunction
+    output_names : list of str
+    """
+    name = type(estimator).__name__
+    if response_method == "auto":
+        candidates = (
+            ("predict_proba", "decision_function", "predict")
+            if _is_classifier(estimator)
+            else ("predict",)
+        )
+        method = next((m for m in candidates if hasattr(estimator, m)), None)
+        if method is None:
+            raise ValueError(
+                f"{name} has none of the methods {list(candidates)}; pass a "
+                "fitted model with one of them."
+            )
+    else:
+        method = response_method
+        if not hasattr(estimator, method):
+            available = [m for m in RESPONSE_METHODS if hasattr(estimator, m)]
+            raise ValueError(
+                f"{name} has no method {method!r}; use response_method='auto' "
+                f"or one of {available}."
+            )
+    raw = np.asarray(getattr(estimator, method)(probe))
+    n_out = 1 if raw.ndim == 1 else raw.shape[1]
+    classes = getattr(estimator, "classes_", None)
+    by_class = method in ("predict_proba", "decision_function") and classes is not None
+
+    if by_class:
+        classes = np.asarray(classes)
+        if classes.ndim != 1:
+            raise ValueError(
+                f"{name} has several targets (classes_ is not 1-D); explaining "
+                "multi-output classifiers is not supported."
+            )
+        labels = [str(c) for c in classes]
+        if target is None:
+            if n_out == 1:
+                return ResponseFunction(estimator, method), [labels[-1]]
+            if method == "predict_proba" and len(classes) == 2:
+                return ResponseFunction(estimator, method, np.array([1])), [labels[1]]
+            return ResponseFunction(estimator, method), labels
+        matches = np.flatnonzero(classes == target) if _comparable(classes, target) else []
+        if len(matches) == 0:
+            raise ValueError(
+                f"target={target!r} is not a class of {name}; the classes are "
+                f"{classes.tolist()}."
+            )
+        idx = int(matches[0])
+        if n_out == 1:
+            # binary decision_function scores classes_[1]; its negative scores classes_[0]
+            sign = 1.0 if idx == 1 else -1.0
+            return ResponseFunction(estimator, method, sign=sign), [labels[idx]]
+        return ResponseFunction(estimator, method, np.array([idx])), [labels[idx]]
+
+    if target is None:
+        names = ["y"] if n_out == 1 else [f"y{o}" for o in range(n_out)]
+        return ResponseFunction(estimator, method), names
+    if (
+        not isinstance(target, numbers.Integral)
+        or isinstance(target, bool)
+        or not 0 <= target < n_out
+    ):
+        raise ValueError(
+            f"target={target!r} is invalid for {name}.{method}, which has "
+            f"{n_out} output(s); give an output index in [0, {n_out - 1}] or None."
+        )
+    return ResponseFunction(estimator, method, np.array([int(target)])), [f"y{target}"]
+
+
+def _is_classifier(estimator):
+    """is_classifier that also accepts models without scikit-learn tags."""
+    try:
+        return is_classifier(estimator)
+    except (AttributeError, TypeError):
+        return getattr(estimator, "_estimator_type", None) == "classifier" or (
+            hasattr(estimator, "classes_") and hasattr(estimator, "predict_proba")
+        )
+
+
+def _comparable(classes, target):
+    try:
+        np.asarray(classes == target)
+    except Exception:  # pragma: no cover - exotic label types
+        return False
+    return True
