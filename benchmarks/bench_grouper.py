@@ -76,9 +76,9 @@ def fitted_problem(d, seed):
 
 def warm_up(model, X):
     """Compile the numba kernels before anything is timed."""
-    AdaptiveGrouper(model, n_samples=5, n_groups=1, algorithm="model_agnostic",
+    AdaptiveGrouper(model, max_samples=5, n_groups=1, algorithm="model_agnostic",
                     random_state=0).fit(X)
-    PairwiseGrouper(model, n_samples=5, algorithm="model_agnostic",
+    PairwiseGrouper(model, max_samples=5, algorithm="model_agnostic",
                     random_state=0).fit(X)
 
 
@@ -89,9 +89,9 @@ def part1(N):
     print(f"{'method':10s} {'model calls':>12s} {'time (s)':>9s} {'predict (s)':>11s} "
           f"{'ratio':>6s}  groups")
     for name, grouper in (
-        ("AGREED", AdaptiveGrouper(model, n_samples=N, rel_tol=_REL_TOL,
+        ("AGREED", AdaptiveGrouper(model, max_samples=N, rel_tol=_REL_TOL,
                                    algorithm="model_agnostic", random_state=0)),
-        ("PAIRWISE", PairwiseGrouper(model, n_samples=N, algorithm="model_agnostic",
+        ("PAIRWISE", PairwiseGrouper(model, max_samples=N, algorithm="model_agnostic",
                                      random_state=0)),
     ):
         start = time.perf_counter()
@@ -168,7 +168,7 @@ def history_merges(grouper):
 
 def run_all(model, X, d, N, baselines):
     """Cached fit (timed), closed forms, and the named baselines run and timed."""
-    grouper = AdaptiveGrouper(model, n_samples=N, rel_tol=_REL_TOL,
+    grouper = AdaptiveGrouper(model, max_samples=N, rel_tol=_REL_TOL,
                               algorithm="model_agnostic", random_state=0)
     start = time.perf_counter()
     grouper.fit(X)

@@ -32,7 +32,7 @@ from skdecomp.plot import GroupingDisplay
 X, y = load_diabetes(return_X_y=True, as_frame=True)
 model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(X, y)
 
-grouper = AdaptiveGrouper(model, n_samples=60, n_groups=1, random_state=0).fit(X)
+grouper = AdaptiveGrouper(model, max_samples=60, n_groups=1, random_state=0).fit(X)
 for step, entry in enumerate(grouper.history_, start=1):
     print(f"merge {step}: {' + '.join(entry['names'])}")
 

@@ -26,7 +26,7 @@ from skdecomp.plot import (
 )
 
 data = make_agreed_example(n_samples=300, random_state=0)
-grouper = AdaptiveGrouper(data.function, n_samples=60, n_groups=1, random_state=0)
+grouper = AdaptiveGrouper(data.function, max_samples=60, n_groups=1, random_state=0)
 grouper.fit(data.data)
 
 # %%
@@ -58,7 +58,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor  # noqa: E402
 X, y = load_diabetes(return_X_y=True, as_frame=True)
 model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(X, y)
 
-agreed = AdaptiveGrouper(model, n_samples=50, n_groups=1, random_state=0).fit(X)
+agreed = AdaptiveGrouper(model, max_samples=50, n_groups=1, random_state=0).fit(X)
 GroupingDisplay.from_result(agreed, kind="both")
 
 # %%
@@ -66,7 +66,7 @@ GroupingDisplay.from_result(agreed, kind="both")
 # partition with three groups: the strong interactions sit inside the boxes.
 three = agreed.cut(3)
 InteractionDisplay.from_estimator(
-    model, X, kind="h2", grouping=three, n_samples=40, random_state=0
+    model, X, kind="h2", grouping=three, max_samples=40, random_state=0
 )
 
 # %%

@@ -37,7 +37,7 @@ print("true blocks:", data.groups)
 # of the model, minus a small penalty for coarse partitions.
 explainer = Explainer(
     data.function,
-    groups=AdaptiveGrouper(n_samples=40),
+    groups=AdaptiveGrouper(max_samples=40),
     background=40,
     random_state=0,
 )

@@ -82,7 +82,7 @@ def scores(model, image, label_map, target):
     explainer = Explainer(model, groups=label_map_groups(label_map), target=target,
                           **OPTIONS).fit(row)
     phi = explainer.explain(row, methods=METHODS)
-    gap = (explainer._response(row)[0, 0] - explainer.baseline_) ** 2
+    gap = (explainer._response(row)[0, 0] - explainer.expected_value_) ** 2
     # one call scores every method: one copy of the image per method
     infd = infidelity(explainer, np.repeat(row, len(METHODS), axis=0),
                       attributions=np.vstack([phi[m] for m in METHODS]),
@@ -117,7 +117,7 @@ def benchmark(task, images, targets, initial, levels, squares, quickshift):
     if quickshift is None:
         return rows
     for params in quickshift:
-        sp = SuperpixelGrouper("quickshift", method_params=params, random_state=0)
+        sp = SuperpixelGrouper("quickshift", segmentation_params=params, random_state=0)
         maps = sp.fit(images).label_maps_
         n_groups = np.array([lm.max() + 1 for lm in maps])
         s = [scores(task.model, img, lm, t) for img, lm, t in zip(images, maps, targets)]

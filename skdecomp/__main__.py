@@ -32,7 +32,7 @@ def _demo(args):
     for i in range(len(rows)):
         table = pd.DataFrame({m: res[m][i] for m in methods}, index=names)
         print(f"\nRow {rows.index[i]}: f(x) = {model.predict(rows.iloc[[i]])[0]:.2f}, "
-              f"E_B f = {explainer.baseline_:.2f}")
+              f"E_B f = {explainer.expected_value_:.2f}")
         print(table.round(2).to_string())
     scale = np.var(model.predict(X))
     print("\nDisagreement between methods (mean squared difference / Var f):")

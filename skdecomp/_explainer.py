@@ -256,7 +256,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
     labels_ : ndarray of shape (n_features_in_,)
         Group index of every column.
     n_groups_ : int
-    baseline_ : float or ndarray of shape (n_outputs_,)
+    expected_value_ : float or ndarray of shape (n_outputs_,)
         Mean model output over the background, E_B f.
     n_outputs_ : int
         Number of explained outputs.
@@ -529,7 +529,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         self.background_ = bg
         self.n_outputs_ = len(self.output_names_)
         base = self._response(bg).mean(axis=0)
-        self.baseline_ = float(base[0]) if self.n_outputs_ == 1 else base
+        self.expected_value_ = float(base[0]) if self.n_outputs_ == 1 else base
         self._tree, self.algorithm_ = select_algorithm(
             self.algorithm, self.estimator_, self._response, bg
         )
@@ -556,7 +556,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         prediction = self._response(X)
         n, n_out = prediction.shape
         values = np.empty((n, n_out, full + 1))
-        values[:, :, 0] = np.atleast_1d(self.baseline_)[None, :]
+        values[:, :, 0] = np.atleast_1d(self.expected_value_)[None, :]
         values[:, :, full] = prediction
         if full > 1:
             inner = coalition_values(

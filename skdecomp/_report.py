@@ -300,7 +300,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
             log("grouping interacting columns with AGREED")
             grouper = AdaptiveGrouper(
                 model,
-                n_samples=min(50, X.shape[0]),
+                max_samples=min(50, X.shape[0]),
                 n_groups=None,
                 target=target_class,
                 n_jobs=n_jobs,

@@ -82,7 +82,7 @@ def arch_detect(explainer, X):
         single, pair = v[:, :K], v[:, K : K + n_pairs]
         drop_one = v[:, K + n_pairs : 2 * K + n_pairs]
         drop_pair = v[:, 2 * K + n_pairs :]
-        base = np.atleast_1d(explainer.baseline_)[None, None, :]
+        base = np.atleast_1d(explainer.expected_value_)[None, None, :]
         pure = pair - single[:, i] - single[:, j] + base
         full = prediction[:, None, :] - drop_one[:, i] - drop_one[:, j] + drop_pair
         score = (pure**2 + full**2) / 2.0

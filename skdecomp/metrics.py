@@ -188,7 +188,7 @@ class _Problem:
             self.K = explainer.n_groups_
             self.prediction = explainer._response(Xv)
             self.n_rows, self.n_outputs = self.prediction.shape
-            base = np.atleast_1d(np.asarray(explainer.baseline_, dtype=np.float64))
+            base = np.atleast_1d(np.asarray(explainer.expected_value_, dtype=np.float64))
             self.baseline = np.broadcast_to(base, self.prediction.shape)
             self._tables = explainer._tables(Xv)
             if attributions is None:

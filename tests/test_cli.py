@@ -161,12 +161,12 @@ def test_verbose_progress_bars(capsys):
     from skdecomp.datasets import make_agreed_example
 
     data = make_agreed_example(n_samples=100, random_state=0)
-    AdaptiveGrouper(data.function, n_samples=20, rel_tol=0, random_state=0).fit(data.data)
+    AdaptiveGrouper(data.function, max_samples=20, rel_tol=0, random_state=0).fit(data.data)
     Explainer(data.function, background=20, batch_size=200).fit(data.data).transform(
         data.data[:3]
     )
     assert capsys.readouterr().err == ""
-    AdaptiveGrouper(data.function, n_samples=20, rel_tol=0, random_state=0,
+    AdaptiveGrouper(data.function, max_samples=20, rel_tol=0, random_state=0,
                     verbose=1).fit(data.data)
     Explainer(data.function, background=20, batch_size=200, verbose=1).fit(
         data.data

@@ -18,11 +18,11 @@ from skdecomp import (
 # Instances are kept tiny: every check explains its own data.
 ESTIMATORS = [
     Explainer(LinearRegression(), background=5),
-    AdaptiveGrouper(LinearRegression(), n_samples=5),
-    PairwiseGrouper(LinearRegression(), n_samples=5),
+    AdaptiveGrouper(LinearRegression(), max_samples=5),
+    PairwiseGrouper(LinearRegression(), max_samples=5),
     CorrelationGrouper(),
     FixedGrouper(),
-    Explainer(LinearRegression(), groups=AdaptiveGrouper(n_samples=5), background=5),
+    Explainer(LinearRegression(), groups=AdaptiveGrouper(max_samples=5), background=5),
     # image groupers see each row as a 1-pixel-high image (2-D data of any width)
     PatchGrouper(2, image_shape=(1, -1)),
 ]

@@ -53,8 +53,8 @@ def test_adaptive_grouper_under_dask_backend(client, problem):
     from skdecomp import AdaptiveGrouper
 
     X, model = problem
-    local = AdaptiveGrouper(model, n_samples=20, random_state=0, n_jobs=1).fit(X)
+    local = AdaptiveGrouper(model, max_samples=20, random_state=0, n_jobs=1).fit(X)
     with joblib.parallel_backend("dask"):
-        remote = AdaptiveGrouper(model, n_samples=20, random_state=0, n_jobs=-1).fit(X)
+        remote = AdaptiveGrouper(model, max_samples=20, random_state=0, n_jobs=-1).fit(X)
     assert remote.groups_ == local.groups_
     assert remote.loss_ == pytest.approx(local.loss_, rel=1e-12, abs=1e-12)

@@ -116,8 +116,8 @@ def test_identities(rng):
     # completeness: sum_U F_U(x) = f(x), and F_{} = E_B f
     np.testing.assert_allclose(dec.components.sum(axis=1), f(X[:5]), atol=1e-10)
     assert dec.completeness_error() < 1e-10
-    np.testing.assert_allclose(dec.baseline, f(e.background_).mean(), atol=1e-12)
-    assert e.baseline_ == pytest.approx(dec.baseline)
+    np.testing.assert_allclose(dec.expected_value, f(e.background_).mean(), atol=1e-12)
+    assert e.expected_value_ == pytest.approx(dec.expected_value)
     # Shapley efficiency
     np.testing.assert_allclose(
         dec.attributions("shapley").sum(axis=1), f(X[:5]) - f(e.background_).mean(), atol=1e-10

@@ -74,7 +74,7 @@ def labels_of(groups, d):
 
 def test_recovers_paper_example_and_explainers_coincide():
     data = make_agreed_example(n_samples=400, random_state=0)
-    grouper = AdaptiveGrouper(data.function, n_samples=60, random_state=0).fit(data.data)
+    grouper = AdaptiveGrouper(data.function, max_samples=60, random_state=0).fit(data.data)
     assert grouper.groups_ == data.groups
     assert list(grouper.group_names_) == ["x0:x1", "x2:x3", "x4", "x5"]
     assert grouper.loss_ <= 1e-12 * grouper.initial_loss_
@@ -91,7 +91,7 @@ def test_recovers_random_block_functions(seed):
     d = 6 + seed % 7
     data = make_block_function(300, n_features=d, max_block_size=3, random_state=seed)
     grouper = AdaptiveGrouper(
-        data.function, n_samples=50, rel_tol=0, random_state=seed
+        data.function, max_samples=50, rel_tol=0, random_state=seed
     ).fit(data.data)
     ari = adjusted_rand_score(labels_of(data.groups, d), grouper.labels_)
     assert ari == 1.0, (data.function, grouper.groups_)
@@ -102,7 +102,7 @@ def test_recovers_random_block_functions(seed):
 def test_interaction_score_recovers(seed):
     data = make_block_function(300, n_features=8, random_state=100 + seed)
     grouper = AdaptiveGrouper(
-        data.function, n_samples=40, rel_tol=0, merge_score="interaction",
+        data.function, max_samples=40, rel_tol=0, merge_score="interaction",
         random_state=seed,
     ).fit(data.data)
     assert same_partition(grouper.groups_, data.groups)
@@ -111,7 +111,7 @@ def test_interaction_score_recovers(seed):
 @pytest.mark.parametrize("seed", range(5))
 def test_pairwise_recovers(seed):
     data = make_block_function(300, n_features=8, random_state=200 + seed)
-    grouper = PairwiseGrouper(data.function, n_samples=40, random_state=seed).fit(data.data)
+    grouper = PairwiseGrouper(data.function, max_samples=40, random_state=seed).fit(data.data)
     assert same_partition(grouper.groups_, data.groups)
     # closed-form cost: f on the sample, d singles and d (d - 1) / 2 pairs
     assert grouper.model_calls_ == 40 + (8 + 28) * 40**2
@@ -126,13 +126,13 @@ def test_no_merge_on_additive_model():
     X = rng.normal(size=(200, 5))
     y = X @ [1.0, -2.0, 0.5, 3.0, 1.0] + np.sin(X[:, 0])
     model = LinearRegression().fit(X, y)
-    grouper = AdaptiveGrouper(model, n_samples=40, rel_tol=0, random_state=0).fit(X)
+    grouper = AdaptiveGrouper(model, max_samples=40, rel_tol=0, random_state=0).fit(X)
     assert grouper.history_ == []
     assert grouper.groups_ == [[j] for j in range(5)]
     assert grouper.initial_loss_ < 1e-20
 
     additive = make_block_function(200, n_features=5, max_block_size=1, random_state=1)
-    grouper = AdaptiveGrouper(additive.function, n_samples=30, rel_tol=0).fit(additive.data)
+    grouper = AdaptiveGrouper(additive.function, max_samples=30, rel_tol=0).fit(additive.data)
     assert grouper.n_groups_ == 5 and grouper.history_ == []
 
 
@@ -144,7 +144,7 @@ def test_history_losses_match_direct_evaluation(merge_score):
     data = make_block_function(200, n_features=7, random_state=3)
     f = data.function
     grouper = AdaptiveGrouper(
-        f, n_samples=25, n_groups=1, merge_score=merge_score, random_state=0
+        f, max_samples=25, n_groups=1, merge_score=merge_score, random_state=0
     ).fit(data.data)
     S = np.asarray(grouper.background_)
     d = 7
@@ -172,7 +172,7 @@ def test_history_losses_match_direct_evaluation(merge_score):
 def test_each_merge_takes_largest_loss_decrease_and_loss_falls():
     data = make_block_function(200, n_features=7, random_state=5)
     f = data.function
-    grouper = AdaptiveGrouper(f, n_samples=25, n_groups=1, random_state=1).fit(data.data)
+    grouper = AdaptiveGrouper(f, max_samples=25, n_groups=1, random_state=1).fit(data.data)
     S = np.asarray(grouper.background_)
     for step, entry in enumerate(grouper.history_):
         before = grouper.cut(7 - step)
@@ -191,12 +191,12 @@ def test_each_merge_takes_largest_loss_decrease_and_loss_falls():
 
 def test_cut_and_n_groups_follow_the_history():
     data = make_block_function(200, n_features=8, random_state=7)
-    full = AdaptiveGrouper(data.function, n_samples=20, n_groups=1, random_state=0)
+    full = AdaptiveGrouper(data.function, max_samples=20, n_groups=1, random_state=0)
     full.fit(data.data)
     assert full.cut(8) == full.initial_groups_ == [[j] for j in range(8)]
     assert full.cut(1) == [list(range(8))]
     for k in (6, 3):
-        part = AdaptiveGrouper(data.function, n_samples=20, n_groups=k, random_state=0)
+        part = AdaptiveGrouper(data.function, max_samples=20, n_groups=k, random_state=0)
         part.fit(data.data)
         assert part.groups_ == full.cut(k) == part.cut(k)
         assert part.history_ == full.history_[: 8 - k]
@@ -239,7 +239,7 @@ def test_model_calls_closed_form_and_counted():
         return data.function(X)
 
     N = 30
-    grouper = AdaptiveGrouper(counting, n_samples=N, rel_tol=0, random_state=0).fit(data.data)
+    grouper = AdaptiveGrouper(counting, max_samples=N, rel_tol=0, random_state=0).fit(data.data)
     steps = [h["n_groups"] + 1 for h in grouper.history_]  # K before each merge
     closed = N + 6 * N**2 + sum((K - 1) * N**2 for K in steps)
     assert grouper.model_calls_ == closed
@@ -251,7 +251,7 @@ def test_model_calls_closed_form_and_counted():
 def test_transform_is_main_effect_and_sums_to_prediction():
     data = make_agreed_example(300, random_state=4)
     f = data.function
-    grouper = AdaptiveGrouper(f, n_samples=40, random_state=0).fit(data.data)
+    grouper = AdaptiveGrouper(f, max_samples=40, random_state=0).fit(data.data)
     X = data.data[:15]
     Z = np.asarray(grouper.background_)
     H = grouper.transform(X)
@@ -262,7 +262,7 @@ def test_transform_is_main_effect_and_sums_to_prediction():
         hyb = np.where(take, X[:, None, :], Z[None, :, :]).reshape(-1, 6)
         expected = f(hyb).reshape(15, -1).mean(axis=1) - f(Z).mean()
         np.testing.assert_allclose(H[:, k], expected, atol=1e-12)
-    np.testing.assert_allclose(H.sum(axis=1) + grouper.baseline_, f(X), atol=1e-12)
+    np.testing.assert_allclose(H.sum(axis=1) + grouper.expected_value_, f(X), atol=1e-12)
     assert list(grouper.get_feature_names_out()) == ["x0:x1", "x2:x3", "x4", "x5"]
 
 
@@ -271,7 +271,7 @@ def test_dataframe_and_initial_groups():
     df = pd.DataFrame(data.data, columns=list("abcdef"))
     f = data.function
     grouper = AdaptiveGrouper(
-        lambda X: f(np.asarray(X)), n_samples=30, rel_tol=0,
+        lambda X: f(np.asarray(X)), max_samples=30, rel_tol=0,
         initial_groups={"ab": ["a", "b"], "c": ["c"], "d": ["d"], "e": ["e"], "f": ["f"]},
         random_state=0,
     ).fit(df)
@@ -297,8 +297,8 @@ def test_errors():
         AdaptiveGrouper(Ridge()).fit(X)
     # the memory limit chunks masks without changing results
     f = make_block_function(30, n_features=3, random_state=0).function
-    a = AdaptiveGrouper(f, n_samples=20, n_groups=1, random_state=0).fit(X)
-    b = AdaptiveGrouper(f, n_samples=20, n_groups=1, max_memory=20 * 20 * 8, random_state=0).fit(X)
+    a = AdaptiveGrouper(f, max_samples=20, n_groups=1, random_state=0).fit(X)
+    b = AdaptiveGrouper(f, max_samples=20, n_groups=1, max_memory=20 * 20 * 8, random_state=0).fit(X)
     assert a.history_ == b.history_
 
 
@@ -308,7 +308,7 @@ def test_errors():
 def test_explainer_fits_grouper_with_its_model():
     data = make_block_function(400, n_features=6, random_state=8, noise=0.01)
     model = DecisionTreeRegressor(max_depth=4, random_state=0)
-    ex = Explainer(model, groups=AdaptiveGrouper(n_samples=20), background=20, random_state=0)
+    ex = Explainer(model, groups=AdaptiveGrouper(max_samples=20), background=20, random_state=0)
     ex.fit(data.data, data.target)
     assert ex.grouper_.estimator_ is ex.estimator_
     assert [list(g) for g in ex.groups_] == ex.grouper_.groups_
@@ -330,7 +330,7 @@ def test_score_formula():
 def test_gridsearch_selects_true_number_of_groups():
     data = make_agreed_example(600, random_state=0)
     search = GridSearchCV(
-        Explainer(data.function, groups=AdaptiveGrouper(n_samples=40), background=40,
+        Explainer(data.function, groups=AdaptiveGrouper(max_samples=40), background=40,
                   random_state=0),
         {"groups__n_groups": range(2, 7)},
         cv=3,
@@ -342,7 +342,7 @@ def test_gridsearch_selects_true_number_of_groups():
 
 def _gridsearch_n_groups(model, data, d):
     search = GridSearchCV(
-        Explainer(FrozenEstimator(model), groups=AdaptiveGrouper(n_samples=40),
+        Explainer(FrozenEstimator(model), groups=AdaptiveGrouper(max_samples=40),
                   background=40, random_state=0),
         {"groups__n_groups": range(2, d + 1)},
         cv=3,
@@ -378,7 +378,7 @@ def test_pipeline_with_explainer_under_cross_val_score():
     data = make_block_function(300, n_features=6, random_state=12)
     pipe = Pipeline([
         ("scale", StandardScaler()),
-        ("explain", Explainer(Ridge(), groups=AdaptiveGrouper(n_samples=20),
+        ("explain", Explainer(Ridge(), groups=AdaptiveGrouper(max_samples=20),
                               background=20, random_state=0)),
     ])
     scores = cross_val_score(pipe, data.data, data.target, cv=3)
@@ -390,7 +390,7 @@ def test_pipeline_with_explainer_under_cross_val_score():
 def test_gridsearch_fitted_model_reports_partition():
     data = make_agreed_example(1500, random_state=1, noise=0.05)
     model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(data.data, data.target)
-    grouper = AdaptiveGrouper(model, n_samples=40, random_state=0).fit(data.data)
+    grouper = AdaptiveGrouper(model, max_samples=40, random_state=0).fit(data.data)
     ari = adjusted_rand_score(labels_of(data.groups, 6), grouper.labels_)
     assert ari > 0.5
 
@@ -407,7 +407,7 @@ def test_correlation_grouper_clusters_dependent_columns():
     assert grouper.groups_ == [[0, 2], [1, 4], [3]]
     np.testing.assert_allclose(grouper.transform(X[:4])[:, 0], X[:4, [0, 2]].mean(axis=1))
     assert CorrelationGrouper(n_groups=2).fit(X).n_groups_ == 2
-    pearson = CorrelationGrouper(method="pearson").fit(X)
+    pearson = CorrelationGrouper(correlation="pearson").fit(X)
     np.testing.assert_allclose(pearson.correlation_, np.corrcoef(X.T), atol=1e-12)
 
 
@@ -471,7 +471,7 @@ def test_kernels_against_numpy_and_without_jit():
 def test_disagreements_fall_along_the_merge_history():
     data = make_block_function(300, n_features=6, random_state=21)
     f = data.function
-    grouper = AdaptiveGrouper(f, n_samples=30, n_groups=1, random_state=0).fit(data.data)
+    grouper = AdaptiveGrouper(f, max_samples=30, n_groups=1, random_state=0).fit(data.data)
     S = np.asarray(grouper.background_)
     curve = []
     for K in range(6, 0, -1):
@@ -543,7 +543,7 @@ def test_disagreement_and_unfaithfulness_fall_along_history_on_diabetes():
 
     X, y = load_diabetes(return_X_y=True, as_frame=True)
     model = GradientBoostingRegressor(random_state=0).fit(X, y)
-    grouper = AdaptiveGrouper(model, n_samples=40, n_groups=3, random_state=0).fit(X)
+    grouper = AdaptiveGrouper(model, max_samples=40, n_groups=3, random_state=0).fit(X)
     rng = np.random.default_rng(100)
     rows = X.iloc[np.sort(rng.choice(len(X), size=40, replace=False))]
     cuts = list(range(10, 2, -1))

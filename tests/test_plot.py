@@ -182,7 +182,7 @@ def test_interaction_from_estimator(pyplot, data, explainer, kind):
         data.data,
         kind=kind,
         grouping=data.groups,
-        n_samples=30,
+        max_samples=30,
         random_state=0,
     )
     _check_basic(disp, disp.plot())
@@ -225,7 +225,7 @@ def test_grouping_from_estimator(pyplot, data, methods):
         data.data[:40],
         methods=methods,
         metrics=["insertion_error"],
-        n_samples=30,
+        max_samples=30,
         background=10,
         max_groups=6,
         random_state=0,
@@ -250,7 +250,7 @@ def test_grouping_from_estimator(pyplot, data, methods):
 
 def test_grouping_from_result(pyplot, data):
     grouper = AdaptiveGrouper(
-        data.function, n_samples=30, rel_tol=0, random_state=0
+        data.function, max_samples=30, rel_tol=0, random_state=0
     ).fit(data.data)
     disp = GroupingDisplay.from_result(grouper)
     _check_basic(disp, disp)
@@ -272,7 +272,7 @@ def test_grouping_from_result(pyplot, data):
 def test_grouping_from_explainer_with_grouper(pyplot, data):
     explainer = Explainer(
         data.function,
-        groups=AdaptiveGrouper(n_samples=30, n_groups=2),
+        groups=AdaptiveGrouper(max_samples=30, n_groups=2),
         background=10,
         random_state=0,
     ).fit(data.data)

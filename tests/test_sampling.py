@@ -339,7 +339,7 @@ def test_256_groups_other_methods(method):
     phi = ex.fit(X).transform(X[:1])
     assert phi.shape == (1, 256) and np.all(np.isfinite(phi))
     if method in ("permutation_shap", "integrated_gradients"):
-        gap = clf.predict_proba(X[:1])[0, 1] - ex.baseline_
+        gap = clf.predict_proba(X[:1])[0, 1] - ex.expected_value_
         assert phi.sum() == pytest.approx(gap, abs=1e-8)
 
 
@@ -351,7 +351,7 @@ def test_ig_completeness_any_model(data):
         ex = Explainer(model, method="integrated_gradients", groups=groups,
                        background=data[:6], method_params={"n_steps": 5}).fit(data)
         phi = ex.transform(data[6:10])
-        gap = ex._response(data[6:10])[:, 0] - ex.baseline_
+        gap = ex._response(data[6:10])[:, 0] - ex.expected_value_
         np.testing.assert_allclose(phi.sum(axis=1), gap, atol=1e-6)
 
 
@@ -394,7 +394,7 @@ def test_ig_dataframe(data):
                    "rest": ["c", "d", "e"]}, background=4,
                    method="integrated_gradients", random_state=0).fit(df)
     phi = ex.transform(df.iloc[:3])
-    gap = _model(df.iloc[:3].to_numpy(dtype=float)) - ex.baseline_
+    gap = _model(df.iloc[:3].to_numpy(dtype=float)) - ex.expected_value_
     np.testing.assert_allclose(phi.sum(axis=1), gap, atol=1e-6)
 
 

@@ -341,7 +341,7 @@ def test_singleton_shapley_equals_shap_interventional(kind):
     prediction = model.predict(X[30:40])
     # ours is additive to rounding; shap's own additivity gap here is about
     # 1e-8 to 6e-8, which bounds how closely the two can agree
-    assert np.abs(ours.sum(1) + exp.baseline_ - prediction).max() < 1e-12
+    assert np.abs(ours.sum(1) + exp.expected_value_ - prediction).max() < 1e-12
     gap = np.abs(theirs.sum(1) + ref.expected_value - prediction).max()
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=max(1e-8, 2 * gap))
 
@@ -451,7 +451,7 @@ def test_groupers_take_the_tree_path(grouper_cls):
         data.data, data.target
     )
     cls = getattr(skdecomp, grouper_cls)
-    kw = dict(n_samples=30, random_state=0)
+    kw = dict(max_samples=30, random_state=0)
     tree = cls(model, algorithm="tree", **kw).fit(data.data)
     agnostic = cls(model, algorithm="model_agnostic", **kw).fit(data.data)
     assert tree.algorithm_ == "tree"

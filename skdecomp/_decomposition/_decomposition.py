@@ -131,7 +131,7 @@ class Decomposition:
         return self._squeeze(self._F)
 
     @property
-    def baseline(self):
+    def expected_value(self):
         """E_B f, the component of the empty subset: scalar or (n_outputs,)."""
         base = self._F[0, :, 0]
         return float(base[0]) if self.n_outputs == 1 else base.copy()

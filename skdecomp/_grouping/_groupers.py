@@ -152,21 +152,21 @@ class _AnchoredSample:
         if anchor_values is None:
             anchor_values = response(sample)
         self.anchor_values = np.ascontiguousarray(anchor_values, dtype=np.float64)
-        self.n_samples, self.n_outputs = self.anchor_values.shape
-        self.model_calls = self.n_samples
+        self.n_rows, self.n_outputs = self.anchor_values.shape
+        self.model_calls = self.n_rows
         if tree_model is not None:
             # the tree kernel sums over rows and columns as it goes: no N x N
             # block; its masks hold at most MAX_TREE_GROUPS group ids, one of
             # them for the columns never taken from x and one for the base
             self.masks_per_chunk = MAX_TREE_GROUPS - 2
             return
-        block = self.n_samples**2 * self.n_outputs * 8
+        block = self.n_rows**2 * self.n_outputs * 8
         self.masks_per_chunk = int(max_memory // block)
         if self.masks_per_chunk < 1:
             raise ValueError(
                 f"One N x N block of anchored values needs {_format_bytes(block)} "
-                f"(N={self.n_samples} sample rows, {self.n_outputs} output(s)), more "
-                f"than max_memory={_format_bytes(int(max_memory))}. Lower n_samples "
+                f"(N={self.n_rows} sample rows, {self.n_outputs} output(s)), more "
+                f"than max_memory={_format_bytes(int(max_memory))}. Lower max_samples "
                 "or raise max_memory."
             )
         self.masks_per_chunk = min(self.masks_per_chunk, _MAX_IDS - 1)
@@ -205,8 +205,8 @@ class _AnchoredSample:
                     self.tree_model, self.table, self.table, labels, masks,
                     n_jobs=self.n_jobs,
                 )
-                r = r / self.n_samples - self.anchor_values.mean(axis=0)[None, :, None]
-                c = c / self.n_samples - self.anchor_values.T[None, :, :]
+                r = r / self.n_rows - self.anchor_values.mean(axis=0)[None, :, None]
+                c = c / self.n_rows - self.anchor_values.T[None, :, :]
             else:
                 values = _anchored_values(
                     self.response, self.table, labels, masks, n_jobs=self.n_jobs
@@ -216,7 +216,7 @@ class _AnchoredSample:
             rows.append(r)
             cols.append(c)
         if not rows:
-            empty = np.zeros((0, self.n_outputs, self.n_samples))
+            empty = np.zeros((0, self.n_outputs, self.n_rows))
             return empty, empty.copy()
         return np.concatenate(rows), np.concatenate(cols)
 
@@ -340,8 +340,8 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
         n = X.shape[0]
         idx = (
             np.arange(n)
-            if self.n_samples >= n
-            else np.sort(rng.choice(n, size=self.n_samples, replace=False))
+            if self.max_samples >= n
+            else np.sort(rng.choice(n, size=self.max_samples, replace=False))
         )
         self.background_ = _take_rows(X, idx)
         self._fit_dtypes = list(X.dtypes) if isinstance(X, pd.DataFrame) else None
@@ -357,7 +357,7 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
             self.background_,
         )
         base = anchor_values.mean(axis=0)
-        self.baseline_ = float(base[0]) if self.n_outputs_ == 1 else base
+        self.expected_value_ = float(base[0]) if self.n_outputs_ == 1 else base
         return anchor_values
 
     def _sample(self, anchor_values):
@@ -379,7 +379,7 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
         ``h_k(x) = mean_z f(x_{G_k}, z_{-G_k}) - mean_z f(z)`` over the
         background sample (the PDP effect, paper-spec §2.4): the model's
         additive view over the groups, with
-        ``f(x) ≈ baseline_ + sum_k h_k(x)`` when between-group interactions
+        ``f(x) ≈ expected_value_ + sum_k h_k(x)`` when between-group interactions
         are gone. Without a model, column k is the mean of the columns of
         group k, as in :class:`sklearn.cluster.FeatureAgglomeration`.
 
@@ -427,7 +427,7 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
                 n_jobs=getattr(self, "n_jobs", None),
             )
             out[:, start : start + len(chunk)] = values
-        out -= np.atleast_1d(self.baseline_)[None, None, :]
+        out -= np.atleast_1d(self.expected_value_)[None, None, :]
         return out[:, :, 0] if self.n_outputs_ == 1 else out
 
     def __sklearn_tags__(self):
@@ -524,7 +524,7 @@ class AdaptiveGrouper(_BaseGrouper):
         regressor. None is allowed only inside ``Explainer(model,
         groups=AdaptiveGrouper())``, which passes its own model.
 
-    n_samples : int, default=100
+    max_samples : int, default=100
         Number of rows N drawn from X (without replacement) for the
         anchored matrices. Cost grows as N**2 (paper-spec §7.4: 100, or 50
         for wide data).
@@ -591,7 +591,7 @@ class AdaptiveGrouper(_BaseGrouper):
         with loss ``1/4 sum_k (Arch_k - Occ_k)**2``; merges are limited to
         adjacent groups, so groups stay connected. (H, W) or (H, W, C) of
         flattened rows (C order: row, column, channel); all channels of a
-        pixel are in one group. ``n_samples``, ``random_state``, ``verbose``
+        pixel are in one group. ``max_samples``, ``random_state``, ``verbose``
         and ``algorithm`` are not used. Estimators get flattened rows; a
         plain callable gets batches of images of shape (n, *image_shape).
         All groups and all adjacent pairs are evaluated in one batch, then
@@ -642,7 +642,7 @@ class AdaptiveGrouper(_BaseGrouper):
         The fitted model.
     background_ : ndarray or DataFrame
         The N sample rows.
-    baseline_ : float or ndarray
+    expected_value_ : float or ndarray
         Mean model output over the sample.
     n_outputs_ : int
     output_names_ : list of str
@@ -682,7 +682,7 @@ class AdaptiveGrouper(_BaseGrouper):
     >>> from skdecomp import AdaptiveGrouper
     >>> from skdecomp.datasets import make_agreed_example
     >>> data = make_agreed_example(n_samples=300, random_state=0)
-    >>> grouper = AdaptiveGrouper(data.function, n_samples=60, rel_tol=0,
+    >>> grouper = AdaptiveGrouper(data.function, max_samples=60, rel_tol=0,
     ...                           random_state=0).fit(data.data)
     >>> grouper.groups_
     [[0, 1], [2, 3], [4], [5]]
@@ -690,7 +690,7 @@ class AdaptiveGrouper(_BaseGrouper):
 
     _parameter_constraints = {
         "estimator": _MODEL_CONSTRAINT,
-        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "max_samples": [Interval(Integral, 1, None, closed="left")],
         "n_groups": [Interval(Integral, 1, None, closed="left"), None],
         "rel_tol": [Interval(Real, 0, 1, closed="both")],
         "merge_score": [StrOptions({"loss", "interaction"})],
@@ -713,7 +713,7 @@ class AdaptiveGrouper(_BaseGrouper):
         self,
         estimator=None,
         *,
-        n_samples=100,
+        max_samples=100,
         n_groups=None,
         rel_tol=0.25,
         merge_score="loss",
@@ -730,7 +730,7 @@ class AdaptiveGrouper(_BaseGrouper):
         baseline=None,
     ):
         self.estimator = estimator
-        self.n_samples = n_samples
+        self.max_samples = max_samples
         self.n_groups = n_groups
         self.rel_tol = rel_tol
         self.merge_score = merge_score
@@ -958,7 +958,7 @@ class PairwiseGrouper(_BaseGrouper):
     ----------
     estimator : estimator, callable or None, default=None
         The model (see :class:`AdaptiveGrouper`).
-    n_samples : int, default=100
+    max_samples : int, default=100
         Number of sample rows N.
     n_groups : int or None, default=None
         Number of clusters; None cuts the tree at ``min_interaction``.
@@ -993,7 +993,7 @@ class PairwiseGrouper(_BaseGrouper):
     interactions_ : ndarray of shape (n_features_in_, n_features_in_)
         Pair measures divided by the model's variance (0 on the diagonal).
     model_calls_ : int
-    estimator_, background_, baseline_, n_outputs_, output_names_
+    estimator_, background_, expected_value_, n_outputs_, output_names_
         As in :class:`AdaptiveGrouper`.
     n_features_in_ : int
         Number of features seen during :term:`fit`.
@@ -1004,7 +1004,7 @@ class PairwiseGrouper(_BaseGrouper):
 
     _parameter_constraints = {
         "estimator": _MODEL_CONSTRAINT,
-        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "max_samples": [Interval(Integral, 1, None, closed="left")],
         "n_groups": [Interval(Integral, 1, None, closed="left"), None],
         "min_interaction": [Interval(Real, 0, None, closed="neither")],
         "pair_score": [StrOptions({"loss", "interaction"})],
@@ -1024,7 +1024,7 @@ class PairwiseGrouper(_BaseGrouper):
         self,
         estimator=None,
         *,
-        n_samples=100,
+        max_samples=100,
         n_groups=None,
         min_interaction=0.01,
         pair_score="interaction",
@@ -1038,7 +1038,7 @@ class PairwiseGrouper(_BaseGrouper):
         algorithm="auto",
     ):
         self.estimator = estimator
-        self.n_samples = n_samples
+        self.max_samples = max_samples
         self.n_groups = n_groups
         self.min_interaction = min_interaction
         self.pair_score = pair_score
@@ -1114,7 +1114,7 @@ class CorrelationGrouper(_BaseGrouper):
     distance_threshold : float, default=0.5
         With ``n_groups=None``, columns closer than this (|rho| above
         ``1 - distance_threshold``) are merged.
-    method : {"spearman", "pearson"}, default="spearman"
+    correlation : {"spearman", "pearson"}, default="spearman"
     linkage : {"average", "single", "complete"}, default="average"
 
     Attributes
@@ -1133,16 +1133,16 @@ class CorrelationGrouper(_BaseGrouper):
     _parameter_constraints = {
         "n_groups": [Interval(Integral, 1, None, closed="left"), None],
         "distance_threshold": [Interval(Real, 0, 1, closed="both")],
-        "method": [StrOptions({"spearman", "pearson"})],
+        "correlation": [StrOptions({"spearman", "pearson"})],
         "linkage": [StrOptions({"single", "average", "complete"})],
     }
 
     def __init__(
-        self, n_groups=None, *, distance_threshold=0.5, method="spearman", linkage="average"
+        self, n_groups=None, *, distance_threshold=0.5, correlation="spearman", linkage="average"
     ):
         self.n_groups = n_groups
         self.distance_threshold = distance_threshold
-        self.method = method
+        self.correlation = correlation
         self.linkage = linkage
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -1160,7 +1160,7 @@ class CorrelationGrouper(_BaseGrouper):
         self : CorrelationGrouper
         """
         X = np.asarray(self._check_X(X, reset=True), dtype=np.float64)
-        if self.method == "spearman":
+        if self.correlation == "spearman":
             X = np.apply_along_axis(_ranks, 0, X) if X.shape[0] > 1 else X
         centred = X - X.mean(axis=0)
         norms = np.sqrt((centred**2).sum(axis=0))

@@ -678,7 +678,7 @@ def fit_image_agreed(grouper, X, y=None, reference=None):
     # transform: each group's Arch effect against the first image's baseline
     grouper.background_ = np.asarray(baselines[:1]).copy()
     f_b = st0.f_b
-    grouper.baseline_ = float(f_b[0]) if grouper.n_outputs_ == 1 else np.asarray(f_b)
+    grouper.expected_value_ = float(f_b[0]) if grouper.n_outputs_ == 1 else np.asarray(f_b)
     return grouper
 
 
@@ -820,11 +820,11 @@ class SuperpixelGrouper(_ImageGrouper):
 
     Parameters
     ----------
-    method : {"quickshift", "slic", "felzenszwalb"}, default="quickshift"
+    segmentation : {"quickshift", "slic", "felzenszwalb"}, default="quickshift"
         The function of :mod:`skimage.segmentation`.
     image_shape : tuple of int or None, default=None
         (H, W) or (H, W, C) of flattened rows (see :class:`PatchGrouper`).
-    method_params : dict or None, default=None
+    segmentation_params : dict or None, default=None
         Keyword arguments of the scikit-image function, e.g.
         ``{"kernel_size": 3, "max_dist": 6}`` for quickshift or
         ``{"n_segments": 16}`` for slic. Defaults: quickshift
@@ -852,17 +852,17 @@ class SuperpixelGrouper(_ImageGrouper):
     """
 
     _parameter_constraints = {
-        "method": [StrOptions({"quickshift", "slic", "felzenszwalb"})],
+        "segmentation": [StrOptions({"quickshift", "slic", "felzenszwalb"})],
         "image_shape": [tuple, list, None],
-        "method_params": [dict, None],
+        "segmentation_params": [dict, None],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, method="quickshift", *, image_shape=None, method_params=None,
+    def __init__(self, segmentation="quickshift", *, image_shape=None, segmentation_params=None,
                  random_state=None):
-        self.method = method
+        self.segmentation = segmentation
         self.image_shape = image_shape
-        self.method_params = method_params
+        self.segmentation_params = segmentation_params
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -891,8 +891,8 @@ class SuperpixelGrouper(_ImageGrouper):
 
         rows = self._fit_shape(X)
         shape = self.image_shape_
-        params = dict(_SUPERPIXEL_DEFAULTS[self.method])
-        params.update(self.method_params or {})
+        params = dict(_SUPERPIXEL_DEFAULTS[self.segmentation])
+        params.update(self.segmentation_params or {})
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         maps = []
         for row in rows:
@@ -901,10 +901,10 @@ class SuperpixelGrouper(_ImageGrouper):
             if img.ndim == 2:
                 img = img[:, :, None]
             try:
-                if self.method == "quickshift":
+                if self.segmentation == "quickshift":
                     kw = {"convert2lab": rgb, "rng": seed, **params}
                     lm = segmentation.quickshift(img, channel_axis=-1, **kw)
-                elif self.method == "slic":
+                elif self.segmentation == "slic":
                     kw = {"convert2lab": rgb, "start_label": 0, **params}
                     lm = segmentation.slic(img, channel_axis=-1, **kw)
                 else:

@@ -180,7 +180,7 @@ def evaluate_coalitions(explainer, table, background, coalitions, prediction):
     K = coalitions.shape[1]
     sizes = coalitions.sum(axis=1)
     out = np.empty((n_rows, coalitions.shape[0], n_out), dtype=np.float64)
-    out[:, sizes == 0, :] = np.atleast_1d(explainer.baseline_)[None, None, :]
+    out[:, sizes == 0, :] = np.atleast_1d(explainer.expected_value_)[None, None, :]
     out[:, sizes == K, :] = prediction[:, None, :]
     inner = np.flatnonzero((sizes > 0) & (sizes < K))
     block = max(1, _MASK_CELLS // max(1, explainer.labels_.shape[0]))
@@ -541,7 +541,7 @@ def _integrated_gradients(explainer, X, prediction, n_steps, scheme):
     bg = numeric_matrix(explainer.background_, feature_names, "the background")
     K, labels = explainer.n_groups_, explainer.labels_
     n_rows, n_out = prediction.shape
-    base = np.atleast_1d(explainer.baseline_)
+    base = np.atleast_1d(explainer.expected_value_)
     if K == 1 and scheme == "path":
         return (prediction - base[None, :])[:, None, :]
     points = _PathPoints(scheme, n_steps, labels, K)
@@ -588,7 +588,7 @@ def single_group_attributions(explainer, X, methods):
     occ_like = [m for m in methods if m in ("occlusion", "pfi")]
     blocks = ([eye] if arch_like else []) + ([~eye] if occ_like else [])
     values = evaluate_coalitions(explainer, table, bg, np.vstack(blocks), prediction)
-    base = np.atleast_1d(explainer.baseline_)[None, None, :]
+    base = np.atleast_1d(explainer.expected_value_)[None, None, :]
     phis = {}
     if arch_like:
         phis["arch"] = values[:, :K] - base
@@ -612,7 +612,7 @@ class _Game:
         self.prediction = prediction
         n_rows, n_out = prediction.shape
         self.n_rows = n_rows * n_out
-        base = np.atleast_1d(explainer.baseline_).astype(np.float64)
+        base = np.atleast_1d(explainer.expected_value_).astype(np.float64)
         self.base = np.tile(base, n_rows)
         self.total = prediction.reshape(-1) - self.base
 

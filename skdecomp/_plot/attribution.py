@@ -57,7 +57,7 @@ class AttributionDisplay:
         Attributions of each method.
     group_names : list of str
         Name of each group.
-    baseline : float or None, default=None
+    expected_value : float or None, default=None
         Mean model output over the background, shown in the title.
     prediction : ndarray of shape (n_samples,) or None, default=None
         Model output at each explained row, shown in the title of a bar plot.
@@ -90,10 +90,10 @@ class AttributionDisplay:
     ['arch', 'shapley']
     """
 
-    def __init__(self, attributions, group_names, *, baseline=None, prediction=None):
+    def __init__(self, attributions, group_names, *, expected_value=None, prediction=None):
         self.attributions = attributions
         self.group_names = group_names
-        self.baseline = baseline
+        self.expected_value = expected_value
         self.prediction = prediction
 
     @classmethod
@@ -153,17 +153,17 @@ class AttributionDisplay:
         )
         result = explainer.explain(X, methods=methods)
         attributions = as_attribution_dict(result, method_names=methods, output=output)
-        baseline = float(
-            np.atleast_1d(explainer.baseline_)[0 if output is None else output]
+        expected_value = float(
+            np.atleast_1d(explainer.expected_value_)[0 if output is None else output]
         )
         prediction = None
         if "shapley" in attributions:
             # efficiency: Shapley values sum to f(x) - E_B f (paper-spec §2.3)
-            prediction = baseline + attributions["shapley"].sum(axis=1)
+            prediction = expected_value + attributions["shapley"].sum(axis=1)
         disp = cls(
             attributions,
             list(explainer.get_feature_names_out()),
-            baseline=baseline,
+            expected_value=expected_value,
             prediction=prediction,
         )
         return disp.plot(kind=kind, max_groups=max_groups, ax=ax)
@@ -213,10 +213,10 @@ class AttributionDisplay:
         n_groups = next(iter(attributions.values())).shape[1]
         if group_names is None and hasattr(result, "group_names"):
             group_names = result.group_names
-        baseline = prediction = None
-        if hasattr(result, "baseline") and hasattr(result, "prediction"):
-            baseline = float(
-                np.atleast_1d(result.baseline)[0 if output is None else output]
+        expected_value = prediction = None
+        if hasattr(result, "expected_value") and hasattr(result, "prediction"):
+            expected_value = float(
+                np.atleast_1d(result.expected_value)[0 if output is None else output]
             )
             pred = np.asarray(result.prediction)
             prediction = (
@@ -225,7 +225,7 @@ class AttributionDisplay:
         disp = cls(
             attributions,
             group_names_for(n_groups, group_names),
-            baseline=baseline,
+            expected_value=expected_value,
             prediction=prediction,
         )
         return disp.plot(kind=kind, max_groups=max_groups, ax=ax)
@@ -317,8 +317,8 @@ class AttributionDisplay:
         title = (
             "Grouped attributions" if kind == "beeswarm" else "Attributions of one row"
         )
-        if kind == "bar" and self.prediction is not None and self.baseline is not None:
-            title += f": f(x) = {self.prediction[row]:.3g}, E f = {self.baseline:.3g}"
+        if kind == "bar" and self.prediction is not None and self.expected_value is not None:
+            title += f": f(x) = {self.prediction[row]:.3g}, E f = {self.expected_value:.3g}"
         elif kind == "beeswarm":
             title += f" of {n_samples} rows"
         ax.set_title(title, fontsize="medium")

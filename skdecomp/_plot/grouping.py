@@ -168,7 +168,7 @@ class GroupingDisplay:
         n_groups=1,
         methods=None,
         metrics=None,
-        n_samples=100,
+        max_samples=100,
         background=50,
         max_groups=10,
         random_state=None,
@@ -182,7 +182,7 @@ class GroupingDisplay:
         estimator : AdaptiveGrouper, Explainer or estimator
             A fitted :class:`~skdecomp.AdaptiveGrouper` (or an Explainer
             fitted with one), used as it is; otherwise a fitted model, grouped
-            by a new ``AdaptiveGrouper(estimator, n_samples=n_samples,
+            by a new ``AdaptiveGrouper(estimator, max_samples=max_samples,
             n_groups=n_groups)`` fitted on X.
         X : array-like or DataFrame of shape (n_samples, n_features)
             Data for the grouper; also the rows explained for ``methods``
@@ -197,7 +197,7 @@ class GroupingDisplay:
             Names of faithfulness metrics of :mod:`skdecomp.metrics`; each
             curve is the metric's unfaithfulness averaged over ``methods``
             (``["shapley"]`` when None).
-        n_samples : int, default=100
+        max_samples : int, default=100
             Rows of a new grouper's anchored matrices.
         background : int, default=50
             Background rows of the explainers behind the curves.
@@ -220,7 +220,7 @@ class GroupingDisplay:
             model = estimator
             grouper = AdaptiveGrouper(
                 model,
-                n_samples=n_samples,
+                max_samples=max_samples,
                 n_groups=n_groups,
                 rel_tol=0.0,
                 random_state=random_state,

@@ -21,12 +21,12 @@ __all__ = ["InteractionDisplay"]
 _KINDS = ("h2", "pure", "full", "arch_detect")
 
 
-def _take_rows(X, n_samples, random_state):
+def _take_rows(X, max_samples, random_state):
     n = X.shape[0]
-    if n_samples is None or n <= n_samples:
+    if max_samples is None or n <= max_samples:
         return X
     rng = check_random_state(random_state)
-    idx = np.sort(rng.choice(n, n_samples, replace=False))
+    idx = np.sort(rng.choice(n, max_samples, replace=False))
     return X.iloc[idx] if hasattr(X, "iloc") else np.asarray(X)[idx]
 
 
@@ -128,7 +128,7 @@ class InteractionDisplay:
         kind="h2",
         grouping=None,
         groups=None,
-        n_samples=100,
+        max_samples=100,
         background=100,
         output=None,
         random_state=None,
@@ -143,7 +143,7 @@ class InteractionDisplay:
             or a fitted model explained by a new Explainer (with ``groups``;
             None gives one unit per column).
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Data; at most ``n_samples`` rows are used.
+            Data; at most ``max_samples`` rows are used.
         kind : str or list of str, default="h2"
             Measures, one panel each: ``"h2"``, ``"pure"`` or ``"full"`` of
             :func:`skdecomp.inspection.interaction_matrix` (rows of X as
@@ -155,7 +155,7 @@ class InteractionDisplay:
             units are the columns.
         groups : None, list of lists or dict, default=None
             Units of a new Explainer.
-        n_samples : int or None, default=100
+        max_samples : int or None, default=100
             Rows of X used (drawn with ``random_state``); cost grows as its
             square.
         background : int or array-like, default=100
@@ -181,7 +181,7 @@ class InteractionDisplay:
             background=background,
             random_state=random_state,
         )
-        rows = _take_rows(X, n_samples, random_state)
+        rows = _take_rows(X, max_samples, random_state)
         matrices = {k: _compute(explainer, rows, k, output) for k in kinds}
         names = [str(n) for n in explainer.get_feature_names_out()]
         disp = cls(matrices, names, grouping=_grouping_blocks(grouping, names))
