@@ -18,7 +18,7 @@ from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ._kernels import mean_over_background
-from ._table import column_masks
+from .._table import column_masks
 
 __all__ = ["coalition_values"]
 

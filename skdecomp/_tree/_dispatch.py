@@ -66,7 +66,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils import check_array
 
 from .._decomposition import METHOD_ALIASES, size_weights
-from .._game import Table
+from .._table import Table
 from ._kernels import (
     _tree_anchored_sums_parallel,
     _tree_background_leaves,
