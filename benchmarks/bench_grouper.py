@@ -50,7 +50,7 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 from skdecomp import AdaptiveGrouper, PairwiseGrouper
-from skdecomp._grouping._groupers import _AnchoredSample
+from skdecomp._game import AnchoredStatistics, CoalitionGame
 from skdecomp._game._kernels import interaction_potentials
 from skdecomp.datasets import make_block_function
 
@@ -116,7 +116,10 @@ def uncached_agreed(response, sample, d, *, full_loss):
         seen[0] += len(Z)
         return response(Z)
 
-    ev = _AnchoredSample(counting, sample, d, n_jobs=None, max_memory=2**30)
+    game = CoalitionGame(counting, sample, np.arange(d))
+    ev = AnchoredStatistics(
+        game, sample, max_memory=2**30, anchor_values=game.background_prediction
+    )
     empty = np.zeros(0, dtype=np.int64)
     groups = [np.array([j], dtype=np.int64) for j in range(d)]
     atol = _ATOL * max(ev.variance, np.finfo(float).tiny)
@@ -180,7 +183,7 @@ def run_all(model, X, d, N, baselines):
         if name in baselines:
             start = time.perf_counter()
             merges, calls = uncached_agreed(
-                grouper._response, grouper.background_, d, full_loss=full_loss
+                grouper.game_.response, grouper.background_, d, full_loss=full_loss
             )
             out["time"][name] = time.perf_counter() - start
             out["counted"][name] = calls

@@ -6,13 +6,15 @@ Saliency maps that agree: AGREED on images
 Saliency methods (Occlusion, RISE, LIME, KernelSHAP, Integrated Gradients,
 ArchAttribute) attribute a prediction to groups of pixels, and on square
 patches they disagree: the patches interact, and each method shares the
-interactions differently (paper-spec §2). AGREED merges neighbouring patches
-of each image until the ArchAttribute and Occlusion maps agree (paper-spec
-§4.2 "Images"): the image x is explained against a baseline image b, and the
+interactions differently (see :ref:`why_disagree`). AGREED merges neighbouring
+patches of each image until the ArchAttribute and Occlusion maps agree (see
+:ref:`agreed`): the image x is explained against a baseline image b, and the
 grouping is learned on the two-point mixture {x, b}, so it costs a few hundred
 model calls per image.
 
-We compare three partitions at equal mean patch size (paper-spec §5.5):
+We compare three partitions at equal mean patch size, as in the image
+experiments of the AGREED paper ("Tackling the XAI Disagreement Problem with
+Adaptive Feature Grouping", ICLR 2026):
 SQUARE (a fixed grid), QUICKSHIFT superpixels (when scikit-image is
 installed) and AGREED, on the two image tasks bundled with skdecomp: the 8x8
 digits of scikit-learn with an MLP, and 32x32 images of bars on textured
@@ -68,8 +70,8 @@ fig.suptitle(f"Explaining P(class {target}) against a black image")
 # Disagreement and infidelity at equal mean patch size
 # ----------------------------------------------------
 # For each image: the mean pairwise L2 disagreement of the six saliency maps
-# and the infidelity of the maps under random group removal (paper-spec
-# §3.2, §3.4), averaged over methods; both are averaged over the images and
+# and the infidelity of the maps under random group removal (Yeh et al.,
+# NeurIPS 2019), averaged over methods; both are averaged over the images and
 # divided by the mean of ``(f(x) - f(b))**2``, the squared output change that
 # the maps explain. AGREED is fitted once per image down to the
 # coarsest level and cut at every level along its merges.
@@ -82,7 +84,7 @@ def scores(model, image, label_map, target):
     explainer = Explainer(model, groups=label_map_groups(label_map), target=target,
                           **OPTIONS).fit(row)
     phi = explainer.explain(row, methods=METHODS)
-    gap = (explainer._response(row)[0, 0] - explainer.expected_value_) ** 2
+    gap = (explainer.game_.predict(row)[0, 0] - explainer.expected_value_) ** 2
     # one call scores every method: one copy of the image per method
     infd = infidelity(explainer, np.repeat(row, len(METHODS), axis=0),
                       attributions=np.vstack([phi[m] for m in METHODS]),

@@ -22,27 +22,28 @@ from ._compat import (
     _fit_context,
     _get_output_config,
 )
-from ._decomposition import EXACT_METHODS, Decomposition
-from ._grouping._groupers import fit_grouper, partition_loss
+from ._decomposition import Decomposition
+from ._grouping._groupers import fit_grouper
 from ._decomposition._kernels import moebius_transform
 from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
 from ._tree._dispatch import explainer_attributions, select_algorithm, tree_components
 from ._grouping._image import explainer_image_setup, image_model
-from ._methods._sampled import (
+from ._methods import (
+    EXACT_METHODS,
     SAMPLED_METHODS,
     SINGLE_GROUP_METHODS,
+    canonical,
     check_method_params,
+    get_method,
     resolve_budget,
     sampled_attributions,
     single_group_attributions,
 )
-from ._game import Table, coalition_values, common_dtypes
+from ._config import MAX_EXACT_GROUPS, batch_rows
+from ._game import AnchoredStatistics, CoalitionGame
 from ._model import as_model, is_fitted, resolve_response
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
-
-#: Largest number of groups for exact enumeration of all 2**K coalitions.
-MAX_EXACT_GROUPS = 16
 
 
 def _check_exact_groups(n_groups, what):
@@ -56,15 +57,6 @@ def _check_exact_groups(n_groups, what):
         )
 
 
-def _numeric_part(X):
-    if isinstance(X, pd.DataFrame):
-        num = X.select_dtypes(include=[np.number])
-        return num.to_numpy(dtype=np.float64) if num.shape[1] else None
-    if np.issubdtype(X.dtype, np.number):
-        return X
-    return None
-
-
 class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEstimator):
     """Attributions of a model over groups of columns, from its functional decomposition.
 
@@ -72,8 +64,8 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
     K groups, the explainer evaluates the coalition values
     ``v_x(S) = mean_{z in B} f(x_{G_S}, z_{-G_S})`` for every subset S of
     groups, takes their Möbius transform to get the grouped components F_U(x)
-    and returns attributions as weighted sums of components (paper-spec
-    §1.2, §2).
+    and returns attributions as weighted sums of components (see
+    :ref:`functional_decomposition` and :ref:`explainers_as_weights`).
 
     Parameters
     ----------
@@ -94,31 +86,34 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         With ``F_U`` the components, every exact method is
         ``phi_k = sum_{U contains k} w(|U|) F_U`` with
 
-        - ``"shapley"``: ``w = 1/|U|`` (interventional SHAP over groups);
+        - ``"shapley"``: ``w = 1/|U|`` (interventional SHAP over groups;
+          Lundberg & Lee, 2017);
         - ``"banzhaf"``: ``w = 2**(1-|U|)``;
         - ``"occlusion"``: ``w = 1``, i.e. ``f(x) - v_x(all but k)``;
         - ``"arch"``: ``w = 1`` for ``|U| = 1`` only, i.e. ``v_x({k}) - v_x({})``
-          (ArchAttribute);
+          (ArchAttribute; Tsang et al., 2020);
         - ``"pdp"`` is an alias of ``"arch"`` and ``"pfi"`` an alias of
           ``"occlusion"``: with a data background they are the local
-          partial-dependence and local permutation-importance effects
-          (paper-spec §2.4).
+          partial-dependence and local permutation-importance effects.
 
         The sampled methods work for any number of groups; their cost is
-        ``n_samples`` coalitions per explained row (paper-spec §2.2, §7.2):
+        ``n_samples`` coalitions per explained row:
 
         - ``"kernel_shap"``: Shapley-kernel weighted least squares with the
-          efficiency constraint; estimates ``"shapley"``;
+          efficiency constraint (Lundberg & Lee, 2017); estimates
+          ``"shapley"``;
         - ``"permutation_shap"``: mean marginal contributions over random
           permutations, each with its reverse; estimates ``"shapley"``;
         - ``"lime"``: least squares on group-presence indicators drawn
-          i.i.d. Bernoulli(p), with an intercept; with the constant kernel it
-          estimates ``w = p**(|U|-1)`` (p-weighted Banzhaf);
+          i.i.d. Bernoulli(p), with an intercept (Ribeiro et al., 2016);
+          with the constant kernel it estimates ``w = p**(|U|-1)``
+          (p-weighted Banzhaf);
         - ``"rise"``: ``S_k = E_M[v_x(M) M_k] / p`` over random hard group
-          masks M with keep probability p, i.e.
+          masks M with keep probability p (Petsiuk et al., 2018), i.e.
           ``E_M[v_x(M)] + (1-p) sum_{U contains k} p**(|U|-1) F_U``;
-        - ``"integrated_gradients"``: a derivative-free path integral along
-          the straight lines from the background rows to x; attributions sum
+        - ``"integrated_gradients"``: a derivative-free version of
+          Integrated Gradients (Sundararajan et al., 2017), a path integral
+          along the straight lines from the background rows to x; attributions sum
           to ``f(x) - E_B f``. Needs numeric columns. On a multilinear
           model it equals ``"shapley"``; on non-smooth models (trees) it is
           path-dependent: a jump of the model is credited to the group that
@@ -146,20 +141,6 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         row (1-D array) gives the anchored decomposition around it. Not used
         when ``baseline`` is set.
 
-    baseline : {"zeros", "mean", "blur"}, array-like or None, default=None
-        Images (flattened rows): explain against one baseline image b, the
-        anchored decomposition of paper-spec §1.1 (B = delta_b), instead of
-        ``background``. "zeros" is black; "mean" the mean of the rows passed
-        to :meth:`fit` (a reference set, never the explained image alone);
-        "blur" the image passed to :meth:`fit` (one image) blurred by a
-        Gaussian of standard deviation ``max(H, W) / 8`` pixels, which
-        needs the image shape from an image grouper in ``groups``; an array
-        of the image's shape (or its flattened row) is that image. A
-        grouper in ``groups`` with a ``baseline`` left at None gets this
-        image. When ``groups`` is an image grouper (e.g.
-        :class:`PatchGrouper`), a plain callable model gets batches of
-        images of shape (n, *image_shape) instead of flattened rows.
-
     response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
         Output of the model to explain. "auto" uses ``predict_proba``, then
         ``decision_function``, for classifiers and ``predict`` otherwise.
@@ -184,6 +165,27 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         model with its own ``n_jobs`` competes with these workers for the
         cores; parallelise one of the two. The first parallel call also pays
         for starting the workers.
+
+    random_state : int, RandomState instance or None, default=None
+        Draws the background sample when ``background`` is an int, and the
+        coalitions and permutations of the sampled methods. The same value
+        gives the same attributions for any ``n_jobs``.
+
+    algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
+        How the exact methods get the components. "tree" walks the fitted
+        trees of a DecisionTree*, RandomForest*, ExtraTrees*,
+        GradientBoosting* or HistGradientBoosting* model (alone or as the last
+        step of a Pipeline of column-wise steps) and computes the components
+        exactly without model calls (see :ref:`tree_path`); boosting
+        classifiers are explained on ``decision_function`` only (their
+        ``predict_proba`` is not a sum over trees). "model_agnostic"
+        evaluates the model on hybrid rows. "auto" takes the tree path when
+        it can and falls back otherwise (see ``algorithm_``).
+
+    group_penalty : float, default=0.1
+        Trade-off of :meth:`score` between agreement and granularity: the
+        score loses ``group_penalty`` when all columns are in one group,
+        proportionally less for finer partitions.
 
     n_samples : int, default=None
         Budget of the sampled methods: the number of coalitions evaluated per
@@ -216,30 +218,24 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
 
         :meth:`explain` passes every sampled method the keys it takes.
 
-    algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
-        How the exact methods get the components. "tree" walks the fitted
-        trees of a DecisionTree*, RandomForest*, ExtraTrees*,
-        GradientBoosting* or HistGradientBoosting* model (alone or as the last
-        step of a Pipeline of column-wise steps) and computes the components
-        exactly without model calls; boosting classifiers are explained on
-        ``decision_function`` only (their ``predict_proba`` is not a sum over
-        trees). "model_agnostic" evaluates the model on hybrid rows. "auto"
-        takes the tree path when it can and falls back otherwise (see
-        ``algorithm_``).
-
-    random_state : int, RandomState instance or None, default=None
-        Draws the background sample when ``background`` is an int, and the
-        coalitions and permutations of the sampled methods. The same value
-        gives the same attributions for any ``n_jobs``.
-
-    group_penalty : float, default=0.1
-        Trade-off of :meth:`score` between agreement and granularity: the
-        score loses ``group_penalty`` when all columns are in one group,
-        proportionally less for finer partitions.
-
     verbose : int, default=0
         Show a progress bar over chunks of model calls when positive. Silent by
         default, so also inside ``GridSearchCV``.
+
+    baseline : {"zeros", "mean", "blur"}, array-like or None, default=None
+        Images (flattened rows): explain against one baseline image b, the
+        anchored decomposition with B = delta_b (see
+        :ref:`functional_decomposition`), instead of ``background``.
+        "zeros" is black; "mean" the mean of the rows passed
+        to :meth:`fit` (a reference set, never the explained image alone);
+        "blur" the image passed to :meth:`fit` (one image) blurred by a
+        Gaussian of standard deviation ``max(H, W) / 8`` pixels, which
+        needs the image shape from an image grouper in ``groups``; an array
+        of the image's shape (or its flattened row) is that image. A
+        grouper in ``groups`` with a ``baseline`` left at None gets this
+        image. When ``groups`` is an image grouper (e.g.
+        :class:`PatchGrouper`), a plain callable model gets batches of
+        images of shape (n, *image_shape) instead of flattened rows.
 
     Attributes
     ----------
@@ -275,7 +271,33 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
 
     See Also
     --------
-    Decomposition : the components behind the attributions.
+    Decomposition : The components behind the attributions.
+
+    References
+    ----------
+    "Tackling the XAI Disagreement Problem with Adaptive Feature Grouping".
+    ICLR 2026.
+
+    G. Laberge, Y. Pequignot, M. Marchand and F. Khomh. "Tackling the XAI
+    Disagreement Problem with Regional Explanations". AISTATS 2024.
+
+    F. Fumagalli et al. "Unifying feature-based explanations with functional
+    ANOVA and cooperative game theory". arXiv:2412.17152, 2024.
+
+    S. M. Lundberg and S.-I. Lee. "A unified approach to interpreting model
+    predictions". NeurIPS 2017.
+
+    M. T. Ribeiro, S. Singh and C. Guestrin. "Why should I trust you?
+    Explaining the predictions of any classifier". KDD 2016.
+
+    V. Petsiuk, A. Das and K. Saenko. "RISE: Randomized input sampling for
+    explanation of black-box models". BMVC 2018.
+
+    M. Sundararajan, A. Taly and Q. Yan. "Axiomatic attribution for deep
+    networks". ICML 2017.
+
+    M. Tsang, S. Rambhatla and Y. Liu. "How does this interaction affect me?
+    Interpretable attribution for feature interactions". NeurIPS 2020.
 
     Examples
     --------
@@ -362,39 +384,13 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                 )
             if X.shape[1] == 0:
                 raise ValueError("X has 0 features; a minimum of 1 is required.")
-            if not reset and not getattr(self, "_frame_input", True):
-                X = X.to_numpy()
         else:
             X = validate_data(
                 self, X, dtype=None, ensure_all_finite=False, reset=reset
             )
-            if not reset and getattr(self, "_frame_input", False):
-                X = pd.DataFrame(X, columns=self.feature_names_in_).astype(
-                    dict(zip(self.feature_names_in_, self._fit_dtypes))
-                )
+        if not reset:
+            X = self.game_.check_X(X)
         return X
-
-    def _check_finite(self, X, what):
-        """Raise a clear error if X has NaN/inf that the model cannot take."""
-        num = _numeric_part(X)
-        if num is None:
-            return
-        num = np.asarray(num, dtype=np.float64)
-        bad = ~np.isfinite(num).all(axis=1)
-        if not bad.any():
-            return
-        rows = np.flatnonzero(bad)[:5]
-        sample = X.iloc[rows] if isinstance(X, pd.DataFrame) else X[rows]
-        try:
-            self._response(sample)
-        except Exception as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise ValueError(
-                f"{what} contains NaN or infinity, which "
-                f"{type(self.estimator_).__name__} cannot take ({first}). Impute or "
-                "drop those values, or explain a model that accepts missing "
-                "values (e.g. HistGradientBoosting* or a Pipeline with an imputer)."
-            ) from exc
 
     def _resolve_background(self, X, rng):
         bg = self.background
@@ -464,10 +460,9 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         Returns
         -------
         self : Explainer
+            The fitted explainer.
         """
         X = self._check_X(X, reset=True)
-        self._frame_input = isinstance(X, pd.DataFrame)
-        self._fit_dtypes = list(X.dtypes) if self._frame_input else None
         rng = check_random_state(self.random_state)
 
         estimator = as_model(self.estimator)
@@ -519,65 +514,50 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         self.labels_ = group_labels(groups, X.shape[1])
 
         bg = self._resolve_background(X, rng) if base_row is None else base_row[None, :]
-        self._response, self.output_names_ = resolve_response(
+        response, self.output_names_ = resolve_response(
             self.estimator_, self.response_method, self.target, bg.iloc[:1]
             if isinstance(bg, pd.DataFrame) else bg[:1]
         )
-        self.response_method_ = self._response.method
-        self._check_finite(X, "X")
-        self._check_finite(bg, "background")
-        self.background_ = bg
-        self.n_outputs_ = len(self.output_names_)
-        base = self._response(bg).mean(axis=0)
-        self.expected_value_ = float(base[0]) if self.n_outputs_ == 1 else base
-        self._tree, self.algorithm_ = select_algorithm(
-            self.algorithm, self.estimator_, self._response, bg
+        self.response_method_ = response.method
+        tree, self.algorithm_ = select_algorithm(
+            self.algorithm, self.estimator_, response, bg
         )
+        game = CoalitionGame(
+            response,
+            bg,
+            self.labels_,
+            group_names=list(self.group_names_),
+            output_names=self.output_names_,
+            batch_size=None if self.batch_size == "auto" else self.batch_size,
+            n_jobs=self.n_jobs,
+            tree=tree,
+            verbose=self.verbose,
+        )
+        game.check_finite(X, "X")
+        self.game_ = game
+        self.background_ = bg
+        self.n_outputs_ = game.n_outputs
+        base = game.expected_value
+        self.expected_value_ = float(base[0]) if self.n_outputs_ == 1 else base.copy()
         return self
 
     # -- decomposition --------------------------------------------------------
-    def _tables(self, X):
-        if self._frame_input:
-            dtypes = common_dtypes(self._fit_dtypes, X)
-            return Table(X, dtypes), Table(self.background_, dtypes)
-        return Table(X), Table(self.background_)
-
     def _components(self, X):
         """Components (n_samples, n_outputs, 2**K) and f(X) (n_samples, n_outputs)."""
-        if getattr(self, "_tree", None) is not None:
+        game = self.game_
+        prediction = game.predict(X)
+        if game.tree is not None:
             F = tree_components(
-                self._tree, X, self.background_, self.labels_, self.n_groups_,
+                game.tree, X, self.background_, self.labels_, self.n_groups_,
                 n_jobs=self.n_jobs,
             )
-            return F, self._response(X)
+            return F, prediction
         K = self.n_groups_
-        full = (1 << K) - 1
-        table, bg = self._tables(X)
-        prediction = self._response(X)
+        values = game.values(X, np.arange(1 << K, dtype=np.int64), prediction=prediction)
         n, n_out = prediction.shape
-        values = np.empty((n, n_out, full + 1))
-        values[:, :, 0] = np.atleast_1d(self.expected_value_)[None, :]
-        values[:, :, full] = prediction
-        if full > 1:
-            inner = coalition_values(
-                self._response,
-                table,
-                bg,
-                self.labels_,
-                np.arange(1, full),
-                batch_size=self._batch_rows(),
-                n_jobs=self.n_jobs,
-                progress="model calls" if self.verbose else None,
-            )
-            values[:, :, 1:full] = np.moveaxis(inner, 1, 2)
-        F = moebius_transform(values.reshape(n * n_out, full + 1))
-        return F.reshape(n, n_out, full + 1), prediction
-
-    def _batch_rows(self):
-        """Rows per model call from ``batch_size``."""
-        if self.batch_size == "auto":
-            return max(1024, 2**22 // max(1, self.n_features_in_))
-        return self.batch_size
+        values = np.ascontiguousarray(np.moveaxis(values, 1, 2))
+        F = moebius_transform(values.reshape(n * n_out, 1 << K))
+        return F.reshape(n, n_out, 1 << K), prediction
 
     def decompose(self, X):
         """Grouped functional decomposition of the model at the rows of X.
@@ -585,6 +565,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Rows to explain.
 
         Returns
         -------
@@ -594,17 +575,17 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         check_is_fitted(self)
         _check_exact_groups(self.n_groups_, "decompose")
         X = self._check_X(X, reset=False)
-        self._check_finite(X, "X")
         F, prediction = self._components(X)
         return Decomposition(F, list(self.group_names_), self.output_names_, prediction)
 
     def explain(self, X, methods=None):
-        """Attributions of several methods from one set of model calls.
+        """Compute the attributions of several methods from one set of model calls.
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-        methods : list of str or None
+            Rows to explain.
+        methods : list of str or None, default=None
             Methods to compute (see ``method``); None computes
             shapley, banzhaf, occlusion and arch, or, beyond
             ``MAX_EXACT_GROUPS`` groups, occlusion, arch, kernel_shap and lime.
@@ -626,49 +607,51 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             methods = [methods]
         check_is_fitted(self)
         X = self._check_X(X, reset=False)
-        self._check_finite(X, "X")
         return Bunch(**self._attributions(X, list(methods)))
 
     def _attributions(self, X, methods):
         """Dict method -> attributions for validated X; exact methods share one decomposition."""
-        for m in methods:
-            if m not in EXACT_METHODS and m not in SAMPLED_METHODS:
-                raise ValueError(
-                    f"Unknown method {m!r}; choose among "
-                    f"{list(EXACT_METHODS) + list(SAMPLED_METHODS)}."
-                )
+        specs = {m: get_method(m) for m in methods}
         out = {}
-        exact = [m for m in methods if m in EXACT_METHODS]
-        if exact and getattr(self, "_tree", None) is None and all(
-            m in SINGLE_GROUP_METHODS for m in exact
+        exact = [m for m in methods if specs[m].kind == "exact"]
+        if exact and self.game_.tree is None and all(
+            specs[m].single_group for m in exact
         ):
             # at most 2K coalitions, for any number of groups
-            out.update(single_group_attributions(self, X, exact))
+            out.update(single_group_attributions(self.game_, X, exact))
         elif exact:
             _check_exact_groups(self.n_groups_, exact[0])
-            if getattr(self, "_tree", None) is not None:
-                out.update(explainer_attributions(
-                    self._tree, X, self.background_, self.labels_, self.n_groups_,
-                    exact, n_jobs=self.n_jobs,
-                ))
+            if self.game_.tree is not None:
+                canon = {m: canonical(m) for m in exact}
+                phi = explainer_attributions(
+                    self.game_.tree, X, self.background_, self.labels_, self.n_groups_,
+                    {c: specs[m].weights(self.n_groups_) for m, c in canon.items()},
+                    n_jobs=self.n_jobs,
+                )
+                out.update({m: phi[c] for m, c in canon.items()})
             else:
                 F, prediction = self._components(X)
                 dec = Decomposition(
                     F, list(self.group_names_), self.output_names_, prediction
                 )
                 out.update({m: dec.attributions(m) for m in exact})
-        sampled = [m for m in methods if m in SAMPLED_METHODS]
+        sampled = [m for m in methods if specs[m].kind == "sampled"]
         if sampled:
             rng = check_random_state(self.random_state)
-            out.update(sampled_attributions(self, X, sampled, rng))
+            out.update(sampled_attributions(
+                self.game_, X, sampled, rng, n_samples=self.n_samples,
+                method_params=self.method_params,
+                feature_names=getattr(self, "feature_names_in_", None),
+            ))
         return {m: out[m] for m in methods}
 
     def transform(self, X):
-        """Attributions of ``method`` for every row of X.
+        """Compute the attributions of ``method`` for every row of X.
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Rows to explain.
 
         Returns
         -------
@@ -683,14 +666,13 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                 "or use set_output(transform='default')."
             )
         X = self._check_X(X, reset=False)
-        self._check_finite(X, "X")
         return self._attributions(X, [self.method])[self.method]
 
     def score(self, X, y=None):
         """Held-out agreement of the explanation over its groups; higher is better.
 
         ``score = -L / Var(f) - group_penalty * (d - K) / (d - 1)``, with L
-        the AGREED loss of the fitted groups (paper-spec §4.1: the mean
+        the AGREED loss of the fitted groups (see :ref:`agreed`: the mean
         squared gap between PDP and PFI effects, i.e. the between-group
         interaction) and Var(f) the variance of the model output, both on a
         sample of X used as B = D (the ``background`` number of rows when it
@@ -710,20 +692,18 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         Returns
         -------
         score : float
+            Higher is better; 0 is the largest possible value.
         """
         check_is_fitted(self)
         X = self._check_X(X, reset=False)
-        self._check_finite(X, "X")
         bg = self.background
         size = bg if isinstance(bg, Integral) and not isinstance(bg, bool) else 100
         n = X.shape[0]
         rng = check_random_state(self.random_state)
         idx = np.arange(n) if size >= n else np.sort(rng.choice(n, size, replace=False))
         sample = X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]
-        dtypes = common_dtypes(self._fit_dtypes, sample) if self._frame_input else None
-        loss, var = partition_loss(
-            self._response, sample, self.groups_, n_jobs=self.n_jobs, dtypes=dtypes
-        )
+        stats = AnchoredStatistics(self.game_, sample, what="X")
+        loss, var = stats.loss(self.groups_), stats.variance
         d = self.n_features_in_
         share = loss / var if var > 0 else 0.0
         coarseness = (d - self.n_groups_) / (d - 1) if d > 1 else 0.0

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 __all__ = [
     "FunctionModel",
+    "NonFiniteOutputError",
     "ResponseFunction",
     "as_model",
     "is_fitted",
@@ -59,8 +60,31 @@ def as_model(estimator):
     return FunctionModel(estimator)
 
 
+class NonFiniteOutputError(ValueError):
+    """The model returned NaN or infinity.
+
+    Attributes
+    ----------
+    rows : ndarray of int
+        Positions, among the rows of the call, where an output is not finite.
+    """
+
+    def __init__(self, message, rows):
+        super().__init__(message)
+        self.rows = rows
+
+
+def _n_rows(data):
+    shape = getattr(data, "shape", None)
+    return int(shape[0]) if shape is not None else len(data)
+
+
 class ResponseFunction:
     """Calls one response method of a fitted model and returns a 2-D float array.
+
+    Every model call of the package goes through it, so it is the one place
+    that checks what the model returns: one row of output per input row, a
+    numeric dtype, and finite values.
 
     Parameters
     ----------
@@ -78,8 +102,20 @@ class ResponseFunction:
         self.columns = columns
         self.sign = sign
 
+    @property
+    def name(self):
+        """``Model.method``, for messages."""
+        return f"{type(self.estimator).__name__}.{self.method}"
+
     def __call__(self, data):
         out = np.asarray(getattr(self.estimator, self.method)(data))
+        n_rows = _n_rows(data)
+        if out.ndim == 0 or out.ndim > 2 or out.shape[0] != n_rows:
+            raise ValueError(
+                f"{self.name} returned an array of shape {out.shape} for "
+                f"{n_rows} input rows; it must return one value (shape (n,)) or "
+                "one row of outputs (shape (n, n_outputs)) per input row."
+            )
         if out.ndim == 1:
             out = out[:, None]
         if self.columns is not None:
@@ -88,7 +124,7 @@ class ResponseFunction:
             out.dtype, np.complexfloating
         ):
             raise ValueError(
-                f"{type(self.estimator).__name__}.{self.method} returned values of "
+                f"{self.name} returned values of "
                 f"dtype {out.dtype}, which cannot be averaged; explain a numeric "
                 "output instead (response_method='predict_proba' or "
                 "'decision_function' for classifiers)."
@@ -96,6 +132,16 @@ class ResponseFunction:
         out = out.astype(np.float64, copy=False)
         if self.sign != 1.0:
             out = self.sign * out
+        finite = np.isfinite(out).all(axis=1)
+        if not finite.all():
+            rows = np.flatnonzero(~finite)
+            raise NonFiniteOutputError(
+                f"{self.name} returned NaN or infinity on {rows.size} of the "
+                f"{n_rows} rows it was given (first: row {rows[0]}). Explanations "
+                "need a finite output on every row; make the model return finite "
+                "values there (e.g. impute or clip its inputs in a Pipeline).",
+                rows,
+            )
         return out
 
 

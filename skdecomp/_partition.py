@@ -1,4 +1,4 @@
-"""Partitions of the input columns into groups (paper-spec §1.1)."""
+"""Partitions of the input columns into groups."""
 
 # SPDX-License-Identifier: BSD-3-Clause
 
@@ -16,16 +16,17 @@ class GroupNamesOutMixin:
     """``get_feature_names_out`` for transformers with one output per group."""
 
     def get_feature_names_out(self, input_features=None):
-        """Group names, the column names of :meth:`transform`.
+        """Get the group names, the column names of :meth:`transform`.
 
         Parameters
         ----------
-        input_features : array-like of str or None
+        input_features : array-like of str or None, default=None
             Checked against the names seen in fit; not otherwise used.
 
         Returns
         -------
         feature_names_out : ndarray of str objects
+            Name of each group.
         """
         check_is_fitted(self)
         _check_feature_names_in(self, input_features)

@@ -242,8 +242,7 @@ def _explain_partition(model, X, groups, methods, *, n_rows, background, random_
     ).fit(X)
     # one set of model calls serves every exact method
     res = {m: np.asarray(a, dtype=float) for m, a in explainer.explain(rows, methods=chosen).items()}
-    response = explainer._response
-    scale = float(np.var(response(X))) or 1.0
+    scale = float(np.var(explainer.game_.predict(explainer.game_.check_X(X)))) or 1.0
     pair = metrics.disagreement(res, measure="l2")
     rank = metrics.disagreement(res, measure="spearman")
     return {

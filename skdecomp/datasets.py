@@ -1,11 +1,11 @@
-"""Synthetic functions with a known groupwise-additive structure (paper-spec §5.2, §5.8).
+"""Synthetic functions with a known groupwise-additive structure, and image tasks.
 
 Each generator returns a :class:`~sklearn.utils.Bunch` with the data, the
 target, the true partition of the columns and the function itself (a
 picklable callable that also has ``predict``, so it can be explained
 directly). Features are independent, so the true partition is the one with
-no between-group interaction (paper-spec §1.3). Everything is generated
-locally; nothing is downloaded.
+no between-group interaction (see the user guide, :ref:`why_disagree`).
+Everything is generated locally; nothing is downloaded.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -82,7 +82,18 @@ class BlockFunction(RegressorMixin, BaseEstimator):
         return out
 
     def predict(self, X):
-        """Same as calling the function."""
+        """Evaluate the function on the rows of X (same as calling it).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input rows.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            The function's values.
+        """
         return self(X)
 
     def __sklearn_is_fitted__(self):
@@ -128,18 +139,21 @@ def _bunch(function, n_samples, noise, rng, description):
     prefer_skip_nested_validation=True,
 )
 def make_agreed_example(n_samples=1000, *, noise=0.0, random_state=None):
-    """The reproduction target of paper-spec §5.8.
+    """Generate the four-block example on which AGREED finds the true groups.
 
     ``f(x) = x0*x1 + sin(x2*x3) + x4 + x5**2`` with six independent
     Uniform(-1, 1) features; the true partition is
-    ``[[0, 1], [2, 3], [4], [5]]``.
+    ``[[0, 1], [2, 3], [4], [5]]``. The user guide (:ref:`agreed`) uses it
+    to show the AGREED loss reaching 0 at the true blocks.
 
     Parameters
     ----------
     n_samples : int, default=1000
+        Number of rows.
     noise : float, default=0.0
         Standard deviation of Gaussian noise added to the target.
     random_state : int, RandomState instance or None, default=None
+        Draws the rows and the noise.
 
     Returns
     -------
@@ -190,7 +204,7 @@ class _AgreedExample(BlockFunction):
 def make_block_function(
     n_samples=1000, *, n_features=8, max_block_size=3, noise=0.0, random_state=None
 ):
-    """A random sum of functions of disjoint blocks of columns.
+    """Generate a random sum of functions of disjoint blocks of columns.
 
     The columns are shuffled and cut into blocks of 1 to ``max_block_size``
     columns (sizes drawn uniformly); each block gets a random shape (see
@@ -200,11 +214,16 @@ def make_block_function(
     Parameters
     ----------
     n_samples : int, default=1000
+        Number of rows.
     n_features : int, default=8
+        Number of columns.
     max_block_size : int, default=3
+        Largest number of columns in a block.
     noise : float, default=0.0
         Standard deviation of Gaussian noise added to the target.
     random_state : int, RandomState instance or None, default=None
+        Draws the blocks, their shapes and coefficients, the rows and the
+        noise.
 
     Returns
     -------
@@ -260,9 +279,10 @@ def _fit_quietly(model, X, y):
     prefer_skip_nested_validation=True,
 )
 def load_digit_images(*, model="mlp", random_state=0):
-    """The 8x8 digits bundled with scikit-learn, with a fitted classifier.
+    """Load the 8x8 digits bundled with scikit-learn, with a fitted classifier.
 
-    An image task that runs offline (paper-spec §5.5 on a small scale):
+    A small image task that runs offline, for per-image AGREED (see
+    :ref:`agreed`):
     :func:`sklearn.datasets.load_digits` scaled to [0, 1], and a classifier
     on the flattened pixels fitted on the first 1200 images (about a
     second); the other 597 are held out.
@@ -329,7 +349,7 @@ def load_digit_images(*, model="mlp", random_state=0):
 def make_shape_images(
     n_samples=1000, *, image_size=32, noise=0.05, fit_model=True, random_state=None
 ):
-    """Bright bars on textured backgrounds, with a known class rule.
+    """Generate bright bars on textured backgrounds, with a known class rule.
 
     Each grayscale image has a background texture (a sinusoidal grating of
     random orientation, frequency and phase, plus Gaussian noise) and one
@@ -343,12 +363,15 @@ def make_shape_images(
     Parameters
     ----------
     n_samples : int, default=1000
+        Number of images.
     image_size : int, default=32
         Height and width of the images.
     noise : float, default=0.05
         Standard deviation of the pixel noise.
     fit_model : bool, default=True
+        Fit the classifier; if False, ``model`` is None.
     random_state : int, RandomState instance or None, default=None
+        Draws the images and seeds the classifier's fit.
 
     Returns
     -------

@@ -1,19 +1,19 @@
 """Global grouped explanations and interaction statistics.
 
 Grouped versions of scikit-learn's inspection tools (permutation importance,
-partial dependence), global importances from a decomposition (paper-spec
-§2.4), and interaction statistics computed from anchored N x N matrices
-(paper-spec §1.2, §2.5, §4.1).
+partial dependence), global importances from a decomposition (see the user
+guide, :ref:`explainers_as_weights`), and interaction statistics computed
+from anchored N x N matrices (see :ref:`agreed`).
 
 Anchored matrices. For rows x^1..x^N used both as explained points and as
 background, group k has the N x N matrix
 
     G_k[n, m] = f(x^n_{G_k}, x^m_{-G_k}) - f(x^m),
 
-whose diagonal is 0 (annihilation). By the row/column duality (paper-spec
-§1.2) the row mean is the local PDP effect of group k at x^n and the column
-mean is minus its local PFI effect at x^m, so one matrix per group gives PDP,
-PFI and their gap Psi_k = mean_n (row_n + col_n)**2 (paper-spec §2.5).
+whose diagonal is 0 (annihilation). The row mean is the local PDP effect of
+group k at x^n and the column mean is minus its local PFI effect at x^m, so
+one matrix per group gives PDP, PFI and their gap, the interaction potential
+Psi_k = mean_n (row_n + col_n)**2 of the AGREED loss.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -33,10 +33,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._compat import HasMethods, Interval, StrOptions, validate_params
 from ._decomposition import Decomposition
-from ._game._kernels import anchored_means, interaction_potentials, pair_interaction_strengths
+from ._game import AnchoredStatistics, CoalitionGame
+from ._game._kernels import interaction_potentials
 from ._partition import _column_position, group_labels, resolve_groups
-from ._game import Table, coalition_values, common_dtypes
-from ._model import resolve_response
+from ._model import as_model, resolve_response
 
 __all__ = [
     "agreed_loss",
@@ -48,103 +48,55 @@ __all__ = [
     "permutation_importance",
 ]
 
-_MAX_MASK_GROUPS = 62
-# largest number of anchored values held at once (floats)
-_MAX_ANCHORED_FLOATS = 1 << 24
+# -- anchored N x N statistics ------------------------------------------------------
+def _anchored_statistics(explainer_or_response, X, groups=None):
+    """Anchored statistics on the rows of X (B = D = X) and the group columns.
 
-
-# -- anchored N x N machinery -----------------------------------------------------
-class _AnchoredSource:
-    """Response, labels and tables for anchored values on rows X (B = D = X)."""
-
-    def __init__(self, explainer_or_response, X, groups=None, batch_size=None,
-                 n_jobs=None):
-        src = explainer_or_response
-        if hasattr(src, "decompose"):
-            check_is_fitted(src)
-            if X is None:
-                X = src.background_
-            Xv = src._check_X(X, reset=False)
-            self.response = src._response
-            self.labels = src.labels_
-            self.group_names = [str(g) for g in src.group_names_]
-            self.batch_size = src._batch_rows() if batch_size is None else batch_size
-            self.n_jobs = src.n_jobs if n_jobs is None else n_jobs
-            if getattr(src, "_frame_input", False):
-                self.table = Table(Xv, common_dtypes(src._fit_dtypes, Xv))
-            else:
-                self.table = Table(Xv)
-        elif callable(src):
-            if X is None:
-                raise ValueError("X is required when a response function is given.")
-            feature_names = None
-            if isinstance(X, pd.DataFrame):
-                Xv = X
-                feature_names = [str(c) for c in X.columns]
-            else:
-                Xv = np.asarray(X)
-                if Xv.ndim != 2:
-                    raise ValueError(f"X must be 2-D, got shape {Xv.shape}.")
-            positions, names = resolve_groups(groups, Xv.shape[1], feature_names)
-            self.labels = group_labels(positions, Xv.shape[1])
-            self.group_names = names
-            self.batch_size = 65536 if batch_size is None else batch_size
-            self.n_jobs = n_jobs
-
-            def response(data, _f=src):
-                out = np.asarray(_f(data), dtype=np.float64)
-                return out[:, None] if out.ndim == 1 else out
-
-            self.response = response
-            self.table = Table(Xv)
+    Returns
+    -------
+    stats : AnchoredStatistics
+    groups : list of ndarray of int
+    names : list of str
+    """
+    src = explainer_or_response
+    if hasattr(src, "decompose"):
+        check_is_fitted(src)
+        game = src.game_
+        Xv = game.check_X(src.background_ if X is None else X)
+    elif callable(src):
+        if X is None:
+            raise ValueError("X is required when a response function is given.")
+        feature_names = None
+        if isinstance(X, pd.DataFrame):
+            Xv = X
+            feature_names = [str(c) for c in X.columns]
         else:
-            raise TypeError(
-                "Expected a fitted Explainer or a response function f(X) -> "
-                f"array, got {type(src).__name__}."
-            )
-        self.X = Xv
-        self.n_groups = len(self.group_names)
-        if self.n_groups > _MAX_MASK_GROUPS:
-            raise ValueError(
-                f"{self.n_groups} groups are more than the {_MAX_MASK_GROUPS} "
-                "supported here; merge columns into fewer groups."
-            )
-        if self.table.n_rows < 2:
-            raise ValueError(
-                "Anchored statistics need at least 2 rows in X, got "
-                f"{self.table.n_rows}."
-            )
-        self.f = np.ascontiguousarray(self.response(Xv), dtype=np.float64)
-
-    def values(self, masks):
-        return coalition_values(
-            self.response,
-            self.table,
-            self.table,
-            self.labels,
-            np.asarray(masks, dtype=np.int64),
-            batch_size=self.batch_size,
-            n_jobs=self.n_jobs,
-            average=False,
+            Xv = np.asarray(X)
+            if Xv.ndim != 2:
+                raise ValueError(f"X must be 2-D, got shape {Xv.shape}.")
+        positions, names = resolve_groups(groups, Xv.shape[1], feature_names)
+        model = as_model(src)
+        response, _ = resolve_response(model, "auto", None, Xv[:1] if not isinstance(
+            Xv, pd.DataFrame) else Xv.iloc[:1])
+        game = CoalitionGame(
+            response, Xv, group_labels(positions, Xv.shape[1]), group_names=names
         )
+    else:
+        raise TypeError(
+            "Expected a fitted Explainer or a response function f(X) -> "
+            f"array, got {type(src).__name__}."
+        )
+    if Xv.shape[0] < 2:
+        raise ValueError(
+            f"Anchored statistics need at least 2 rows in X, got {Xv.shape[0]}."
+        )
+    stats = AnchoredStatistics(game, Xv, what="X")
+    cols = [np.flatnonzero(game.labels == k) for k in range(game.n_groups)]
+    return stats, cols, list(game.group_names)
 
-    def means(self, masks):
-        """Row and column means (n_masks, n_outputs, N) of the anchored matrices."""
-        masks = np.asarray(masks, dtype=np.int64)
-        N, n_out = self.f.shape
-        step = max(1, _MAX_ANCHORED_FLOATS // (N * N * n_out))
-        rows, cols = [], []
-        for start in range(0, masks.size, step):
-            vals = np.ascontiguousarray(self.values(masks[start:start + step]))
-            r, c = anchored_means(vals, self.f)
-            rows.append(r)
-            cols.append(c)
-        return np.concatenate(rows, axis=0), np.concatenate(cols, axis=0)
 
-
-def _anchored_effects(explainer_or_response, X=None, *, groups=None, masks=None,
-                      batch_size=None, n_jobs=None):
-    """Anchored main-effect matrices on the rows of X (paper-spec §1.2, §4.2).
+def _anchored_effects(explainer_or_response, X=None, *, groups=None, masks=None):
+    """Anchored main-effect matrices on the rows of X.
 
     ``G[k, n, m, o] = f(x^n_{G_S}, x^m_{-G_S})[o] - f(x^m)[o]`` for every
     coalition S (by default each single group k), with foreground =
@@ -152,8 +104,8 @@ def _anchored_effects(explainer_or_response, X=None, *, groups=None, masks=None,
     (annihilation). The row mean ``G[k].mean(axis=1)`` is the local PDP
     effect of S at x^n and the column mean ``G[k].mean(axis=0)`` is minus the
     local PFI effect at x^m; for a pair S = {i, j},
-    ``G_S - G_i - G_j`` is the pairwise interaction matrix of paper-spec
-    §4.2.
+    ``G_S - G_i - G_j`` is the pairwise interaction matrix used by
+    :func:`interaction_matrix`.
 
     Parameters
     ----------
@@ -166,8 +118,6 @@ def _anchored_effects(explainer_or_response, X=None, *, groups=None, masks=None,
         Groups, when a response function is given (None: one per column).
     masks : array-like of int or None
         Coalitions as bitmasks; None gives every single group.
-    batch_size, n_jobs : int or None
-        Override the explainer's settings.
 
     Returns
     -------
@@ -175,26 +125,18 @@ def _anchored_effects(explainer_or_response, X=None, *, groups=None, masks=None,
     f : ndarray of shape (N, n_outputs)
         f(x^m) at every row.
     """
-    src = _AnchoredSource(explainer_or_response, X, groups, batch_size, n_jobs)
+    stats, cols, _ = _anchored_statistics(explainer_or_response, X, groups)
     if masks is None:
-        masks = np.left_shift(np.int64(1), np.arange(src.n_groups, dtype=np.int64))
-    vals = src.values(masks)  # (N, n_masks, N, n_out)
-    G = np.moveaxis(vals, 1, 0) - src.f[None, None, :, :]
-    idx = np.arange(G.shape[1])
-    G[:, idx, idx, :] = 0.0
-    return G, src.f
+        masks = np.left_shift(np.int64(1), np.arange(len(cols), dtype=np.int64))
+    G = stats.matrices(np.asarray(masks, dtype=np.int64))
+    return G, stats.anchor_values
 
 
-def _singles_and_pairs(src, pairwise):
-    K = src.n_groups
-    singles = np.left_shift(np.int64(1), np.arange(K, dtype=np.int64))
-    rows, cols = src.means(singles)
-    out = Bunch(rows=rows, cols=cols)
-    if pairwise and K >= 2:
-        pairs = np.array(list(itertools.combinations(range(K), 2)), dtype=np.int64)
-        pair_masks = singles[pairs[:, 0]] | singles[pairs[:, 1]]
-        prow, pcol = src.means(pair_masks)
-        pure, full, joint = pair_interaction_strengths(rows, cols, prow, pcol, pairs)
+def _singles_and_pairs(stats, cols, pairwise):
+    rows, means_cols = stats.group_means(cols)
+    out = Bunch(rows=rows, cols=means_cols)
+    if pairwise and len(cols) >= 2:
+        pairs, pure, full, joint = stats.pair_strengths(cols, rows, means_cols)
         out.update(pairs=pairs, pure=pure, full=full, joint=joint)
     return out
 
@@ -229,10 +171,10 @@ def agreed_loss(explainer, X=None, *, per_group=False):
     """AGREED partition loss: the PDP-vs-PFI disagreement of the groups.
 
     ``L = sum_k E_x[(phi^PDP_k(x) - phi^PFI_k(x))**2] = sum_k Psi_k``
-    (paper-spec §4.1), with the rows of X as both explained points and
+    (see :ref:`agreed`), with the rows of X as both explained points and
     background. Computed from the anchored matrices by the row/column-mean
     identity ``Psi_k = mean_n (G_k.mean(1)[n] + G_k.mean(0)[n])**2``
-    (paper-spec §2.5) with K N**2 model calls. It is 0 when the model is
+    with K N**2 model calls. It is 0 when the model is
     groupwise additive. With several outputs the squared gaps are summed
     over outputs.
 
@@ -247,11 +189,16 @@ def agreed_loss(explainer, X=None, *, per_group=False):
 
     Returns
     -------
-    loss : float, or ndarray of shape (n_groups,) when ``per_group``.
+    loss : float or ndarray of shape (n_groups,)
+        The loss L, or the potentials Psi_k when ``per_group`` is True.
+
+    References
+    ----------
+    "Tackling the XAI Disagreement Problem with Adaptive Feature Grouping".
+    ICLR 2026.
     """
-    src = _AnchoredSource(explainer, X)
-    st = _singles_and_pairs(src, pairwise=False)
-    psi = interaction_potentials(st.rows, st.cols)
+    stats, cols, _ = _anchored_statistics(explainer, X)
+    psi = stats.potentials(cols)
     return psi if per_group else float(psi.sum())
 
 
@@ -264,7 +211,7 @@ def cost_of_exclusion(explainer, X=None, *, normalize=False):
 
     ``L_true = E_x[(f(x) - E f - sum_k phi^PDP_k(x))**2]
     = E_x[(sum_{|U| >= 2} F_U(x))**2]``, the "true" between-group
-    interaction loss of paper-spec §3.5, with the rows of X as both
+    interaction loss (Laberge et al., AISTATS 2024), with the rows of X as both
     explained points and background; the PDP effects are the row means of
     the anchored matrices. 0 iff the model is groupwise additive on X.
 
@@ -281,10 +228,16 @@ def cost_of_exclusion(explainer, X=None, *, normalize=False):
     -------
     loss : float
         Summed over outputs.
+
+    References
+    ----------
+    G. Laberge, Y. Pequignot, M. Marchand and F. Khomh. "Tackling the XAI
+    Disagreement Problem with Regional Explanations". AISTATS 2024.
     """
-    src = _AnchoredSource(explainer, X)
-    st = _singles_and_pairs(src, pairwise=False)
-    centred = src.f - src.f.mean(axis=0)
+    stats, cols, _ = _anchored_statistics(explainer, X)
+    st = _singles_and_pairs(stats, cols, pairwise=False)
+    f = stats.anchor_values
+    centred = f - f.mean(axis=0)
     resid = centred.T - st.rows.sum(axis=0)  # (n_outputs, N)
     loss = float((resid**2).mean(axis=1).sum())
     if normalize:
@@ -298,10 +251,9 @@ def cost_of_exclusion(explainer, X=None, *, normalize=False):
     prefer_skip_nested_validation=True,
 )
 def h_statistic(explainer, X=None, *, pairwise=True):
-    """Friedman's H-statistics of groups, from anchored matrices.
+    """Compute Friedman's H-statistics of groups from anchored matrices.
 
-    With the rows of X as both explained points and background (paper-spec
-    §2.5):
+    With the rows of X as both explained points and background:
 
     - per group, ``H2_k = Psi_k / Var f``: the share of the variance of f
       that group k carries only through interactions with other groups
@@ -326,21 +278,26 @@ def h_statistic(explainer, X=None, *, pairwise=True):
         ``group`` (n_groups,) H2_k; ``pairwise`` (n_groups, n_groups) H2_jk
         with a zero diagonal, or None; ``potentials`` (n_groups,) Psi_k;
         ``variance`` Var f; ``group_names``. Outputs are summed.
+
+    References
+    ----------
+    J. H. Friedman and B. E. Popescu. "Predictive learning via rule
+    ensembles". The Annals of Applied Statistics, 2(3), 2008.
     """
-    src = _AnchoredSource(explainer, X)
-    st = _singles_and_pairs(src, pairwise=pairwise)
+    stats, cols, names = _anchored_statistics(explainer, X)
+    st = _singles_and_pairs(stats, cols, pairwise=pairwise)
     psi = interaction_potentials(st.rows, st.cols)
-    var = float(((src.f - src.f.mean(axis=0)) ** 2).mean(axis=0).sum())
+    var = stats.variance
     group = psi / var if var > 0 else np.zeros_like(psi)
     pw = None
     if pairwise:
-        pw = _pair_matrix(src.n_groups, st.get("pairs"), _pair_h2(st))
+        pw = _pair_matrix(len(cols), st.get("pairs"), _pair_h2(st))
     return Bunch(
         group=group,
         pairwise=pw,
         potentials=psi,
         variance=var,
-        group_names=src.group_names,
+        group_names=names,
     )
 
 
@@ -352,13 +309,12 @@ def interaction_matrix(explainer, X=None, *, kind="h2"):
     """Pairwise interaction strengths between groups.
 
     With the rows of X as both explained points and background and
-    ``I_jk = G_{j u k} - G_j - G_k`` the anchored pair interaction matrix
-    (paper-spec §4.2):
+    ``I_jk = G_{j u k} - G_j - G_k`` the anchored pair interaction matrix:
 
     - ``"pure"``: ``E[F_jk**2]``, the mean square of the pure pairwise
       component (row means of I_jk);
     - ``"full"``: ``E[(sum_{V contains j, k} F_V)**2]``, every component
-      involving both groups (column means of I_jk, paper-spec §1.2);
+      involving both groups (column means of I_jk);
     - ``"h2"``: Friedman's pairwise H2 (see :func:`h_statistic`).
 
     Parameters
@@ -368,18 +324,19 @@ def interaction_matrix(explainer, X=None, *, kind="h2"):
     X : array-like of shape (N, n_features) or None, default=None
         The rows; None uses the explainer's background.
     kind : {"h2", "pure", "full"}, default="h2"
+        The interaction strength, as listed above.
 
     Returns
     -------
     matrix : ndarray of shape (n_groups, n_groups)
         Symmetric, zero diagonal; outputs summed.
     """
-    src = _AnchoredSource(explainer, X)
-    st = _singles_and_pairs(src, pairwise=True)
+    stats, cols, _ = _anchored_statistics(explainer, X)
+    st = _singles_and_pairs(stats, cols, pairwise=True)
     if "pairs" not in st:
-        return np.zeros((src.n_groups, src.n_groups))
+        return np.zeros((len(cols), len(cols)))
     vals = _pair_h2(st) if kind == "h2" else st[kind]
-    return _pair_matrix(src.n_groups, st.pairs, vals)
+    return _pair_matrix(len(cols), st.pairs, vals)
 
 
 # -- importances from a decomposition ------------------------------------------------
@@ -396,7 +353,8 @@ def importance(explainer=None, X=None, *, decomposition=None, squared=False):
     """Global PDP, PFI and SHAP importances of groups from one decomposition.
 
     ``Phi^E_k = E_x[phi^E_k(x)**2]`` for the local PDP (pure), PFI (full) and
-    interventional SHAP effects of group k (paper-spec §2.4). They coincide
+    interventional SHAP effects of group k (see :ref:`explainers_as_weights`;
+    Laberge et al., AISTATS 2024). They coincide
     for a group without between-group interactions.
 
     Parameters
@@ -555,7 +513,7 @@ def permutation_importance(
     The decrease of the score when the columns of a group are permuted
     jointly (the same row shuffle for every column of the group), so the
     group's joint distribution is kept and its link to the other columns
-    and the target is broken (grouped PFI, paper-spec §2.4). The signature
+    and the target is broken (grouped PFI). The signature
     and random stream are those of
     :func:`sklearn.inspection.permutation_importance` plus ``groups``: with
     one column per group the results are identical.
@@ -566,7 +524,9 @@ def permutation_importance(
         A fitted estimator compatible with ``scoring`` (e.g. a Pipeline that
         takes raw DataFrame columns).
     X : ndarray or DataFrame of shape (n_samples, n_features)
+        Data on which the importance is computed.
     y : array-like of shape (n_samples,) or None
+        Targets (None for unsupervised scorers).
     groups : list of lists, dict or None, default=None
         Column positions or names of each group (a dict names the groups).
         Groups need not cover every column. None gives one group per column.
@@ -580,6 +540,7 @@ def permutation_importance(
         One int seed is drawn from it and every group uses a fresh
         ``RandomState(seed)``, as in scikit-learn.
     sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights passed to the scorer.
     max_samples : int or float, default=1.0
         Rows drawn (without replacement) for each group's repeats.
 
@@ -704,8 +665,8 @@ def partial_dependence(
     For every grid point g, the columns of the group are set to g in every
     row of X and the model is evaluated (brute force): ``individual`` holds
     these ICE values and ``average`` their (weighted) mean, the PDP
-    (paper-spec §2.4). For one or two columns the grid is the Cartesian
-    product of per-column axes built as in
+    (Friedman, Annals of Statistics, 2001). For one or two columns the grid
+    is the Cartesian product of per-column axes built as in
     ``sklearn.inspection.partial_dependence`` (the unique values when fewer
     than ``grid_resolution``, else ``grid_resolution`` points between the
     ``percentiles``); for a bigger group it is the observed joint values of
@@ -718,13 +679,18 @@ def partial_dependence(
         A fitted model with ``predict``, ``predict_proba`` or
         ``decision_function``.
     X : array-like or DataFrame of shape (n_samples, n_features)
+        Rows over which the ICE curves are averaged.
     group : int, str or array-like
         Column(s) of the group, as positions or names.
     grid : array-like of shape (n_points, n_group_columns) or None
         Explicit grid points; overrides the automatic grid.
     grid_resolution : int, default=100
+        Number of points per axis of an automatic grid (or of observed joint
+        values for a bigger group).
     percentiles : tuple of two floats, default=(0.05, 0.95)
+        Lower and upper percentiles of a column that bound its grid axis.
     kind : {"average", "individual", "both"}, default="average"
+        Return the PDP, the ICE values, or both.
     response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
         As in scikit-learn; for binary classifiers the positive class.
     sample_weight : array-like of shape (n_samples,), default=None

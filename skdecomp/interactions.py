@@ -7,7 +7,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._compat import validate_params
 from ._explainer import Explainer
-from ._methods._sampled import evaluate_coalitions
 
 __all__ = ["arch_detect"]
 
@@ -20,7 +19,8 @@ def arch_detect(explainer, X):
     """Pairwise group-interaction strengths of ArchDetect (Archipelago).
 
     For groups i and j, the mixed difference of the coalition values
-    v_x (paper-spec §1.2) is taken in two contexts, the other groups absent
+    v_x (see :ref:`functional_decomposition`) is taken in two contexts, the
+    other groups absent
     (from the background) and the other groups present (from x)::
 
         pure_ij = v({i, j}) - v({i}) - v({j}) + v({})
@@ -64,10 +64,10 @@ def arch_detect(explainer, X):
     True
     """
     check_is_fitted(explainer)
-    X = explainer._check_X(X, reset=False)
-    explainer._check_finite(X, "X")
-    K = explainer.n_groups_
-    prediction = explainer._response(X)
+    game = explainer.game_
+    X = game.check_X(X)
+    K = game.n_groups
+    prediction = game.predict(X)
     n_rows, n_out = prediction.shape
     strengths = np.zeros((n_rows, K, K, n_out))
     if K >= 2:
@@ -77,12 +77,11 @@ def arch_detect(explainer, X):
         pairs = eye[i] | eye[j]
         # singletons, pairs, and the complement of each
         coalitions = np.concatenate([eye, pairs, ~eye, ~pairs])
-        table, bg = explainer._tables(X)
-        v = evaluate_coalitions(explainer, table, bg, coalitions, prediction)
+        v = game.values(X, coalitions, prediction=prediction)
         single, pair = v[:, :K], v[:, K : K + n_pairs]
         drop_one = v[:, K + n_pairs : 2 * K + n_pairs]
         drop_pair = v[:, 2 * K + n_pairs :]
-        base = np.atleast_1d(explainer.expected_value_)[None, None, :]
+        base = game.expected_value[None, None, :]
         pure = pair - single[:, i] - single[:, j] + base
         full = prediction[:, None, :] - drop_one[:, i] - drop_one[:, j] + drop_pair
         score = (pure**2 + full**2) / 2.0

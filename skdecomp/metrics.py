@@ -2,7 +2,8 @@
 
 Every faithfulness metric here is an *unfaithfulness* score: lower is better
 and 0 is perfect. Perturbations act on whole groups against the explainer's
-background (paper-spec §3.2). For explained rows x and a subset S of groups,
+background (see the user guide, :ref:`why_disagree`). For explained rows x
+and a subset S of groups,
 
 - the insertion game is ``w_ins(S) = v_x(S) - v_x({})``: the change of the
   model when the groups in S are inserted into background rows;
@@ -33,7 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._compat import HasMethods, Interval, StrOptions, validate_params
 from ._decomposition import Decomposition
-from ._game import coalition_values
+from ._methods import shapley_kernel
 
 __all__ = [
     "deletion_error",
@@ -119,8 +120,7 @@ def _design(kind, K, *, n_samples, rng, p=0.5, size=1):
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         if (1 << K) - 2 <= n_samples:
             masks = np.arange(1, (1 << K) - 1, dtype=np.int64)
-            s = _popcount(masks)
-            w = (K - 1) / (np.array([comb(K, int(t)) for t in s]) * s * (K - s))
+            w = shapley_kernel(K, _popcount(masks))
             return masks, w / w.sum()
         sizes = np.arange(1, K)
         size_p = 1.0 / (sizes * (K - sizes))
@@ -183,14 +183,12 @@ class _Problem:
         else:
             check_is_fitted(explainer)
             self.dec = None
-            self.explainer = explainer
-            Xv = explainer._check_X(X, reset=False)
-            self.K = explainer.n_groups_
-            self.prediction = explainer._response(Xv)
+            self.game = explainer.game_
+            self.X = self.game.check_X(X)
+            self.K = self.game.n_groups
+            self.prediction = self.game.predict(self.X)
             self.n_rows, self.n_outputs = self.prediction.shape
-            base = np.atleast_1d(np.asarray(explainer.expected_value_, dtype=np.float64))
-            self.baseline = np.broadcast_to(base, self.prediction.shape)
-            self._tables = explainer._tables(Xv)
+            self.baseline = np.broadcast_to(self.game.expected_value, self.prediction.shape)
             if attributions is None:
                 attributions = explainer.transform(X)
         self.phi = self._check_attributions(attributions)
@@ -224,16 +222,8 @@ class _Problem:
         inner = np.unique(masks[(masks != 0) & (masks != full)])
         todo = [m for m in inner if int(m) not in self._cache]
         if todo:
-            e = self.explainer
-            table, bg = self._tables
-            vals = coalition_values(
-                e._response,
-                table,
-                bg,
-                e.labels_,
-                np.asarray(todo, dtype=np.int64),
-                batch_size=e._batch_rows(),
-                n_jobs=e.n_jobs,
+            vals = self.game.values(
+                self.X, np.asarray(todo, dtype=np.int64), prediction=self.prediction
             )
             for i, m in enumerate(todo):
                 self._cache[int(m)] = vals[:, i, :]
@@ -306,10 +296,10 @@ def sensitivity_n(
     Per row, the Pearson correlation r over coalitions S of ``n`` groups
     (uniform) between ``phi(S) = sum_{k in S} phi_k`` and the deletion game
     ``w_del(S)``, the drop of the model when the groups of S are replaced by
-    background values (Ancona et al., 2018; paper-spec §3.2). The score is
-    ``1 - r`` (0 is perfect, 2 is anti-correlated). For ``n=1`` occlusion
-    (local PFI) scores 0 (paper-spec §3.2). When both sides are constant over
-    the coalitions r is taken as 1; when only one side is, as 0.
+    background values (Ancona et al., 2018). The score is ``1 - r`` (0 is
+    perfect, 2 is anti-correlated). For ``n=1`` occlusion (local PFI) scores
+    0 (see :ref:`why_disagree`). When both sides are constant over the
+    coalitions r is taken as 1; when only one side is, as 0.
 
     Parameters
     ----------
@@ -336,6 +326,12 @@ def sensitivity_n(
     result : Bunch
         ``score`` (mean over rows) and ``scores`` (one per row; with several
         outputs, the mean over outputs).
+
+    References
+    ----------
+    M. Ancona, E. Ceolini, C. Öztireli and M. Gross. "Towards better
+    understanding of gradient-based attribution methods for deep neural
+    networks". ICLR 2018.
     """
     prob = _Problem(explainer, X, attributions, decomposition)
     if n > prob.K:
@@ -368,7 +364,7 @@ def infidelity(
 
         INFD(phi) = E_x E_S[(phi(S) - w_del(S))**2]
 
-    (paper-spec §3.2). With a single background row b this is
+    With a single background row b this is
     ``E_S[(I^T phi - (f(x) - f(x - I)))**2]`` for ``I = (x - b) * 1_{G_S}``.
     In squared output units; 0 is perfect.
 
@@ -386,6 +382,7 @@ def infidelity(
         All 2**K coalitions are enumerated when 2**K <= n_samples; otherwise
         that many are drawn.
     random_state : int, RandomState instance or None, default=None
+        Draws the coalitions when they are sampled.
     decomposition : Decomposition or None, default=None
         Exact decomposition of the rows X (closed form, no model call).
 
@@ -393,6 +390,11 @@ def infidelity(
     -------
     result : Bunch
         ``score`` and per-row ``scores``.
+
+    References
+    ----------
+    C.-K. Yeh, C.-Y. Hsieh, A. S. Suggala, D. I. Inouye and P. Ravikumar.
+    "On the (in)fidelity and sensitivity of explanations". NeurIPS 2019.
     """
     prob = _Problem(explainer, X, attributions, decomposition)
     rng = check_random_state(random_state)
@@ -442,6 +444,7 @@ _GAME_DOC = """
         The support of pi is enumerated with exact weights when it has at
         most that many coalitions; otherwise that many are drawn from pi.
     random_state : int, RandomState instance or None, default=None
+        Draws the coalitions when they are sampled.
     decomposition : Decomposition or None, default=None
         Exact decomposition of the rows X (closed form, no model call).
 
@@ -469,10 +472,11 @@ def insertion_error(
     """Weighted L2 error of attributions on the insertion game.
 
     ``UF_ins(phi) = E_x E_{S~pi}[(phi(S) - w_ins(S))**2]`` with
-    ``w_ins(S) = v_x(S) - v_x({})`` (paper-spec §3.2). Its least-squares
-    optimum is ArchAttribute / local PDP for single groups, and the
-    p-weighted Banzhaf value for ``"bernoulli"`` with ``fit_intercept=True``
-    (LIME with binary group features).
+    ``w_ins(S) = v_x(S) - v_x({})`` (see :ref:`why_disagree`). Its
+    least-squares optimum is ArchAttribute (Tsang et al., NeurIPS 2020) /
+    local PDP for single groups, and the p-weighted Banzhaf value for
+    ``"bernoulli"`` with ``fit_intercept=True`` (LIME with binary group
+    features; Ribeiro et al., KDD 2016).
     """
     return _game_error("insertion", explainer, X, attributions, coalitions, p,
                        fit_intercept, n_samples, random_state, decomposition)
@@ -494,7 +498,7 @@ def deletion_error(
     """Weighted L2 error of attributions on the deletion game.
 
     ``UF_del(phi) = E_x E_{S~pi}[(phi(S) - w_del(S))**2]`` with
-    ``w_del(S) = v_x(all) - v_x(all minus S)`` (paper-spec §3.2). Its
+    ``w_del(S) = v_x(all) - v_x(all minus S)`` (see :ref:`why_disagree`). Its
     least-squares optimum is occlusion / local PFI for single groups.
     """
     return _game_error("deletion", explainer, X, attributions, coalitions, p,
@@ -525,8 +529,9 @@ def shapley_weighted_faithfulness(
 
     The first term is the KernelSHAP objective at the efficient projection
     ``phi - e / K`` of phi, so the unique minimiser is the group Shapley
-    value (Charnes et al., 1988; Lundberg & Lee, 2017). This is the
-    reconstruction of paper-spec §3.1-§3.2; 0 is perfect.
+    value (Charnes et al., 1988; Lundberg & Lee, 2017). This formula is our
+    reading of the Shapley-weighted faithfulness of the AGREED paper; 0 is
+    perfect.
 
     Parameters
     ----------
@@ -540,6 +545,7 @@ def shapley_weighted_faithfulness(
         The 2**K - 2 coalitions are enumerated when there are at most that
         many; otherwise that many are drawn from the kernel.
     random_state : int, RandomState instance or None, default=None
+        Draws the coalitions when they are sampled.
     decomposition : Decomposition or None, default=None
         Exact decomposition of the rows X (closed form, no model call).
 
@@ -547,6 +553,14 @@ def shapley_weighted_faithfulness(
     -------
     result : Bunch
         ``score`` and per-row ``scores``.
+
+    References
+    ----------
+    S. M. Lundberg and S.-I. Lee. "A unified approach to interpreting model
+    predictions". NeurIPS 2017.
+
+    "Tackling the XAI Disagreement Problem with Adaptive Feature Grouping".
+    ICLR 2026.
     """
     prob = _Problem(explainer, X, attributions, decomposition)
     rng = check_random_state(random_state)
@@ -580,7 +594,7 @@ def faithfulness_correlation(
     Per row, the Pearson correlation r between ``phi(S)`` and the deletion
     game ``w_del(S)`` over random coalitions S, each group removed
     independently with probability ``p`` (Bhatt et al., 2020, with random
-    subset sizes; paper-spec §3.2). The score is ``1 - r``; 0 is perfect.
+    subset sizes). The score is ``1 - r``; 0 is perfect.
     Degenerate rows follow :func:`sensitivity_n`.
 
     Parameters
@@ -597,6 +611,7 @@ def faithfulness_correlation(
         All 2**K coalitions (weighted) when 2**K <= n_samples; otherwise
         that many are drawn.
     random_state : int, RandomState instance or None, default=None
+        Draws the coalitions when they are sampled.
     decomposition : Decomposition or None, default=None
         Exact decomposition of the rows X (closed form, no model call).
 
@@ -604,6 +619,11 @@ def faithfulness_correlation(
     -------
     result : Bunch
         ``score`` and per-row ``scores``.
+
+    References
+    ----------
+    U. Bhatt, A. Weller and J. M. F. Moura. "Evaluating and aggregating
+    feature-based model explanations". IJCAI 2020.
     """
     prob = _Problem(explainer, X, attributions, decomposition)
     rng = check_random_state(random_state)
@@ -696,7 +716,7 @@ def disagreement(attributions, *, measure="l2", top_k=None):
     """Disagreement between two or more attribution arrays.
 
     Each measure is 0 when the explanations agree and is averaged over all
-    pairs of explanations (paper-spec §3.4):
+    pairs of explanations (see :ref:`why_disagree`):
 
     - ``"l2"``: mean over groups of ``(phi - phi')**2``;
     - ``"pearson"``: ``1 - r`` with r the Pearson correlation across groups;
@@ -715,8 +735,9 @@ def disagreement(attributions, *, measure="l2", top_k=None):
         global importances; a dict names them.
     measure : {"l2", "pearson", "spearman", "feature_agreement", \
             "rank_agreement", "sign_agreement"}, default="l2"
+        The disagreement measure, as listed above.
     top_k : int or None, default=None
-        k of the top-k measures; None uses all groups.
+        The k of the top-k measures; None uses all groups.
 
     Returns
     -------
@@ -724,6 +745,13 @@ def disagreement(attributions, *, measure="l2", top_k=None):
         ``score`` (mean over rows and pairs), ``scores`` (per row, mean over
         pairs), ``pairwise`` ((n_explanations, n_explanations) mean over rows)
         and ``names``.
+
+    References
+    ----------
+    S. Krishna, T. Han, A. Gu, S. Wu, S. Jabbari and H. Lakkaraju. "The
+    disagreement problem in explainable machine learning: a practitioner's
+    perspective". Transactions on Machine Learning Research, 2024 (preprint
+    2022).
     """
     names, arrays = _as_named(attributions)
     if len(arrays) < 2:
@@ -803,14 +831,14 @@ def metric_disagreement(
     random_state=None,
     decomposition=None,
 ):
-    """Do faithfulness metrics rank a set of explainers the same way?
+    """Measure whether faithfulness metrics rank explainers the same way.
 
     Scores every explainer with every metric and compares the orders: two
     metrics agree on a pair of explainers when they order it the same way
-    (scores within 1e-9 of the metric's largest score, plus 1e-12, tie). Between-group
-    interactions make the optimum of each metric a different explainer
-    (paper-spec §3.2), so the metrics disagree; without them all scores are
-    0 and they agree (paper-spec §3.3).
+    (scores within 1e-9 of the metric's largest score, plus 1e-12, tie).
+    Between-group interactions make the optimum of each metric a different
+    explainer, so the metrics disagree; without them all scores are 0 and
+    they agree (see :ref:`why_disagree`).
 
     Parameters
     ----------

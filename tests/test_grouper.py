@@ -26,7 +26,7 @@ from skdecomp import (
     PairwiseGrouper,
     column_transformer_groups,
 )
-from skdecomp._grouping._groupers import _AnchoredSample
+from skdecomp._game import AnchoredStatistics, CoalitionGame
 from skdecomp._game._kernels import anchored_means, interaction_potentials
 from skdecomp.datasets import make_agreed_example, make_block_function
 
@@ -221,7 +221,7 @@ def test_merge_identity_and_cached_means():
     I = hybrid_values(gi + gj) - hybrid_values(gi) - hybrid_values(gj) + f(S)[None, :]
     np.testing.assert_allclose(Gij, Gi + Gj + I, atol=1e-12)
 
-    ev = _AnchoredSample(lambda Z: f(Z)[:, None], S, d, n_jobs=None, max_memory=10**9)
+    ev = AnchoredStatistics(CoalitionGame(f, S, np.arange(d)), S, max_memory=10**9)
     rows, cols = ev.union_means(np.array(gi), [np.array(gj), np.array([4]), np.array([5])])
     np.testing.assert_allclose(rows[0, 0], Gij.mean(axis=1), atol=1e-12)
     np.testing.assert_allclose(cols[0, 0], Gij.mean(axis=0), atol=1e-12)

@@ -227,7 +227,7 @@ def test_every_explainer_over_pixel_groups(digits):
                   baseline="zeros", target=target, n_samples=64,
                   random_state=0).fit(x)
     phi = e.explain(x, methods=methods)
-    gap = e._response(x)[0, 0] - e.expected_value_
+    gap = e.game_.predict(x)[0, 0] - e.expected_value_
     for m in methods:
         assert phi[m].shape == (1, 4)
     for m in ("shapley", "kernel_shap", "permutation_shap", "integrated_gradients"):
@@ -286,7 +286,7 @@ def test_agreed_disagrees_less_than_squares(digits):
                           method="integrated_gradients",
                           method_params={"n_steps": 8}).fit(x[None])
             phi = e.explain(x[None], methods=methods)
-            gap = (e._response(x[None])[0, 0] - e.expected_value_) ** 2
+            gap = (e.game_.predict(x[None])[0, 0] - e.expected_value_) ** 2
             scores[name].append(disagreement(dict(phi)).score / max(gap, 1e-12))
     assert np.mean(scores["AGREED"]) < np.mean(scores["SQUARE"])
 

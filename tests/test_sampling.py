@@ -351,7 +351,7 @@ def test_ig_completeness_any_model(data):
         ex = Explainer(model, method="integrated_gradients", groups=groups,
                        background=data[:6], method_params={"n_steps": 5}).fit(data)
         phi = ex.transform(data[6:10])
-        gap = ex._response(data[6:10])[:, 0] - ex.expected_value_
+        gap = ex.game_.predict(data[6:10])[:, 0] - ex.expected_value_
         np.testing.assert_allclose(phi.sum(axis=1), gap, atol=1e-6)
 
 

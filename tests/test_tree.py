@@ -27,9 +27,11 @@ from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardSca
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from skdecomp import Explainer
-from skdecomp._tree._dispatch import (
+from skdecomp._decomposition import size_weights
+from skdecomp._tree import (
     anchored_sums_tree,
     extract_tree_model,
+    tree_attributions,
     tree_components,
     tree_predict,
 )
@@ -47,6 +49,11 @@ def _data(n=120, d=6, nan=0.0, seed=0):
     if nan:
         X[rng.random(X.shape) < nan] = np.nan
     return X, y
+
+
+def _weights(methods, n_groups):
+    """Size weights w(|U|) of exact methods, as the tree path takes them."""
+    return {m: size_weights(m, n_groups) for m in methods}
 
 
 def _random_groups(d, k, seed):
@@ -300,8 +307,7 @@ F = exp.decompose(X[:4]).components
 phi = exp.transform(X[:4])
 two = exp.explain(X[:4], ["shapley", "banzhaf"])
 phi = np.concatenate([phi.ravel(), two["shapley"].ravel(), two["banzhaf"].ravel()])
-from skdecomp._tree._dispatch import anchored_sums_tree
-from skdecomp._tree._dispatch import extract_tree_model
+from skdecomp._tree import anchored_sums_tree, extract_tree_model
 tm = extract_tree_model(model)
 rows, cols = anchored_sums_tree(tm, X[:5], X[5:12], np.array([1, 2, 3, 0]), np.array([2, 4, 3, 6]))
 S = X[:6]
@@ -355,8 +361,6 @@ def test_larger_forest_many_groups():
 
 
 def test_leaf_wise_kernels_match_pairwise_walk():
-    from skdecomp._tree._dispatch import tree_attributions
-
     X, y = _data(n=200, d=8, nan=0.1)
     model = HistGradientBoostingClassifier(max_iter=8, random_state=0)
     model.fit(X, np.digitize(y, [-0.5, 0.5]))
@@ -367,8 +371,9 @@ def test_leaf_wise_kernels_match_pairwise_walk():
         for n_jobs in (None, 2):
             got = tree_components(tm, X[:20], X[20:50], labels, k, n_jobs=n_jobs)
             np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
-        ref = tree_attributions(tm, X[:20], X[20:50], labels, k, METHODS, pairwise=True)
-        got = tree_attributions(tm, X[:20], X[20:50], labels, k, METHODS, n_jobs=2)
+        w = _weights(METHODS, k)
+        ref = tree_attributions(tm, X[:20], X[20:50], labels, k, w, pairwise=True)
+        got = tree_attributions(tm, X[:20], X[20:50], labels, k, w, n_jobs=2)
         for m in METHODS:
             np.testing.assert_allclose(got[m], ref[m], rtol=0, atol=1e-12)
 
@@ -378,8 +383,6 @@ def test_leaf_wise_kernels_match_pairwise_walk():
 def test_leaf_wise_attributions_match_pairwise_walk(methods, n_outputs):
     # both leaf-wise attribution kernels (per distinct row pattern, and the
     # 3**K table), with one or several methods and outputs, serial and parallel
-    from skdecomp._tree._dispatch import tree_attributions
-
     X, y = _data(n=200, d=8, nan=0.1)
     if n_outputs == 1:
         model = ExtraTreesRegressor(n_estimators=6, max_depth=7, random_state=0).fit(X, y)
@@ -391,24 +394,23 @@ def test_leaf_wise_attributions_match_pairwise_walk(methods, n_outputs):
         tm = extract_tree_model(model, response)
     for labels, k in [(np.array([0, 0, 1, 2, 2, 1, 0, 1]), 3),
                       (np.array([0, 0, 1, 2, 2, 3, 3, 1]), 4), (np.arange(8), 8)]:
-        ref = tree_attributions(tm, X[:25], X[25:60], labels, k, methods, pairwise=True)
+        w = _weights(methods, k)
+        ref = tree_attributions(tm, X[:25], X[25:60], labels, k, w, pairwise=True)
         for n_jobs in (None, 2):
-            got = tree_attributions(tm, X[:25], X[25:60], labels, k, methods, n_jobs=n_jobs)
+            got = tree_attributions(tm, X[:25], X[25:60], labels, k, w, n_jobs=n_jobs)
             for m in methods:
                 assert got[m].shape == (25, n_outputs, k)
                 np.testing.assert_allclose(got[m], ref[m], rtol=0, atol=1e-12)
 
 
 def test_background_summary_is_reused_only_for_the_same_background():
-    from skdecomp._tree._dispatch import tree_attributions
-
     X, y = _data(n=150, nan=0.1)
     model = RandomForestRegressor(n_estimators=6, max_depth=6, random_state=0).fit(X, y)
     tm = extract_tree_model(model)
     g1, g2 = np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 1, 2, 2, 0])
 
     def phi(tm, bg, labels):
-        return tree_attributions(tm, X[:10], bg, labels, 3, ["shapley"])["shapley"]
+        return tree_attributions(tm, X[:10], bg, labels, 3, _weights(["shapley"], 3))["shapley"]
 
     first = phi(tm, X[20:40], g1)
     summary = tm.__dict__["_background_leaves"][3]
@@ -424,17 +426,15 @@ def test_background_summary_is_reused_only_for_the_same_background():
 @pytest.mark.parametrize("n_groups", [12, 14])
 def test_many_singleton_groups_match_pairwise_walk(n_groups):
     # 12 groups: per distinct row pattern; 14: the hashed leaf-wise kernel
-    from skdecomp._tree._dispatch import tree_attributions
-
     X, y = _data(n=150, d=n_groups, nan=0.05)
     model = ExtraTreesRegressor(n_estimators=4, max_depth=8, random_state=0).fit(X, y)
     tm = extract_tree_model(model)
     labels = np.arange(n_groups)
     methods = ["shapley", "banzhaf"]
-    ref = tree_attributions(tm, X[:12], X[12:40], labels, n_groups, methods, pairwise=True)
+    w = _weights(methods, n_groups)
+    ref = tree_attributions(tm, X[:12], X[12:40], labels, n_groups, w, pairwise=True)
     for n_jobs in (None, 2):
-        got = tree_attributions(tm, X[:12], X[12:40], labels, n_groups, methods,
-                                n_jobs=n_jobs)
+        got = tree_attributions(tm, X[:12], X[12:40], labels, n_groups, w, n_jobs=n_jobs)
         for m in methods:
             np.testing.assert_allclose(got[m], ref[m], rtol=0, atol=1e-12)
 
@@ -463,3 +463,107 @@ def test_groupers_take_the_tree_path(grouper_cls):
         for a, b in zip(tree.history_, agnostic.history_):
             assert a["groups"] == b["groups"]
             assert a["loss_after"] == pytest.approx(b["loss_after"], rel=1e-9, abs=1e-12)
+
+
+def test_dispatch_table_keeps_the_former_rules():
+    # the one dispatch function against the rules it replaced
+    from skdecomp._tree._dispatch import _choose_kernel
+
+    for k in range(1, 20):
+        for all_masks in (True, False):
+            for pairwise in (True, False):
+                old = "ternary" if all_masks and k <= 10 and not pairwise else "pairwise"
+                assert _choose_kernel("components", k, all_masks=all_masks,
+                                      pairwise=pairwise) == old
+        for n_methods in range(1, 7):
+            if k <= 12 and (n_methods * k <= 12 or k >= 8):
+                old = "patterns"
+            elif k <= 10:
+                old = "ternary"
+            else:
+                old = "hashed"
+            assert _choose_kernel("attributions", k, n_methods=n_methods) == old
+            assert _choose_kernel("attributions", k, n_methods, pairwise=True) == "pairwise"
+
+
+def test_every_kernel_gives_the_same_numbers():
+    X, y = _data(n=120, d=6, nan=0.1)
+    model = RandomForestRegressor(n_estimators=5, max_depth=6, random_state=0).fit(X, y)
+    tm = extract_tree_model(model)
+    labels, k = np.array([0, 1, 1, 2, 3, 4]), 5
+    ref = tree_components(tm, X[:10], X[10:40], labels, k, kernel="pairwise")
+    got = tree_components(tm, X[:10], X[10:40], labels, k, kernel="ternary")
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+    w = _weights(METHODS, k)
+    ref = tree_attributions(tm, X[:10], X[10:40], labels, k, w, kernel="pairwise")
+    for kernel in ("patterns", "ternary", "hashed"):
+        got = tree_attributions(tm, X[:10], X[10:40], labels, k, w, kernel=kernel)
+        for m in METHODS:
+            np.testing.assert_allclose(got[m], ref[m], rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="Unknown"):
+        tree_attributions(tm, X[:10], X[10:40], labels, k, w, kernel="bogus")
+    with pytest.raises(ValueError, match="masks=None"):
+        tree_components(tm, X[:10], X[10:40], labels, k, masks=[1], kernel="ternary")
+
+
+def test_attributions_take_size_weights():
+    X, y = _data(n=80)
+    model = RandomForestRegressor(n_estimators=3, max_depth=4, random_state=0).fit(X, y)
+    tm = extract_tree_model(model)
+    labels = np.array([0, 0, 1, 1, 2, 2])
+    with pytest.raises(TypeError, match="weights must map"):
+        tree_attributions(tm, X[:5], X[5:20], labels, 3, ["shapley"])
+    with pytest.raises(ValueError, match=r"expected \(4,\)"):
+        tree_attributions(tm, X[:5], X[5:20], labels, 3, {"shapley": np.ones(3)})
+    # any size weights: w(s) = s**2 against the components
+    w = np.arange(4.0) ** 2
+    phi = tree_attributions(tm, X[:5], X[5:20], labels, 3, {"squares": w})["squares"]
+    F = tree_components(tm, X[:5], X[5:20], labels, 3)
+    masks = np.arange(8)
+    size = np.array([int(m).bit_count() for m in masks])
+    for g in range(3):
+        has = (masks >> g) & 1 == 1
+        np.testing.assert_allclose(phi[:, :, g], (F[:, :, has] * w[size[has]]).sum(-1),
+                                   rtol=0, atol=1e-12)
+
+
+def test_tree_model_methods_delegate():
+    X, y = _data(n=80)
+    model = RandomForestRegressor(n_estimators=3, max_depth=4, random_state=0).fit(X, y)
+    tm = extract_tree_model(model)
+    labels, masks = np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 5, 7])
+    np.testing.assert_array_equal(tm.predict(X[:7]), tree_predict(tm, X[:7]))
+    got = tm.anchored_sums(X[:7], X[7:20], labels, masks)
+    ref = anchored_sums_tree(tm, X[:7], X[7:20], labels, masks)
+    for a, b in zip(got, ref):
+        np.testing.assert_array_equal(a, b)
+    T = Table(X[:9])  # the coalition game passes one Table as X and Z
+    got = tm.anchored_sums(T, T, labels, masks, n_jobs=2)
+    ref = anchored_sums_tree(tm, X[:9], X[:9], labels, masks)
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
+def test_tree_path_imports_only_lower_layers():
+    # _tree sits above _numba, _config, _compat, _partition, _model and _table
+    import ast
+    from pathlib import Path
+
+    import skdecomp._tree as pkg
+
+    allowed = {"_numba", "_config", "_compat", "_partition", "_model", "_table"}
+    for path in Path(pkg.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2:
+                top = (node.module or "").split(".")[0]
+                names = [top] if top else [a.name for a in node.names]
+                assert set(names) <= allowed, (path.name, names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                parts = (node.module or "").split(".")
+                if parts[0] == "skdecomp":
+                    assert len(parts) > 1 and parts[1] in allowed, (path.name, node.module)
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    parts = a.name.split(".")
+                    if parts[0] == "skdecomp":
+                        assert parts[1:2] == ["_tree"] or parts[1] in allowed, (path.name, a.name)

@@ -1,4 +1,8 @@
-"""The result of a grouped functional decomposition (paper-spec §1.2, §2)."""
+"""The result of a grouped functional decomposition.
+
+See the user guide, :ref:`functional_decomposition` and
+:ref:`explainers_as_weights`.
+"""
 
 # SPDX-License-Identifier: BSD-3-Clause
 
@@ -15,9 +19,9 @@ from .._partition import subset_name
 __all__ = ["Decomposition", "EXACT_METHODS", "METHOD_ALIASES", "size_weights"]
 
 # Each exact explainer is a weighted sum of components,
-# phi_k = sum_{U contains k} w(|U|) F_U  (paper-spec §2.1-§2.2):
+# phi_k = sum_{U contains k} w(|U|) F_U  (user guide, "explainers_as_weights"):
 EXACT_METHODS = ("shapley", "banzhaf", "occlusion", "arch", "pdp", "pfi")
-# paper-spec §2.4: PDP is Arch and PFI is Occlusion under a data background.
+# Under a data background, PDP is Arch and PFI is Occlusion.
 METHOD_ALIASES = {"pdp": "arch", "pfi": "occlusion"}
 
 
@@ -57,22 +61,41 @@ class Decomposition:
 
     Holds the components F_U(x) for every subset U of the K groups and every
     explained row, with ``sum_U F_U(x) = f(x)`` and ``F_{} = E_B f``
-    (paper-spec §1.2). Subsets are indexed by bitmask: bit k set means group
-    k is in the subset.
+    (see :ref:`functional_decomposition`; Laberge et al., 2024). Subsets are
+    indexed by bitmask: bit k set means group k is in the subset.
+
+    Usually obtained from :meth:`Explainer.decompose
+    <skdecomp.Explainer.decompose>` rather than built directly.
 
     Parameters
     ----------
     components : ndarray of shape (n_samples, n_outputs, 2**n_groups)
+        Component F_U(x) of every subset U (by bitmask) for every explained
+        row and output.
     group_names : list of str
+        Name of each group.
     output_names : list of str
+        Name of each model output.
     prediction : ndarray of shape (n_samples, n_outputs)
-        f(x) for every explained row.
+        The model output f(x) for every explained row.
 
     Attributes
     ----------
-    n_samples, n_groups, n_outputs : int
+    n_samples : int
+        Number of explained rows.
+    n_groups : int
+        Number of groups K.
+    n_outputs : int
+        Number of model outputs.
     group_names : list of str
+        Name of each group.
     output_names : list of str
+        Name of each model output.
+
+    References
+    ----------
+    G. Laberge, Y. Pequignot, M. Marchand and F. Khomh. "Tackling the XAI
+    Disagreement Problem with Regional Explanations". AISTATS 2024.
     """
 
     def __init__(self, components, group_names, output_names, prediction):
@@ -91,7 +114,18 @@ class Decomposition:
 
     # -- subsets --------------------------------------------------------------
     def mask(self, subset):
-        """Bitmask of a subset given as group indices or group names."""
+        """Bitmask of a subset given as group indices or group names.
+
+        Parameters
+        ----------
+        subset : int, str or iterable of int or str
+            A group, or the groups of the subset, by index or by name.
+
+        Returns
+        -------
+        mask : int
+            The bitmask: bit k is set when group k is in the subset.
+        """
         if isinstance(subset, (str, int, np.integer)):
             subset = (subset,)
         mask = 0
@@ -138,28 +172,70 @@ class Decomposition:
 
     @property
     def prediction(self):
-        """f(x): (n_samples,) or (n_samples, n_outputs)."""
+        """Model output f(x): (n_samples,) or (n_samples, n_outputs)."""
         return self._prediction[:, 0] if self.n_outputs == 1 else self._prediction.copy()
 
     def coalition_values(self):
-        """v_x(S) for every subset S (the inverse Möbius transform)."""
+        """Coalition values v_x(S) for every subset S.
+
+        The coalition value of S is the sum of the components of the subsets
+        of S (the inverse Möbius transform).
+
+        Returns
+        -------
+        values : ndarray of shape (n_samples, 2**n_groups[, n_outputs])
+            ``v_x(S)`` for every subset S, in bitmask order.
+        """
         flat = self._F.reshape(-1, self._F.shape[2])
         v = inverse_moebius_transform(flat).reshape(self._F.shape)
         return self._squeeze(v)
 
     def order(self, size):
-        """Sum of all components of subsets of a given size."""
+        """Sum of all components of subsets of a given size.
+
+        Parameters
+        ----------
+        size : int
+            Number of groups in the subsets: 0 for the baseline, 1 for the
+            main effects, 2 for the pairwise interactions, and so on.
+
+        Returns
+        -------
+        total : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Sum of ``F_U(x)`` over the subsets U with ``size`` groups.
+        """
         F = self._F[:, :, popcounts(self.n_groups) == size].sum(axis=2)
         return F[:, 0] if self.n_outputs == 1 else F
 
     def completeness_error(self):
-        """max |sum_U F_U(x) - f(x)| over rows and outputs (0 up to rounding)."""
+        """Largest gap between the sum of the components and the prediction.
+
+        Returns
+        -------
+        error : float
+            ``max |sum_U F_U(x) - f(x)|`` over rows and outputs; 0 up to
+            rounding.
+        """
         return float(np.max(np.abs(self._F.sum(axis=2) - self._prediction), initial=0.0))
 
     def attributions(self, method="shapley"):
-        """Attributions of an exact method: (n_samples, n_groups[, n_outputs]).
+        """Compute the attributions of an exact method from the components.
 
-        See :func:`size_weights` for the weights of each method.
+        Each method weighs a component ``F_U`` by ``w(|U|)`` for every group
+        in U (see :ref:`explainers_as_weights`): Shapley ``1 / |U|``, Banzhaf
+        ``2 ** (1 - |U|)``, Occlusion (PFI) 1, and Arch (PDP) 1 for single
+        groups only.
+
+        Parameters
+        ----------
+        method : {"shapley", "banzhaf", "occlusion", "arch", "pdp", "pfi"}, \
+                default="shapley"
+            The exact method; "pdp" is "arch" and "pfi" is "occlusion".
+
+        Returns
+        -------
+        attributions : ndarray of shape (n_samples, n_groups[, n_outputs])
+            Attribution of each group for every explained row.
         """
         w = size_weights(method, self.n_groups)
         flat = self._F.reshape(-1, self._F.shape[2])
@@ -168,7 +244,7 @@ class Decomposition:
         return self._squeeze(phi)
 
     def to_frame(self, max_order=None):
-        """Components as a DataFrame: one column per subset.
+        """Return the components as a DataFrame, one column per subset.
 
         Rows are explained samples (and outputs, as a second index level,
         when there are several outputs); columns are subsets labelled by
@@ -177,8 +253,14 @@ class Decomposition:
 
         Parameters
         ----------
-        max_order : int or None
-            Keep subsets of at most this many groups.
+        max_order : int or None, default=None
+            Keep subsets of at most this many groups; None keeps all.
+
+        Returns
+        -------
+        frame : DataFrame
+            One column per subset and one row per explained sample (and
+            output).
         """
         sizes = popcounts(self.n_groups)
         keep = np.arange(1 << self.n_groups)

@@ -16,7 +16,7 @@ __all__ = [
 
 
 def _moebius_body(values, sign):
-    # Subset butterfly, O(K 2^K) per row (paper-spec §1.2 "Cost"):
+    # Subset butterfly, O(K 2^K) per row:
     # for each bit j, F[S] -= F[S without j] for S containing j.
     n_rows, n_masks = values.shape
     out = np.empty((n_rows, n_masks), dtype=np.float64)
@@ -82,7 +82,7 @@ def inverse_moebius_transform(components, parallel=False):
 
 
 def _weighted_body(components, size_weights):
-    # phi_k = sum_{U contains k} w(|U|) F_U  (paper-spec §2.1)
+    # phi_k = sum_{U contains k} w(|U|) F_U  (user guide, "explainers_as_weights")
     n_rows, n_masks = components.shape
     n_groups = 0
     while (1 << n_groups) < n_masks:

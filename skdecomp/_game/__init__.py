@@ -2,7 +2,8 @@
 
 # SPDX-License-Identifier: BSD-3-Clause
 
-from ._game import coalition_values
+from ._anchored import AnchoredStatistics
+from ._game import CoalitionGame, coalition_values, run_blocks
 from .._table import Table, column_masks, common_dtypes
 
-__all__ = ["Table", "coalition_values", "column_masks", "common_dtypes"]
+__all__ = ["AnchoredStatistics", "CoalitionGame", "Table", "coalition_values", "column_masks", "common_dtypes", "run_blocks"]

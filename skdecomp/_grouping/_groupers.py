@@ -1,8 +1,9 @@
 """Groupers: estimators that learn a partition of the input columns.
 
-:class:`AdaptiveGrouper` implements AGREED (paper-spec §4): greedy merges of
-the groups whose between-group interactions are largest, so that PDP, SHAP,
-PFI and the other explainers of paper-spec §2 agree on the result.
+:class:`AdaptiveGrouper` implements AGREED (see the user guide, :ref:`agreed`):
+greedy merges of the groups whose between-group interactions are largest, so
+that PDP, SHAP, PFI and the other explainers of :ref:`explainers_as_weights`
+agree on the result.
 :class:`PairwiseGrouper`, :class:`CorrelationGrouper` and :class:`FixedGrouper`
 are the baselines. Every grouper sets ``groups_``, ``labels_``,
 ``n_groups_`` and ``group_names_``, and can be passed to
@@ -12,7 +13,6 @@ are the baselines. Every grouper sets ``groups_``, ``labels_``,
 # SPDX-License-Identifier: BSD-3-Clause
 
 import copy
-import re
 from collections.abc import Mapping
 from numbers import Integral, Real
 
@@ -31,10 +31,11 @@ from .._compat import (
     _fit_context,
     _get_output_config,
 )
-from .._game._kernels import anchored_means, interaction_potentials
+from .._config import parse_memory
+from .._game import AnchoredStatistics, CoalitionGame
+from .._game._kernels import interaction_potentials
 from .._partition import GroupNamesOutMixin, group_labels, resolve_groups
-from .._tree._dispatch import MAX_TREE_GROUPS, anchored_sums_tree, select_algorithm
-from .._game import Table, coalition_values, common_dtypes
+from .._tree._dispatch import select_algorithm
 from .._model import as_model, is_fitted, resolve_response
 
 __all__ = [
@@ -45,12 +46,6 @@ __all__ = [
     "column_transformer_groups",
 ]
 
-# Largest number of hybrid rows sent to the model at once.
-_BATCH_SIZE = 65536
-# Group ids available in one int64 bitmask; id _NEVER marks columns always
-# taken from the anchor row (bit 63 is never set in a non-negative mask).
-_MAX_IDS = 63
-_NEVER = 63
 # Losses below this fraction of the model's variance count as zero.
 _ATOL = 1e-9
 
@@ -63,30 +58,6 @@ _MODEL_CONSTRAINT = [
 ]
 
 
-def _parse_memory(max_memory):
-    """Bytes from an int or a string such as ``"512MB"`` or ``"2GiB"``."""
-    if isinstance(max_memory, Integral) and not isinstance(max_memory, bool):
-        return int(max_memory)
-    units = {
-        "": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-        "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
-    }
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(max_memory))
-    if match is None or match.group(2).lower() not in units:
-        raise ValueError(
-            f"max_memory={max_memory!r} is not a size; give bytes as an int or a "
-            "string such as '512MB' or '2GB'."
-        )
-    return int(float(match.group(1)) * units[match.group(2).lower()])
-
-
-def _format_bytes(n):
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} bytes"
-
-
 def _take_rows(X, idx):
     return X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]
 
@@ -95,161 +66,6 @@ def _canonical(groups):
     """Groups as sorted int arrays, ordered by their smallest column."""
     groups = [np.sort(np.asarray(g, dtype=np.int64)) for g in groups]
     return sorted(groups, key=lambda g: int(g[0]))
-
-
-# -- anchored N x N statistics -------------------------------------------------
-
-
-def _anchored_values(response, table, labels, masks, *, n_jobs):
-    """f(x^n_{G_S}, x^m_{-G_S}) over the sample, shape (N, n_masks, N, n_outputs).
-
-    The one place where AGREED asks for anchored model outputs.
-    """
-    return coalition_values(
-        response,
-        table,
-        table,
-        labels,
-        masks,
-        batch_size=_BATCH_SIZE,
-        n_jobs=n_jobs,
-        average=False,
-    )
-
-
-class _AnchoredSample:
-    """Row and column means of anchored matrices on a sample (paper-spec §4.2).
-
-    With B = D = the N sample rows, the anchored matrix of a column set C is
-    ``G_C[n, m] = f(x^n_C, x^m_{-C}) - f(x^m)``. Its row means are the PDP
-    effects of C and its column means minus the PFI effects (paper-spec
-    §1.2), and the potential Psi_C needs nothing else (§2.5). Only those
-    means are kept, so the cache over K groups takes O(K N) floats; the
-    N x N blocks exist only while they are reduced, a chunk of masks at a
-    time, within ``max_memory``.
-
-    Parameters
-    ----------
-    response : callable, data -> (n, n_outputs) float array
-    sample : ndarray or DataFrame, the N rows
-    n_features : int
-    n_jobs : int or None
-    max_memory : int, bytes allowed for one chunk of anchored values
-    dtypes : list of dtypes or None, for DataFrames
-    anchor_values : ndarray of shape (N, n_outputs) or None
-        Model output on the sample, when already known.
-    """
-
-    def __init__(
-        self, response, sample, n_features, *, n_jobs, max_memory, dtypes=None,
-        anchor_values=None, tree_model=None,
-    ):
-        self.response = response
-        self.tree_model = tree_model
-        self.table = Table(sample, dtypes) if isinstance(sample, pd.DataFrame) else Table(sample)
-        self.n_features = n_features
-        self.n_jobs = n_jobs
-        if anchor_values is None:
-            anchor_values = response(sample)
-        self.anchor_values = np.ascontiguousarray(anchor_values, dtype=np.float64)
-        self.n_rows, self.n_outputs = self.anchor_values.shape
-        self.model_calls = self.n_rows
-        if tree_model is not None:
-            # the tree kernel sums over rows and columns as it goes: no N x N
-            # block; its masks hold at most MAX_TREE_GROUPS group ids, one of
-            # them for the columns never taken from x and one for the base
-            self.masks_per_chunk = MAX_TREE_GROUPS - 2
-            return
-        block = self.n_rows**2 * self.n_outputs * 8
-        self.masks_per_chunk = int(max_memory // block)
-        if self.masks_per_chunk < 1:
-            raise ValueError(
-                f"One N x N block of anchored values needs {_format_bytes(block)} "
-                f"(N={self.n_rows} sample rows, {self.n_outputs} output(s)), more "
-                f"than max_memory={_format_bytes(int(max_memory))}. Lower max_samples "
-                "or raise max_memory."
-            )
-        self.masks_per_chunk = min(self.masks_per_chunk, _MAX_IDS - 1)
-
-    @property
-    def variance(self):
-        """Variance of the model output over the sample, summed over outputs."""
-        return float(self.anchor_values.var(axis=0).sum())
-
-    def union_means(self, base, parts):
-        """Means of the matrices of ``base ∪ part`` for every part.
-
-        Parameters
-        ----------
-        base : ndarray of int, columns always taken from x (may be empty)
-        parts : list of ndarray of int, disjoint from each other and from base
-
-        Returns
-        -------
-        rows, cols : ndarray of shape (len(parts), n_outputs, N)
-        """
-        rows, cols = [], []
-        step = self.masks_per_chunk
-        for start in range(0, len(parts), step):
-            chunk = parts[start : start + step]
-            labels = np.full(self.n_features, _NEVER, dtype=np.int64)
-            labels[np.asarray(base, dtype=np.int64)] = 0
-            for t, part in enumerate(chunk):
-                labels[part] = 1 + t
-            base_bit = 1 if len(base) else 0
-            masks = np.array([base_bit | (1 << (1 + t)) for t in range(len(chunk))])
-            if self.tree_model is not None:
-                # exact sums from the flattened trees, no model calls
-                labels[labels == _NEVER] = len(chunk) + 1
-                r, c = anchored_sums_tree(
-                    self.tree_model, self.table, self.table, labels, masks,
-                    n_jobs=self.n_jobs,
-                )
-                r = r / self.n_rows - self.anchor_values.mean(axis=0)[None, :, None]
-                c = c / self.n_rows - self.anchor_values.T[None, :, :]
-            else:
-                values = _anchored_values(
-                    self.response, self.table, labels, masks, n_jobs=self.n_jobs
-                )
-                self.model_calls += values.shape[0] * values.shape[1] * values.shape[2]
-                r, c = anchored_means(np.ascontiguousarray(values), self.anchor_values)
-            rows.append(r)
-            cols.append(c)
-        if not rows:
-            empty = np.zeros((0, self.n_outputs, self.n_rows))
-            return empty, empty.copy()
-        return np.concatenate(rows), np.concatenate(cols)
-
-    def loss(self, groups):
-        """AGREED loss sum_k Psi_k of a partition (paper-spec §4.1)."""
-        rows, cols = self.union_means(np.zeros(0, dtype=np.int64), list(groups))
-        return float(interaction_potentials(rows, cols).sum())
-
-
-def partition_loss(response, sample, groups, *, n_jobs=None, max_memory=2**30, dtypes=None):
-    """AGREED loss of a partition on a sample, and the model's variance there.
-
-    Parameters
-    ----------
-    response : callable, data -> (n, n_outputs) float array
-    sample : ndarray or DataFrame of shape (N, n_features)
-    groups : list of array-like of int
-    n_jobs : int or None
-    max_memory : int, bytes
-    dtypes : list of dtypes or None
-
-    Returns
-    -------
-    loss : float
-        ``sum_k mean_n (PDP_k(x^n) - PFI_k(x^n))**2`` with B = D = sample.
-    variance : float
-        Variance of the model output over the sample.
-    """
-    ev = _AnchoredSample(
-        response, sample, sample.shape[1], n_jobs=n_jobs, max_memory=max_memory,
-        dtypes=dtypes,
-    )
-    return ev.loss([np.asarray(g, dtype=np.int64) for g in groups]), ev.variance
 
 
 # -- base class ----------------------------------------------------------------
@@ -343,33 +159,33 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
             if self.max_samples >= n
             else np.sort(rng.choice(n, size=self.max_samples, replace=False))
         )
-        self.background_ = _take_rows(X, idx)
-        self._fit_dtypes = list(X.dtypes) if isinstance(X, pd.DataFrame) else None
-        self._response, self.output_names_ = resolve_response(
-            self.estimator_, self.response_method, self.target, _take_rows(self.background_, [0])
+        sample = _take_rows(X, idx)
+        self.background_ = sample
+        response, self.output_names_ = resolve_response(
+            self.estimator_, self.response_method, self.target, _take_rows(sample, [0])
         )
         self.n_outputs_ = len(self.output_names_)
-        anchor_values = self._response(self.background_)
-        self._tree_model, self.algorithm_ = select_algorithm(
-            getattr(self, "algorithm", "auto"),
-            self.estimator_,
-            self._response,
-            self.background_,
+        tree, self.algorithm_ = select_algorithm(
+            getattr(self, "algorithm", "auto"), self.estimator_, response, sample
         )
-        base = anchor_values.mean(axis=0)
+        self.game_ = CoalitionGame(
+            response,
+            sample,
+            np.arange(X.shape[1]),
+            output_names=self.output_names_,
+            n_jobs=getattr(self, "n_jobs", None),
+            tree=tree,
+        )
+        base = self.game_.expected_value
         self.expected_value_ = float(base[0]) if self.n_outputs_ == 1 else base
-        return anchor_values
+        return self.game_
 
-    def _sample(self, anchor_values):
-        return _AnchoredSample(
-            self._response,
+    def _sample(self, game):
+        return AnchoredStatistics(
+            game,
             self.background_,
-            self.n_features_in_,
-            n_jobs=self.n_jobs,
-            max_memory=_parse_memory(self.max_memory),
-            dtypes=self._fit_dtypes,
-            anchor_values=anchor_values,
-            tree_model=getattr(self, "_tree_model", None),
+            max_memory=getattr(self, "max_memory", None),
+            anchor_values=game.background_prediction,
         )
 
     def transform(self, X):
@@ -377,7 +193,7 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
 
         With a model, column k is the main effect of group k,
         ``h_k(x) = mean_z f(x_{G_k}, z_{-G_k}) - mean_z f(z)`` over the
-        background sample (the PDP effect, paper-spec §2.4): the model's
+        background sample (the PDP effect): the model's
         additive view over the groups, with
         ``f(x) ≈ expected_value_ + sum_k h_k(x)`` when between-group interactions
         are gone. Without a model, column k is the mean of the columns of
@@ -386,15 +202,19 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Rows to transform.
 
         Returns
         -------
-        Xt : ndarray of shape (n_samples, n_groups_), or
-            (n_samples, n_groups_, n_outputs_) for several model outputs.
+        Xt : ndarray of shape (n_samples, n_groups_) or \
+                (n_samples, n_groups_, n_outputs_)
+            One column per group; the last axis holds the model outputs
+            when there are several.
         """
         check_is_fitted(self)
-        X = self._check_X(X, reset=False, lax=hasattr(self, "_response"))
-        if not hasattr(self, "_response"):
+        game = getattr(self, "game_", None)
+        X = self._check_X(X, reset=False, lax=game is not None)
+        if game is None:
             X = np.asarray(X, dtype=np.float64)
             out = np.empty((X.shape[0], self.n_groups_))
             for k, g in enumerate(self.groups_):
@@ -406,28 +226,10 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
                 "which cannot be a DataFrame; pick one output with target=... "
                 "or use set_output(transform='default')."
             )
-        if isinstance(X, pd.DataFrame):
-            dtypes = common_dtypes(self._fit_dtypes, X)
-            table, bg = Table(X, dtypes), Table(self.background_, dtypes)
-        else:
-            table, bg = Table(X), Table(self.background_)
-        out = np.empty((X.shape[0], self.n_groups_, self.n_outputs_))
-        for start in range(0, self.n_groups_, _MAX_IDS):
-            chunk = self.groups_[start : start + _MAX_IDS]
-            labels = np.full(self.n_features_in_, _NEVER, dtype=np.int64)
-            for t, g in enumerate(chunk):
-                labels[g] = t
-            values = coalition_values(
-                self._response,
-                table,
-                bg,
-                labels,
-                np.array([1 << t for t in range(len(chunk))]),
-                batch_size=_BATCH_SIZE,
-                n_jobs=getattr(self, "n_jobs", None),
-            )
-            out[:, start : start + len(chunk)] = values
-        out -= np.atleast_1d(self.expected_value_)[None, None, :]
+        game = game.with_partition(self.labels_, self.group_names_)
+        X = game.check_X(X)
+        singles = np.eye(self.n_groups_, dtype=bool)
+        out = game.values(X, singles) - game.expected_value[None, None, :]
         return out[:, :, 0] if self.n_outputs_ == 1 else out
 
     def __sklearn_tags__(self):
@@ -502,14 +304,15 @@ class AdaptiveGrouper(_BaseGrouper):
     Starting from one group per column (or ``initial_groups``), repeatedly
     merges the group with the largest interaction potential Psi with the
     group that best reduces the AGREED loss ``L = sum_k Psi_k``, the mean
-    squared gap between the PDP and PFI effects of the groups (paper-spec
-    §4.1-§4.2). On the learned groups the between-group interactions are
-    small, so PDP, SHAP, PFI and the other explainers agree (§1.3, §3.3).
+    squared gap between the PDP and PFI effects of the groups (see
+    :ref:`agreed`). On the learned groups the between-group interactions are
+    small, so PDP, SHAP, PFI and the other explainers agree (see
+    :ref:`why_disagree`).
 
     Everything is measured on a sample of N rows used both as explained
     points and as background (B = D). The anchored N x N matrix of a group
     is ``G_k[n, m] = f(x^n_{G_k}, x^m_{-G_k}) - f(x^m)``; Psi_k depends only
-    on its row and column means (§2.5), which are cached. A candidate merge
+    on its row and column means, which are cached. A candidate merge
     of groups i and j costs one new matrix, G_{i∪j} = G_i + G_j + I_ij;
     groups that are not merged are never evaluated again. Model calls are at
     most ``N + K N**2 + sum_steps (K_step - 1) N**2``, O(d**2 N**2), and
@@ -526,8 +329,8 @@ class AdaptiveGrouper(_BaseGrouper):
 
     max_samples : int, default=100
         Number of rows N drawn from X (without replacement) for the
-        anchored matrices. Cost grows as N**2 (paper-spec §7.4: 100, or 50
-        for wide data).
+        anchored matrices. Cost grows as N**2; 100 is a good default, 50
+        for wide data.
 
     n_groups : int or None, default=None
         Merge until this many groups remain (``rel_tol`` is then ignored).
@@ -542,7 +345,7 @@ class AdaptiveGrouper(_BaseGrouper):
         How the partner j of the chosen group i is picked: "loss" takes the
         largest exact loss decrease ``Psi_i + Psi_j - Psi_{i∪j}``; "interaction"
         the largest interaction strength
-        ``mean_n I_ij.mean(1)[n]**2 + mean_m I_ij.mean(0)[m]**2`` (§4.2).
+        ``mean_n I_ij.mean(1)[n]**2 + mean_m I_ij.mean(0)[m]**2``.
 
     initial_groups : None, list of lists, dict, grouper or label map, default=None
         Partition to start from (e.g. one-hot blocks kept together); None
@@ -585,7 +388,7 @@ class AdaptiveGrouper(_BaseGrouper):
 
     image_shape : tuple of int or None, default=None
         Set it (or pass images of shape (n, H, W) or (n, H, W, C)) for
-        per-image AGREED (paper-spec §4.2 "Images"): every image x passed to
+        per-image AGREED (see :ref:`agreed`): every image x passed to
         :meth:`fit` gets its own partition, learned on the mixture
         Q = (delta_x + delta_b) / 2 of the image and its baseline b (N = 2),
         with loss ``1/4 sum_k (Arch_k - Occ_k)**2``; merges are limited to
@@ -595,7 +398,7 @@ class AdaptiveGrouper(_BaseGrouper):
         and ``algorithm`` are not used. Estimators get flattened rows; a
         plain callable gets batches of images of shape (n, *image_shape).
         All groups and all adjacent pairs are evaluated in one batch, then
-        only the new group's pairs after each merge (paper-spec §7.2);
+        only the new group's pairs after each merge;
         images are merged in lockstep, so each round is one batch over all
         images; a batch holds at most ``min(max_memory, 64 MiB)`` of hybrid
         images.

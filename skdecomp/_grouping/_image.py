@@ -25,7 +25,9 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import validate_data
 
 from .._compat import Interval, StrOptions, _fit_context
-from ._groupers import _BaseGrouper, _parse_memory
+from .._config import parse_memory as _parse_memory
+from .._game import CoalitionGame
+from ._groupers import _BaseGrouper
 from .._model import FunctionModel, as_model, is_fitted, resolve_response
 
 __all__ = [
@@ -607,7 +609,6 @@ def fit_image_agreed(grouper, X, y=None, reference=None):
     response, grouper.output_names_ = resolve_response(
         model, grouper.response_method, grouper.target, flat[:1]
     )
-    grouper._response = response
     grouper.n_outputs_ = len(grouper.output_names_)
 
     base = "zeros" if grouper.baseline is None else grouper.baseline
@@ -678,6 +679,11 @@ def fit_image_agreed(grouper, X, y=None, reference=None):
     # transform: each group's Arch effect against the first image's baseline
     grouper.background_ = np.asarray(baselines[:1]).copy()
     f_b = st0.f_b
+    grouper.game_ = CoalitionGame(
+        response, grouper.background_, np.arange(flat.shape[1]),
+        output_names=grouper.output_names_, n_jobs=grouper.n_jobs,
+        background_prediction=np.asarray(f_b, dtype=np.float64).reshape(1, -1),
+    )
     grouper.expected_value_ = float(f_b[0]) if grouper.n_outputs_ == 1 else np.asarray(f_b)
     return grouper
 

@@ -20,7 +20,6 @@ method enumerates all of them and returns its closed form of paper-spec §2.2.
 
 from itertools import combinations
 from math import comb
-from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -33,171 +32,16 @@ from ._kernels import (
     constrained_least_squares,
     permutation_attributions,
 )
-from .._game import coalition_values
-from .._game._kernels import mean_over_background
+from ._registry import check_method_params, get_method, n_coalitions, resolve_budget
 
 __all__ = [
-    "SAMPLED_METHODS",
-    "SINGLE_GROUP_METHODS",
-    "METHOD_PARAMS",
-    "check_method_params",
-    "resolve_budget",
+    "kernel_shap_design",
     "sampled_attributions",
+    "shapley_kernel",
     "single_group_attributions",
-    "evaluate_coalitions",
 ]
 
-SAMPLED_METHODS = (
-    "kernel_shap",
-    "permutation_shap",
-    "lime",
-    "rise",
-    "integrated_gradients",
-)
-
-#: Exact methods that need only one coalition per group, for any number of groups.
-SINGLE_GROUP_METHODS = ("arch", "pdp", "occlusion", "pfi")
-
-#: Options of each sampled method and their defaults.
-METHOD_PARAMS = {
-    "kernel_shap": {},
-    "permutation_shap": {},
-    "lime": {"p": 0.5, "kernel": "constant", "kernel_width": 0.25, "alpha": 0.0},
-    "rise": {"p": 0.5},
-    "integrated_gradients": {"n_steps": 32, "scheme": "path"},
-}
-
-# Largest number of coalitions whose column masks are built at once.
-_MASK_CELLS = 1 << 24
-
-
-# -- parameters -----------------------------------------------------------------
-def _allowed_keys_text(method):
-    keys = sorted(METHOD_PARAMS.get(method, {}))
-    return f"{keys}" if keys else "none"
-
-
-def check_method_params(method, method_params):
-    """Validated options of ``method``: the defaults updated by ``method_params``.
-
-    Raises
-    ------
-    ValueError
-        On keys the method does not take, or invalid values.
-    """
-    params = {} if method_params is None else dict(method_params)
-    allowed = METHOD_PARAMS.get(method, {})
-    unknown = sorted(str(k) for k in params if k not in allowed)
-    if unknown:
-        raise ValueError(
-            f"method_params has keys {unknown} that method={method!r} does not "
-            f"take; allowed keys: {_allowed_keys_text(method)}."
-        )
-    out = dict(allowed)
-    out.update(params)
-    if "p" in out:
-        p = out["p"]
-        if not isinstance(p, Real) or isinstance(p, bool) or not 0.0 < p < 1.0:
-            raise ValueError(
-                f"method_params['p']={p!r} must be a keep probability strictly "
-                "between 0 and 1."
-            )
-        out["p"] = float(p)
-    if method == "lime":
-        if out["kernel"] not in ("constant", "distance"):
-            raise ValueError(
-                f"method_params['kernel']={out['kernel']!r}; choose 'constant' "
-                "or 'distance'."
-            )
-        width = out["kernel_width"]
-        if not isinstance(width, Real) or isinstance(width, bool) or not width > 0:
-            raise ValueError(
-                f"method_params['kernel_width']={width!r} must be a positive number."
-            )
-        alpha = out["alpha"]
-        if not isinstance(alpha, Real) or isinstance(alpha, bool) or not alpha >= 0:
-            raise ValueError(
-                f"method_params['alpha']={alpha!r} must be a number >= 0 "
-                "(0 is ordinary least squares)."
-            )
-    if method == "integrated_gradients":
-        steps = out["n_steps"]
-        if not isinstance(steps, Integral) or isinstance(steps, bool) or steps < 1:
-            raise ValueError(
-                f"method_params['n_steps']={steps!r} must be an integer >= 1."
-            )
-        if out["scheme"] not in ("path", "central"):
-            raise ValueError(
-                f"method_params['scheme']={out['scheme']!r}; choose 'path' "
-                "(exact completeness, any model) or 'central' (central "
-                "differences per column, for smooth models)."
-            )
-    return out
-
-
-def n_coalitions(n_groups):
-    """Number of coalitions other than the empty and the full one, 2**K - 2."""
-    return (1 << n_groups) - 2
-
-
-def min_samples(method, n_groups):
-    """Smallest budget ``n_samples`` a method accepts for K groups."""
-    full = n_coalitions(n_groups)
-    if method == "kernel_shap":
-        # all groups alone and all but one group: the design then has full rank
-        return min(2 * n_groups, full) if n_groups > 1 else 0
-    if method == "permutation_shap":
-        # one permutation and its reverse
-        return min(2 * (n_groups - 1), full) if n_groups > 1 else 0
-    if method == "lime":
-        return min(n_groups + 1, full)
-    return 1
-
-
-def resolve_budget(method, n_samples, n_groups):
-    """Number of coalitions per row for a coalition method; checks the minimum."""
-    if n_samples is None:
-        n_samples = 2 * n_groups + 2048
-    low = min_samples(method, n_groups)
-    if n_samples < low:
-        raise ValueError(
-            f"n_samples={n_samples} is too small for method={method!r} with "
-            f"{n_groups} groups; it needs at least n_samples={low}."
-        )
-    return int(n_samples)
-
-
 # -- evaluation of coalitions ---------------------------------------------------
-def evaluate_coalitions(explainer, table, background, coalitions, prediction):
-    """Coalition values for boolean coalitions, shape (n_rows, n_coalitions, n_outputs).
-
-    The empty and the full coalitions are filled with E_B f and f(x) without
-    calling the model; the other coalitions go through the chunked value
-    function, a block of coalitions at a time.
-    """
-    coalitions = np.asarray(coalitions, dtype=bool)
-    n_rows, n_out = prediction.shape
-    K = coalitions.shape[1]
-    sizes = coalitions.sum(axis=1)
-    out = np.empty((n_rows, coalitions.shape[0], n_out), dtype=np.float64)
-    out[:, sizes == 0, :] = np.atleast_1d(explainer.expected_value_)[None, None, :]
-    out[:, sizes == K, :] = prediction[:, None, :]
-    inner = np.flatnonzero((sizes > 0) & (sizes < K))
-    block = max(1, _MASK_CELLS // max(1, explainer.labels_.shape[0]))
-    for start in range(0, inner.size, block):
-        idx = inner[start : start + block]
-        out[:, idx, :] = coalition_values(
-            explainer._response,
-            table,
-            background,
-            explainer.labels_,
-            coalitions[idx],
-            batch_size=explainer._batch_rows(),
-            n_jobs=explainer.n_jobs,
-        )
-    return out
-
-
 def _rows_first(values):
     # (n_rows, n_coal, n_out) -> (n_rows * n_out, n_coal), row-major in (row, output)
     n_rows, n_coal, n_out = values.shape
@@ -231,7 +75,7 @@ def _random_subsets(rng, n_groups, sizes):
 
 
 # -- KernelSHAP -----------------------------------------------------------------
-def _shapley_kernel(n_groups, sizes):
+def shapley_kernel(n_groups, sizes):
     """Shapley kernel (K-1) / (C(K, s) s (K-s)) of coalitions of the given sizes."""
     K = n_groups
     binom = np.array([comb(K, int(s)) for s in range(K + 1)], dtype=np.float64)
@@ -258,7 +102,7 @@ def kernel_shap_design(n_groups, budget, rng):
     K = n_groups
     if budget >= n_coalitions(K):
         Z = all_coalitions(K, nontrivial=True)
-        return Z, _shapley_kernel(K, Z.sum(axis=1))
+        return Z, shapley_kernel(K, Z.sum(axis=1))
     n_sizes = K // 2  # sizes 1 .. K//2; s and K - s paired unless s == K - s
     sizes = np.arange(1, n_sizes + 1)
     paired = sizes != K - sizes
@@ -495,57 +339,54 @@ class _PathPoints:
         return group_alpha[:, self.labels]
 
 
-def _evaluate_path_chunk(response, x, background, rows, alphas, columns):
-    a = alphas[:, None, :]
-    data = (1.0 - a) * background[None, :, :] + a * x[rows][:, None, :]
-    data = data.reshape(-1, x.shape[1])
-    if columns is not None:
-        data = pd.DataFrame(data, columns=columns)
-    preds = np.ascontiguousarray(response(data))
-    return mean_over_background(preds, background.shape[0])
+class _PathData:
+    """Input rows at the path points of (explained row, point) pairs; picklable."""
+
+    def __init__(self, x, background, points, columns):
+        self.x = x
+        self.background = background
+        self.points = points
+        self.columns = columns
+
+    def __call__(self, pairs):
+        rows, ids = np.divmod(pairs, self.points.n_points)
+        a = self.points.alphas(ids)[:, None, :]
+        data = (1.0 - a) * self.background[None, :, :] + a * self.x[rows][:, None, :]
+        data = data.reshape(-1, self.x.shape[1])
+        if self.columns is not None:
+            data = pd.DataFrame(data, columns=self.columns)
+        return data
 
 
-def _path_values(explainer, x, background, points):
+def _path_values(game, x, background, points):
     """Mean model output over the background at every path point: (n_rows, n_points, n_outputs)."""
-    n_rows, n_bg = x.shape[0], background.shape[0]
-    n_pairs = n_rows * points.n_points
-    per_chunk = max(1, int(explainer._batch_rows()) // n_bg)
-    columns = list(explainer.feature_names_in_) if explainer._frame_input else None
+    n_rows = x.shape[0]
+    n_points = points.n_points
 
-    def tasks():
-        for start in range(0, n_pairs, per_chunk):
-            pairs = np.arange(start, min(start + per_chunk, n_pairs))
-            rows, ids = np.divmod(pairs, points.n_points)
-            yield rows, points.alphas(ids)
-
-    n_jobs = explainer.n_jobs
-    if n_jobs in (None, 1) or n_pairs <= per_chunk:
-        results = [
-            _evaluate_path_chunk(explainer._response, x, background, r, a, columns)
-            for r, a in tasks()
-        ]
-    else:
-        results = Parallel(n_jobs=n_jobs)(
-            delayed(_evaluate_path_chunk)(
-                explainer._response, x, background, r, a, columns
-            )
-            for r, a in tasks()
+    def describe(pair, row):
+        return (
+            f"the path point {pair % n_points} from background row {row} to "
+            f"explained row {pair // n_points}"
         )
-    return np.concatenate(results, axis=0).reshape(n_rows, points.n_points, -1)
+
+    values = game.mean_predictions(
+        _PathData(x, background, points, game.columns), n_rows * n_points,
+        background.shape[0], describe=describe,
+    )
+    return values.reshape(n_rows, n_points, -1)
 
 
-def _integrated_gradients(explainer, X, prediction, n_steps, scheme):
+def _integrated_gradients(game, X, prediction, n_steps, scheme, feature_names=None):
     """Derivative-free Integrated Gradients over groups, (n_rows, K, n_outputs)."""
-    feature_names = getattr(explainer, "feature_names_in_", None)
     x = numeric_matrix(X, feature_names, "X")
-    bg = numeric_matrix(explainer.background_, feature_names, "the background")
-    K, labels = explainer.n_groups_, explainer.labels_
+    bg = numeric_matrix(game.background, feature_names, "the background")
+    K, labels = game.n_groups, game.labels
     n_rows, n_out = prediction.shape
-    base = np.atleast_1d(explainer.expected_value_)
+    base = game.expected_value
     if K == 1 and scheme == "path":
         return (prediction - base[None, :])[:, None, :]
     points = _PathPoints(scheme, n_steps, labels, K)
-    V = _path_values(explainer, x, bg, points) if points.n_points else (
+    V = _path_values(game, x, bg, points) if points.n_points else (
         np.empty((n_rows, 0, n_out))
     )
     n = n_steps
@@ -572,23 +413,22 @@ def _integrated_gradients(explainer, X, prediction, n_steps, scheme):
 
 
 # -- ArchAttribute and Occlusion ------------------------------------------------
-def single_group_attributions(explainer, X, methods):
+def single_group_attributions(game, X, methods):
     """Arch/PDP and Occlusion/PFI from K singletons and K leave-one-out coalitions.
 
     ``arch_k = v_x({k}) - v_x({})`` and ``occlusion_k = f(x) - v_x(all but k)``
     (paper-spec §2.2), exactly, for any number of groups K: 2K coalitions
     instead of the 2**K of the full decomposition.
     """
-    prediction = explainer._response(X)
+    prediction = game.predict(X)
     n_rows, n_out = prediction.shape
-    K = explainer.n_groups_
-    table, bg = explainer._tables(X)
+    K = game.n_groups
     eye = np.eye(K, dtype=bool)
     arch_like = [m for m in methods if m in ("arch", "pdp")]
     occ_like = [m for m in methods if m in ("occlusion", "pfi")]
     blocks = ([eye] if arch_like else []) + ([~eye] if occ_like else [])
-    values = evaluate_coalitions(explainer, table, bg, np.vstack(blocks), prediction)
-    base = np.atleast_1d(explainer.expected_value_)[None, None, :]
+    values = game.values(X, np.vstack(blocks), prediction=prediction)
+    base = game.expected_value[None, None, :]
     phis = {}
     if arch_like:
         phis["arch"] = values[:, :K] - base
@@ -602,71 +442,65 @@ def single_group_attributions(explainer, X, methods):
 
 
 # -- dispatch ------------------------------------------------------------------
-class _Game:
+class _RowGame:
     """Coalition values of the explained rows, flattened to (rows x outputs)."""
 
-    def __init__(self, explainer, table, background, prediction):
-        self.explainer = explainer
-        self.table = table
-        self.background = background
+    def __init__(self, game, X, prediction):
+        self.game = game
+        self.X = X
         self.prediction = prediction
         n_rows, n_out = prediction.shape
         self.n_rows = n_rows * n_out
-        base = np.atleast_1d(explainer.expected_value_).astype(np.float64)
-        self.base = np.tile(base, n_rows)
+        self.base = np.tile(game.expected_value, n_rows)
         self.total = prediction.reshape(-1) - self.base
 
     def values(self, coalitions):
-        vals = evaluate_coalitions(
-            self.explainer, self.table, self.background, coalitions, self.prediction
-        )
+        vals = self.game.values(self.X, coalitions, prediction=self.prediction)
         return _rows_first(vals)
 
 
-def _method_seed(seed, method):
-    return np.random.RandomState([seed, SAMPLED_METHODS.index(method)])
-
-
-def sampled_attributions(explainer, X, methods, rng):
-    """Attributions of sampled methods for validated X: dict method -> array.
+def sampled_attributions(game, X, methods, rng, *, n_samples=None,
+                         method_params=None, feature_names=None):
+    """Attributions of sampled methods for checked X: dict method -> array.
 
     Each array is (n_rows, K) for one output, else (n_rows, K, n_outputs).
-    ``rng`` gives one seed; each method draws from its own stream derived
-    from it, so a method's result does not depend on the other methods
-    requested with it.
+    ``rng`` gives one seed; each method draws from its own stream, seeded by
+    that seed and the method's fixed ``seed_id`` in the registry, so a
+    method's result depends neither on the other methods requested with it
+    nor on the order of the registry.
     """
     seed = int(rng.randint(np.iinfo(np.int32).max))
-    K = explainer.n_groups_
-    prediction = explainer._response(X)
+    K = game.n_groups
+    prediction = game.predict(X)
     n_rows, n_out = prediction.shape
-    table, bg = explainer._tables(X)
-    game = _Game(explainer, table, bg, prediction)
+    row_game = _RowGame(game, X, prediction)
     out = {}
     for method in methods:
+        spec = get_method(method)
         params = check_method_params(
-            method,
-            {
-                k: v
-                for k, v in (explainer.method_params or {}).items()
-                if k in METHOD_PARAMS[method]
-            },
+            spec.name,
+            {k: v for k, v in (method_params or {}).items() if k in spec.params},
         )
-        method_rng = _method_seed(seed, method)
-        if method == "integrated_gradients":
-            phi = _integrated_gradients(explainer, X, prediction, **params)
+        method_rng = np.random.RandomState([seed, spec.seed_id])
+        if spec.name == "integrated_gradients":
+            phi = _integrated_gradients(
+                game, X, prediction, feature_names=feature_names, **params
+            )
         else:
-            budget = resolve_budget(method, explainer.n_samples, K)
-            if K == 1 and method in ("kernel_shap", "permutation_shap"):
-                flat = game.total[:, None].copy()
-            elif method == "kernel_shap":
-                flat = _kernel_shap(game, K, budget, method_rng)
-            elif method == "permutation_shap":
-                flat = _permutation_shap(game, K, budget, method_rng)
-            elif method == "lime":
-                flat = _lime(game, K, budget, method_rng, **params)
+            budget = resolve_budget(spec.name, n_samples, K)
+            if K == 1 and spec.estimates == "shapley":
+                flat = row_game.total[:, None].copy()
             else:
-                flat = _rise(game, K, budget, method_rng, **params)
+                flat = _ESTIMATORS[spec.name](row_game, K, budget, method_rng, **params)
             phi = flat.reshape(n_rows, n_out, K).transpose(0, 2, 1)
         out[method] = phi[:, :, 0].copy() if n_out == 1 else np.ascontiguousarray(phi)
     return out
 
+
+#: The coalition estimators of the sampled methods, by canonical name.
+_ESTIMATORS = {
+    "kernel_shap": _kernel_shap,
+    "permutation_shap": _permutation_shap,
+    "lime": _lime,
+    "rise": _rise,
+}

@@ -76,7 +76,7 @@ class AttributionDisplay:
 
     See Also
     --------
-    DisagreementDisplay : how much the methods disagree.
+    DisagreementDisplay : How much the methods disagree.
 
     Examples
     --------
@@ -141,6 +141,7 @@ class AttributionDisplay:
         Returns
         -------
         display : AttributionDisplay
+            The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         methods = [methods] if isinstance(methods, str) else list(methods)
@@ -158,7 +159,7 @@ class AttributionDisplay:
         )
         prediction = None
         if "shapley" in attributions:
-            # efficiency: Shapley values sum to f(x) - E_B f (paper-spec §2.3)
+            # efficiency: Shapley values sum to f(x) - E_B f
             prediction = expected_value + attributions["shapley"].sum(axis=1)
         disp = cls(
             attributions,
@@ -199,12 +200,16 @@ class AttributionDisplay:
         output : int or None, default=None
             Output to show for multi-output attributions.
         kind : {"auto", "bar", "beeswarm"}, default="auto"
+            "auto" draws bars for one row and a beeswarm for several.
         max_groups : int, default=20
+            Show at most this many groups (the most important).
         ax : matplotlib Axes, default=None
+            Axes to draw on; None creates a figure.
 
         Returns
         -------
         display : AttributionDisplay
+            The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
         if isinstance(methods, str):

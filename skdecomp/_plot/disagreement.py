@@ -38,8 +38,8 @@ class DisagreementDisplay:
     """Heatmap of pairwise disagreement among explainers or among metrics.
 
     Between explainers, each cell is the mean disagreement of two
-    attributions over the explained rows (:func:`skdecomp.metrics.disagreement`,
-    paper-spec §3.4). Between faithfulness metrics, each cell is one minus
+    attributions over the explained rows (:func:`skdecomp.metrics.disagreement`;
+    see :ref:`why_disagree`). Between faithfulness metrics, each cell is one minus
     the share of explainer pairs the two metrics order alike
     (:func:`skdecomp.metrics.metric_disagreement`): 0 when they rank the
     explainers the same way.
@@ -60,16 +60,19 @@ class DisagreementDisplay:
     Attributes
     ----------
     ax_ : matplotlib Axes
+        Axes with the heatmap.
     figure_ : matplotlib Figure
+        Figure holding the axes.
     im_ : matplotlib AxesImage
         The heatmap.
     text_ : ndarray of matplotlib Text
         Value annotations, or None values when not annotated.
     colorbar_ : matplotlib Colorbar
+        The colour bar.
 
     See Also
     --------
-    AttributionDisplay : the attributions themselves.
+    AttributionDisplay : The attributions themselves.
 
     Examples
     --------
@@ -125,7 +128,7 @@ class DisagreementDisplay:
         measure : str, default="l2"
             Measure of :func:`skdecomp.metrics.disagreement`.
         top_k : int or None, default=None
-            k of the top-k measures.
+            The k of the top-k measures; None uses all groups.
         metrics : list of str or None, default=None
             Metrics compared when ``kind="metrics"``; None uses all.
         groups : None, list of lists, dict or grouper, default=None
@@ -137,11 +140,14 @@ class DisagreementDisplay:
         n_samples : int, default=1024
             Coalitions per metric when ``kind="metrics"``.
         random_state : int, RandomState instance or None, default=None
+            Seed of a new Explainer and of the metrics' coalitions.
         ax : matplotlib Axes, default=None
+            Axes to draw on; None creates a figure.
 
         Returns
         -------
         display : DisagreementDisplay
+            The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         methods = [methods] if isinstance(methods, str) else list(methods)
@@ -192,12 +198,16 @@ class DisagreementDisplay:
         measure : str, default="l2"
             Measure of :func:`skdecomp.metrics.disagreement`.
         top_k : int or None, default=None
+            The k of the top-k measures; None uses all groups.
         output : int or None, default=None
+            Output compared for multi-output attributions.
         ax : matplotlib Axes, default=None
+            Axes to draw on; None creates a figure.
 
         Returns
         -------
         display : DisagreementDisplay
+            The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
         from .._decomposition import Decomposition
@@ -238,10 +248,12 @@ class DisagreementDisplay:
         annotate : bool, default=True
             Write the value in each cell.
         cmap : str or Colormap, default="viridis"
+            Colour map of the heatmap.
         vmax : float or None, default=None
             Top of the colour scale (e.g. shared by several displays); None
             uses the largest value.
         ax : matplotlib Axes, default=None
+            Axes to draw on; None creates a figure.
 
         Returns
         -------

@@ -81,7 +81,7 @@ class GroupingDisplay:
     """The AGREED loss against the number of groups, and the merge tree.
 
     Along the merge history of :class:`~skdecomp.AdaptiveGrouper`, the
-    "curve" view draws the AGREED loss (paper-spec §4.1) at each number of
+    "curve" view draws the AGREED loss (see :ref:`agreed`) at each number of
     groups with every merge labelled, and below it any other curves given
     (e.g. the disagreement between explainers, or unfaithfulness scores),
     each divided by its largest value. The "dendrogram" view draws the
@@ -112,7 +112,9 @@ class GroupingDisplay:
     ax_ : matplotlib Axes or ndarray of Axes
         The Axes, or an array of Axes when there are several panels.
     axes_ : ndarray of Axes
+        All panels, as an array.
     figure_ : matplotlib Figure
+        Figure holding the axes.
     lines_ : dict of str to Line2D
         The loss line (key ``"loss"``) and one line per other curve.
     annotations_ : list of matplotlib Text
@@ -122,7 +124,7 @@ class GroupingDisplay:
 
     See Also
     --------
-    InteractionDisplay : pairwise interactions ordered by a grouping.
+    InteractionDisplay : Pairwise interactions ordered by a grouping.
 
     Examples
     --------
@@ -205,12 +207,17 @@ class GroupingDisplay:
             Curves are computed only for partitions of at most this many
             groups (each needs ``2**n_groups`` coalitions per row).
         random_state : int, RandomState instance or None, default=None
+            Seed of a new grouper and of the explainers behind the curves.
         kind : {"curve", "dendrogram", "both"}, default="curve"
+            Draw the loss curve, the merge tree, or both.
         ax : matplotlib Axes or list of Axes, default=None
+            One Axes (split when there are several panels), one per panel,
+            or None for a new figure.
 
         Returns
         -------
         display : GroupingDisplay
+            The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         grouper = _adaptive_grouper(estimator)
@@ -268,11 +275,15 @@ class GroupingDisplay:
             Loss of the initial partition; by default the grouper's
             ``initial_loss_`` or the first entry's ``loss_before``.
         kind : {"curve", "dendrogram", "both"}, default="curve"
+            Draw the loss curve, the merge tree, or both.
         ax : matplotlib Axes or list of Axes, default=None
+            One Axes (split when there are several panels), one per panel,
+            or None for a new figure.
 
         Returns
         -------
         display : GroupingDisplay
+            The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
         initial_groups = initial_names = None
@@ -397,6 +408,7 @@ class GroupingDisplay:
         Parameters
         ----------
         kind : {"curve", "dendrogram", "both"}, default="curve"
+            Draw the loss curve, the merge tree, or both.
         annotate : bool, default=True
             Label every merge on the loss curve.
         ax : matplotlib Axes or list of Axes, default=None

@@ -91,7 +91,9 @@ class InteractionDisplay:
     axes_ : ndarray of Axes
         All panels.
     figure_ : matplotlib Figure
+        Figure holding the axes.
     images_ : dict of str to AxesImage
+        The heatmap of each measure.
     boxes_ : list of matplotlib Rectangle
         Outlines of the grouping blocks.
     order_ : ndarray of int
@@ -99,7 +101,7 @@ class InteractionDisplay:
 
     See Also
     --------
-    GroupingDisplay : the AGREED merge history.
+    GroupingDisplay : The AGREED merge history.
 
     Examples
     --------
@@ -163,11 +165,15 @@ class InteractionDisplay:
         output : int or None, default=None
             Output for ``"arch_detect"`` on a multi-output model.
         random_state : int, RandomState instance or None, default=None
+            Draws the rows of X used, and seeds a new Explainer.
         ax : matplotlib Axes or list of Axes, default=None
+            One Axes (split for several measures), one Axes per measure, or
+            None for a new figure.
 
         Returns
         -------
         display : InteractionDisplay
+            The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         kinds = [kind] if isinstance(kind, str) else list(kind)
@@ -205,10 +211,13 @@ class InteractionDisplay:
         grouping : list of lists, dict, fitted grouper or None, default=None
             Partition of the units that orders and boxes the heatmap.
         ax : matplotlib Axes or list of Axes, default=None
+            One Axes (split for several measures), one Axes per measure, or
+            None for a new figure.
 
         Returns
         -------
         display : InteractionDisplay
+            The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
         if (
@@ -245,6 +254,7 @@ class InteractionDisplay:
         annotate : bool or None, default=None
             Write values in the cells; None does it for at most 12 units.
         cmap : str or Colormap, default="viridis"
+            Colour map of the heatmaps.
         ax : matplotlib Axes or list of Axes, default=None
             One Axes (split for several measures), one Axes per measure, or
             None for a new figure.

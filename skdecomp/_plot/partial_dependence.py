@@ -43,7 +43,7 @@ class PartialDependenceDisplay:
     average prediction (and ICE lines, one per row); two columns give a
     heatmap of the joint partial dependence; a larger group gives ICE over
     the group's observed joint values, sorted by partial dependence
-    (:func:`skdecomp.inspection.partial_dependence`, paper-spec §2.4).
+    (:func:`skdecomp.inspection.partial_dependence`).
 
     Read more in the :ref:`User Guide <plotting>`.
 
@@ -64,7 +64,9 @@ class PartialDependenceDisplay:
     ax_ : matplotlib Axes or ndarray of Axes
         The Axes, or an array of Axes for several groups.
     axes_ : ndarray of Axes
+        All panels, as an array.
     figure_ : matplotlib Figure
+        Figure holding the axes.
     lines_ : dict of str to list of Line2D
         Average and ICE lines of each curve panel.
     contours_ : dict of str to QuadMesh
@@ -72,7 +74,7 @@ class PartialDependenceDisplay:
 
     See Also
     --------
-    skdecomp.inspection.partial_dependence : the computation.
+    skdecomp.inspection.partial_dependence : The computation.
 
     Examples
     --------
@@ -116,6 +118,7 @@ class PartialDependenceDisplay:
         estimator : estimator or Explainer
             A fitted model, or a fitted :class:`~skdecomp.Explainer` (its model).
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Rows over which the partial dependence is averaged.
         groups : int, str, list or dict
             One column, a list of groups (each a column or a list of
             columns), or a dict name -> columns. Columns are positions or
@@ -124,17 +127,25 @@ class PartialDependenceDisplay:
             Average curve, ICE lines, or both (curve panels; a two-column
             heatmap always shows the average).
         grid_resolution : int, default=50
+            Number of grid points per column (or of observed joint values
+            for a bigger group).
         n_ice : int, default=50
             Rows of X drawn for the ICE lines (the average uses all rows).
         output : int, default=0
+            Output drawn for multi-output models.
         response_method : str, default="auto"
+            Model method explained, as in
+            :func:`skdecomp.inspection.partial_dependence`.
         random_state : int, RandomState instance or None, default=None
             Draws the ICE rows and the joint values of big groups.
         ax : matplotlib Axes or list of Axes, default=None
+            One Axes (split for several groups), one Axes per group, or None
+            for a new figure.
 
         Returns
         -------
         display : PartialDependenceDisplay
+            The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         from sklearn.utils import check_random_state
@@ -193,14 +204,21 @@ class PartialDependenceDisplay:
         results : Bunch or list of Bunch
             One result per group (with ``average`` and/or ``individual``).
         group_names : list of str or None, default=None
+            Name of each group; None joins the names of its columns.
         feature_names : list of str or None, default=None
+            Names of all columns; None uses ``"x0"``, ``"x1"``, ...
         output : int, default=0
+            Output drawn for multi-output models.
         kind : {"average", "individual", "both"}, default="both"
+            Average curve, ICE lines, or both.
         ax : matplotlib Axes or list of Axes, default=None
+            One Axes (split for several groups), one Axes per group, or None
+            for a new figure.
 
         Returns
         -------
         display : PartialDependenceDisplay
+            The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
         if isinstance(results, Mapping):
@@ -222,9 +240,12 @@ class PartialDependenceDisplay:
         Parameters
         ----------
         kind : {"average", "individual", "both"}, default="both"
+            Average curve, ICE lines, or both (curve panels only).
         cmap : str or Colormap, default="viridis"
             Colormap of two-column heatmaps.
         ax : matplotlib Axes or list of Axes, default=None
+            One Axes (split for several groups), one Axes per group, or None
+            for a new figure.
 
         Returns
         -------

@@ -89,11 +89,13 @@ class SaliencyDisplay:
     axes_ : ndarray of Axes
         Same as ``ax_``.
     figure_ : matplotlib Figure
+        Figure holding the axes.
     images_ : dict of str to AxesImage
         The explained image (key ``"image"``) and each method's map.
     boundaries_ : list of LineCollection
         Group boundaries drawn on every panel.
     colorbar_ : matplotlib Colorbar
+        The colour bar shared by the maps.
 
     Examples
     --------
@@ -135,8 +137,9 @@ class SaliencyDisplay:
 
         The model takes flattened images: a row of ``height * width *
         channels`` values. The explainer uses the image as the explained row
-        and one baseline image as the background (B = a single baseline,
-        paper-spec §1.1), so every method is exact over the K groups
+        and one baseline image as the background (an anchored decomposition,
+        see :ref:`functional_decomposition`), so every method is exact over
+        the K groups
         (K at most ``MAX_EXACT_GROUPS`` for the exact methods).
 
         Parameters
@@ -144,6 +147,7 @@ class SaliencyDisplay:
         estimator : estimator or callable
             Fitted model on flattened images.
         image : ndarray of shape (height, width) or (height, width, channels)
+            The explained image.
         label_map : ndarray of int of shape (height, width) or None, default=None
             Group of every pixel; None uses a grid of ``patch_size`` patches,
             or the ``label_map_`` of a fitted grouper passed here.
@@ -160,13 +164,17 @@ class SaliencyDisplay:
         response_method : str, default="auto"
             As in :class:`~skdecomp.Explainer`.
         title : str or None, default=None
+            Title of the image panel; None names the explained class.
         per_pixel : bool, default=False
             Divide each group's attribution by its number of pixels.
         ax : matplotlib Axes or list of Axes, default=None
+            One Axes (split into panels), one Axes per panel (1 + number of
+            methods), or None for a new figure.
 
         Returns
         -------
         display : SaliencyDisplay
+            The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         from .._explainer import Explainer
@@ -233,6 +241,7 @@ class SaliencyDisplay:
         Parameters
         ----------
         image : ndarray of shape (height, width) or (height, width, channels)
+            The explained image.
         label_map : ndarray of int of shape (height, width)
             Group id (0..K-1) of every pixel.
         attributions : dict, Bunch or ndarray
@@ -243,12 +252,17 @@ class SaliencyDisplay:
         methods : list of str or None, default=None
             Methods to show, or the name of a plain array.
         title : str or None, default=None
+            Title of the image panel.
         per_pixel : bool, default=False
+            Divide each group's attribution by its number of pixels.
         ax : matplotlib Axes or list of Axes, default=None
+            One Axes (split into panels), one Axes per panel (1 + number of
+            methods), or None for a new figure.
 
         Returns
         -------
         display : SaliencyDisplay
+            The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
         image = np.asarray(image, dtype=np.float64)
@@ -282,6 +296,7 @@ class SaliencyDisplay:
         cmap : str or Colormap, default="RdBu_r"
             Diverging colormap, centred on 0.
         boundary_color : str, default="yellow"
+            Colour of the group boundaries.
         ax : matplotlib Axes or list of Axes, default=None
             One Axes (split into panels), one Axes per panel (1 + number of
             methods), or None for a new figure.

@@ -1,80 +1,59 @@
 """Exact grouped decomposition of tree ensembles without model calls.
 
-The fitted trees of a supported scikit-learn model are flattened into plain
-numpy arrays (:class:`TreeModel`). For an explained row x and a background row
-z, each tree is walked along the union of the paths of x and z: a leaf is
-reached by the hybrid (x_{G_S}, z_{-G_S}) exactly when S contains the groups A
-whose splits sent the path x's way and avoids the groups B that sent it z's
-way, and its value enters the component F_U for A <= U <= A | B with sign
-(-1)**(|U| - |A|) (paper-spec §1.2, Appendix D). Averaged over the background
-this gives every grouped component, and every exact attribution, at a cost set
-by the depth of the trees rather than by 2**K model calls.
+For an explained row x and a background row z, each tree of a
+:class:`TreeModel` is walked along the union of the paths of x and z: a leaf
+is reached by the hybrid (x_{G_S}, z_{-G_S}) exactly when S contains the
+groups A whose splits sent the path x's way and avoids the groups B that sent
+it z's way, and its value enters the interventional component F_U for
+A <= U <= A | B with sign (-1)**(|U| - |A|) (the functional decomposition of
+Laberge et al., AISTATS 2024, computed on trees as their FD-Trees do; the
+same walk over x and z underlies interventional TreeSHAP, Lundberg et al.
+2020). Averaged over the background this gives every grouped component, and
+every exact attribution, at a cost set by the depth of the trees rather than
+by 2**K model calls.
 
 Equivalently, per leaf, let V(r) be the groups whose splits on the path row r
 does not follow: the hybrid of x and z reaches the leaf iff V(x) and V(z) are
-disjoint, with A = V(z) and B = V(x). The default kernels walk each tree once
-for all rows together, keeping V of every row along the current path, and
-handle rows with equal V once per leaf, so their cost grows with
+disjoint, with A = V(z) and B = V(x). The leaf-wise kernels walk each tree
+once for all rows together, keeping V of every row along the current path,
+and handle rows with equal V once per leaf, so their cost grows with
 n_explained + n_background rather than with their product.
 
-Supported models: DecisionTree*, RandomForest*, ExtraTrees*,
-GradientBoosting* and HistGradientBoosting* (regressors with an identity link;
-classifiers on ``predict_proba`` for averaging forests and on
-``decision_function`` for boosting), alone or as the last step of a Pipeline
-whose earlier steps transform each column on its own.
+Several kernels compute the same numbers; :func:`_choose_kernel` picks one
+from the thresholds in :data:`DISPATCH`, each set by
+``benchmarks/bench_tree_dispatch.py``.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
 
 import os
+from collections.abc import Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from fractions import Fraction
+from math import comb
 
 import numba
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
-from sklearn.compose import ColumnTransformer
-from sklearn.dummy import DummyClassifier, DummyRegressor
-from sklearn.ensemble import (
-    ExtraTreesClassifier,
-    ExtraTreesRegressor,
-    GradientBoostingClassifier,
-    GradientBoostingRegressor,
-    HistGradientBoostingClassifier,
-    HistGradientBoostingRegressor,
-    RandomForestClassifier,
-    RandomForestRegressor,
-)
-from sklearn.impute import MissingIndicator, SimpleImputer
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import (
-    Binarizer,
-    FunctionTransformer,
-    KBinsDiscretizer,
-    MaxAbsScaler,
-    MinMaxScaler,
-    OneHotEncoder,
-    OrdinalEncoder,
-    PowerTransformer,
-    QuantileTransformer,
-    RobustScaler,
-    SplineTransformer,
-    StandardScaler,
-)
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-from sklearn.utils import check_array
 
-from .._decomposition import METHOD_ALIASES, size_weights
-from .._table import Table
+from ._extract import (
+    TreeModel,
+    TreeUnsupportedError,
+    extract_tree_model,
+    select_algorithm,
+)
 from ._kernels import (
+    _ternary_attributions_parallel,
+    _ternary_attributions_serial,
+    _ternary_components_parallel,
+    _ternary_components_serial,
     _tree_anchored_sums_parallel,
-    _tree_background_leaves,
     _tree_anchored_sums_serial,
     _tree_attributions_leaf_parallel,
     _tree_attributions_leaf_serial,
     _tree_attributions_parallel,
     _tree_attributions_serial,
+    _tree_background_leaves,
     _tree_class_attributions_parallel,
     _tree_class_attributions_serial,
     _tree_components_parallel,
@@ -83,174 +62,140 @@ from ._kernels import (
     _tree_predict_serial,
     _tree_ternary_parallel,
     _tree_ternary_serial,
-    _ternary_attributions_parallel,
-    _ternary_attributions_serial,
-    _ternary_components_parallel,
-    _ternary_components_serial,
 )
 
 __all__ = [
+    # re-exported from ._extract, for modules that import them from here
     "TreeModel",
     "TreeUnsupportedError",
     "extract_tree_model",
+    "select_algorithm",
+    # evaluation
+    "tree_predict",
     "tree_components",
     "tree_attributions",
     "anchored_sums_tree",
-    "tree_predict",
+    "explainer_attributions",
+    "MAX_TREE_GROUPS",
 ]
 
-#: Largest number of groups the bitmask kernels accept.
+#: Largest number of groups the bitmask kernels accept (one int64 bitmask).
 MAX_TREE_GROUPS = 62
-#: Largest number of groups for the leaf-wise components (3**K per row).
-MAX_LEAF_GROUPS = 10
-#: Largest number of groups of the kernel that sums attributions per distinct
-#: row pattern (tables over all 2**K patterns).
-MAX_CLASS_GROUPS = 12
-#: Largest background summary kept between calls (see TreeModel.background_leaves).
+#: Largest number of groups of the kernels that read a background summary
+#: over all 2**K patterns: patterns are int16, and a table of the subsets of
+#: every pattern takes 2**(2K - 3) bytes (32 MB at 14 groups). A hard limit,
+#: not a speed threshold; the dispatch stays well below it.
+_MAX_SUMMARY_GROUPS = 14
+#: Largest background summary kept between calls (see _background_leaves).
 _BACKGROUND_CACHE_BYTES = 1 << 27
+#: Accumulators of one kernel call, in float64 cells (~64 MB): explained rows
+#: are sent in blocks that keep below it.
+_BLOCK_CELLS = 1 << 23
 
-_FORESTS = (
-    RandomForestRegressor,
-    RandomForestClassifier,
-    ExtraTreesRegressor,
-    ExtraTreesClassifier,
-)
-_SK_TREES = (DecisionTreeRegressor, DecisionTreeClassifier)
-_GB = (GradientBoostingRegressor, GradientBoostingClassifier)
-_HGB = (HistGradientBoostingRegressor, HistGradientBoostingClassifier)
-_SUPPORTED = "DecisionTree*, RandomForest*, ExtraTrees*, GradientBoosting* or HistGradientBoosting*"
-
-# Transformers whose output column j is a function of input column j alone.
-_ONE_TO_ONE = (
-    StandardScaler,
-    MinMaxScaler,
-    MaxAbsScaler,
-    RobustScaler,
-    QuantileTransformer,
-    PowerTransformer,
-    OrdinalEncoder,
-    Binarizer,
-)
+#: Kernels, by the task they serve.
+KERNELS = {
+    "components": ("pairwise", "ternary"),
+    "attributions": ("pairwise", "patterns", "ternary", "hashed"),
+}
 
 
-class TreeUnsupportedError(ValueError):
-    """The model (or the explained output) cannot take the tree path."""
+# -- dispatch -------------------------------------------------------------------
+@dataclass(frozen=True)
+class DispatchThresholds:
+    """Where the choice among equivalent kernels changes.
 
+    The kernels (all in :mod:`._kernels`):
 
-class TreeModel:
-    """A fitted tree ensemble as flat numpy arrays.
+    ``pairwise``
+        one walk of every tree per (explained, background) pair; the reference.
+    ``ternary``
+        one walk for all rows, summing leaf values into a table over the
+        3**K pairs (A, B) per explained row; components and attributions are
+        read off the table.
+    ``patterns``
+        attributions only: one walk for all rows; per leaf, the attributions
+        of each distinct row pattern B, from bitset tables over all 2**K
+        patterns.
+    ``hashed``
+        attributions only: one walk for all rows, per leaf and distinct row
+        pattern, without tables over 2**K patterns (any K).
 
-    Built by :func:`extract_tree_model`; holds plain arrays (and the fitted
-    preprocessing steps), so it pickles with the estimator that owns it.
-
-    Attributes
-    ----------
-    roots : ndarray of shape (n_trees,), int64
-        Root node of each tree.
-    node_int : ndarray of shape (n_nodes, 6), int64
-        Per node: feature (-1 at leaves), left child, right child, 1 when a
-        missing value goes left, row of ``cat_bits`` holding the categories
-        sent left (-1 for a numerical split), row holding the known
-        categories of the feature.
-    threshold : ndarray of shape (n_nodes,)
-        ``x <= threshold`` goes left at numerical splits.
-    values : ndarray of shape (n_nodes, n_outputs)
-        Leaf values of the explained outputs, scaled so that the model output
-        is ``offset + sum over trees of values[leaf]``.
-    cat_bits : ndarray of shape (n_bitsets, 8), int64
-        256-bit category sets (HistGradientBoosting categorical splits).
-    offset : ndarray of shape (n_outputs,)
-        Constant term (initial prediction of boosting).
-    sources : ndarray of shape (n_model_columns,), int64
-        Input column on which each column seen by the trees depends.
-    max_depth : int
-    description : str
-        The model and output the arrays reproduce.
+    Every threshold was set by ``benchmarks/bench_tree_dispatch.py``
+    (serial, RandomForestRegressor of 200 trees of depth 10, 200 explained
+    and 100 background rows); the figures are in that script's docstring.
     """
 
-    def __init__(
-        self, roots, node_int, threshold, values, cat_bits, offset, sources,
-        max_depth, preprocess, model, kind, description,
+    #: Components: ``ternary`` up to this many groups, ``pairwise`` above
+    #: (bench_tree_dispatch "components: ternary vs pairwise").
+    ternary_max_groups: int = 10
+    #: Attributions: ``patterns`` up to this many groups, ``hashed`` above
+    #: (bench_tree_dispatch "attributions: patterns vs hashed").
+    patterns_max_groups: int = 12
+    #: Attributions with few groups: ``patterns`` while n_methods * n_groups
+    #: is at most this, ``ternary`` above, whose table is shared by all
+    #: methods (bench_tree_dispatch "attributions: patterns vs ternary").
+    patterns_max_methods_x_groups: int = 12
+    #: ... and ``patterns`` from this many groups on whatever the number of
+    #: methods, as the 3**K table outgrows the per-method sums
+    #: (bench_tree_dispatch "attributions: patterns vs ternary").
+    patterns_min_groups: int = 8
+
+    def __post_init__(self):
+        limit = _MAX_SUMMARY_GROUPS
+        if max(self.ternary_max_groups, self.patterns_max_groups) > limit:
+            raise ValueError(f"The summary kernels take at most {limit} groups.")
+
+
+#: The thresholds in use.
+DISPATCH = DispatchThresholds()
+#: Largest number of groups for the leaf-wise components (3**K per row).
+MAX_LEAF_GROUPS = DISPATCH.ternary_max_groups
+#: Largest number of groups of the attribution kernel that sums per distinct
+#: row pattern (tables over all 2**K patterns).
+MAX_CLASS_GROUPS = DISPATCH.patterns_max_groups
+
+
+def _choose_kernel(task, n_groups, n_methods=1, all_masks=True, pairwise=False,
+                   thresholds=DISPATCH):
+    """The kernel for a task: one of ``KERNELS[task]``.
+
+    Parameters
+    ----------
+    task : {"components", "attributions"}
+    n_groups : int
+    n_methods : int
+        Distinct weight vectors asked for (attributions).
+    all_masks : bool
+        Whether all 2**K components are asked for (components).
+    pairwise : bool
+        Force the pairwise walk.
+    thresholds : DispatchThresholds
+    """
+    t = thresholds
+    if pairwise:
+        return "pairwise"
+    if task == "components":
+        if all_masks and n_groups <= t.ternary_max_groups:
+            return "ternary"
+        return "pairwise"
+    if task != "attributions":
+        raise ValueError(f"Unknown task {task!r}.")
+    if n_groups <= t.patterns_max_groups and (
+        n_methods * n_groups <= t.patterns_max_methods_x_groups
+        or n_groups >= t.patterns_min_groups
     ):
-        self.roots = roots
-        self.node_int = node_int
-        self.threshold = threshold
-        self.values = values
-        self.cat_bits = cat_bits
-        self.offset = offset
-        self.sources = sources
-        self.max_depth = int(max_depth)
-        self.preprocess = preprocess
-        self.model = model
-        self.kind = kind
-        self.description = description
-
-    @property
-    def n_outputs(self):
-        return self.values.shape[1]
-
-    def prepare(self, X):
-        """Columns seen by the trees for raw model input X, as float64."""
-        if isinstance(X, Table):
-            X = X.rows(np.arange(X.n_rows))
-        for step in self.preprocess:
-            X = step.transform(X)
-        if sp.issparse(X):
-            X = X.toarray()
-        if self.kind == "hgb":
-            X = self.model._preprocess_X(X, reset=False)
-            X = np.asarray(X, dtype=np.float64)
-        else:
-            # scikit-learn's trees compare float32 inputs with their thresholds
-            X = check_array(X, dtype=np.float32, ensure_all_finite=False)
-            X = X.astype(np.float64)
-        if X.shape[1] != self.sources.shape[0]:
-            raise ValueError(
-                f"The trees expect {self.sources.shape[0]} columns after "
-                f"preprocessing, got {X.shape[1]}."
-            )
-        return np.ascontiguousarray(X)
-
-    def column_groups(self, labels):
-        """Group of each column seen by the trees, from the input columns' groups."""
-        labels = np.asarray(labels, dtype=np.int64)
-        if labels.shape[0] <= self.sources.max(initial=-1):
-            raise ValueError(
-                f"labels has {labels.shape[0]} entries but the model reads input "
-                f"column {int(self.sources.max())}; give one group per input column."
-            )
-        return np.ascontiguousarray(labels[self.sources])
-
-    def _arrays(self):
-        return (self.roots, self.node_int, self.threshold, self.values, self.cat_bits)
-
-    def background_leaves(self, Zm, col_group, n_groups):
-        """Distinct background patterns and counts at every leaf (see
-        ``_tree_background_leaves``), kept for the last background and
-        partition so that repeated calls with them walk only the explained
-        rows. Not pickled."""
-        if n_groups > MAX_CLASS_GROUPS:
-            raise ValueError(f"At most {MAX_CLASS_GROUPS} groups, got {n_groups}.")
-        cached = self.__dict__.get("_background_leaves")
-        if (cached is not None and cached[2] == n_groups
-                and np.array_equal(cached[1], col_group)
-                and np.array_equal(cached[0], Zm, equal_nan=True)):
-            return cached[3]
-        leaves = _tree_background_leaves(
-            Zm, col_group, self.roots, self.node_int, self.threshold, self.cat_bits,
-            int(n_groups), self.max_depth,
-        )
-        if sum(a.nbytes for a in leaves) <= _BACKGROUND_CACHE_BYTES:
-            self._background_leaves = (Zm.copy(), col_group.copy(), n_groups, leaves)
-        return leaves
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state.pop("_background_leaves", None)
-        return state
+        return "patterns"
+    if n_groups <= t.ternary_max_groups:
+        return "ternary"
+    return "hashed"
 
 
-# -- threads ------------------------------------------------------------------
+def _check_kernel(task, kernel):
+    if kernel not in KERNELS[task]:
+        raise ValueError(f"Unknown {task} kernel {kernel!r}; choose one of {KERNELS[task]}.")
+
+
+# -- threads --------------------------------------------------------------------
 def _n_chunks(tree_model, parallel):
     """Accumulators of the leaf-wise kernels: one per thread, each a share of the trees."""
     return min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
@@ -273,348 +218,28 @@ def _numba_threads(n_jobs):
         numba.set_num_threads(old)
 
 
-# -- preprocessing ----------------------------------------------------------
-def _unsupported(msg):
-    return TreeUnsupportedError(msg)
+# -- background summary -----------------------------------------------------------
+def _background_leaves(tree_model, Zm, col_group, n_groups):
+    """Distinct background patterns and counts at every leaf.
 
-
-def _column_sources(transformer, n_in):
-    """Input column behind each output column of a column-wise transformer."""
-    name = type(transformer).__name__
-    if transformer is None or (isinstance(transformer, str) and transformer == "passthrough"):
-        return np.arange(n_in)
-    if isinstance(transformer, str) and transformer == "drop":
-        return np.zeros(0, dtype=np.int64)
-    if isinstance(transformer, Pipeline):
-        src = np.arange(n_in)
-        for _, _, step in transformer._iter(with_final=True, filter_passthrough=True):
-            src = src[_column_sources(step, src.shape[0])]
-        return src
-    if isinstance(transformer, ColumnTransformer):
-        n_out = sum(
-            s.stop - s.start for s in transformer.output_indices_.values()
-        )
-        src = np.full(n_out, -1, dtype=np.int64)
-        inputs = getattr(transformer, "_transformer_to_input_indices", None)
-        if inputs is None:
-            raise _unsupported("the ColumnTransformer does not expose its input columns")
-        for tname, trans, _ in transformer.transformers_:
-            out = transformer.output_indices_.get(tname)
-            if out is None or out.stop == out.start:
-                continue
-            idx = np.asarray(inputs[tname], dtype=np.int64)
-            sub = _column_sources(trans, idx.shape[0])
-            if sub.shape[0] != out.stop - out.start:
-                raise _unsupported(f"cannot map the columns of step {tname!r}")
-            src[out] = idx[sub]
-        if (src < 0).any():
-            raise _unsupported("cannot map every column of the ColumnTransformer")
-        return src
-    if isinstance(transformer, _ONE_TO_ONE):
-        return np.arange(n_in)
-    if isinstance(transformer, FunctionTransformer) and transformer.func is None:
-        return np.arange(n_in)
-    if isinstance(transformer, KBinsDiscretizer):
-        if transformer.encode == "ordinal":
-            return np.arange(n_in)
-        return np.repeat(np.arange(n_in), np.asarray(transformer.n_bins_, dtype=np.int64))
-    if isinstance(transformer, OneHotEncoder):
-        counts = getattr(transformer, "_n_features_outs", None)
-        if counts is None:
-            raise _unsupported("cannot count the OneHotEncoder's output columns")
-        return np.repeat(np.arange(n_in), np.asarray(counts, dtype=np.int64))
-    if isinstance(transformer, SplineTransformer):
-        per = transformer.n_features_out_ // max(n_in, 1)
-        if per * n_in != transformer.n_features_out_:
-            raise _unsupported("cannot map the SplineTransformer's output columns")
-        return np.repeat(np.arange(n_in), per)
-    if isinstance(transformer, MissingIndicator):
-        return np.asarray(transformer.features_, dtype=np.int64)
-    if isinstance(transformer, SimpleImputer):
-        if transformer.strategy == "constant" or transformer.keep_empty_features:
-            kept = np.arange(n_in)
-        else:
-            stats = np.asarray(transformer.statistics_, dtype=object)
-            kept = np.flatnonzero(~pd.isna(stats).astype(bool))
-        if transformer.add_indicator:
-            kept = np.concatenate([kept, _column_sources(transformer.indicator_, n_in)])
-        return kept
-    raise _unsupported(
-        f"the preprocessing step {name} may mix columns (supported column-wise "
-        "steps: scalers, encoders, imputers, KBinsDiscretizer, SplineTransformer, "
-        "ColumnTransformer and Pipeline of those)"
-    )
-
-
-def _check_supported(model):
-    if not isinstance(model, _SK_TREES + _FORESTS + _GB + _HGB):
-        raise _unsupported(
-            f"{type(model).__name__} is not a supported tree model ({_SUPPORTED})"
-        )
-
-
-def _split_pipeline(estimator):
-    """(column-wise preprocessing steps, final model, sources of the model's columns)."""
-    from sklearn.frozen import FrozenEstimator
-
-    if isinstance(estimator, FrozenEstimator):
-        return _split_pipeline(estimator.estimator)
-    if not isinstance(estimator, Pipeline):
-        return [], estimator, None
-    steps = [
-        step
-        for _, _, step in estimator._iter(with_final=False, filter_passthrough=True)
-    ]
-    final = estimator.steps[-1][1]
-    if final is None or (isinstance(final, str) and final == "passthrough"):
-        raise _unsupported("the Pipeline has no final model")
-    inner_pre, model, inner_src = _split_pipeline(final)
-    _check_supported(model)
-    n_in = getattr(estimator, "n_features_in_", None)
-    if n_in is None:
-        n_in = getattr(steps[0], "n_features_in_", None) if steps else None
-    if n_in is None:
-        raise _unsupported("the Pipeline does not record its number of input columns")
-    src = np.arange(n_in)
-    for step in steps:
-        src = src[_column_sources(step, src.shape[0])]
-    if inner_src is not None:
-        src = src[inner_src]
-    return steps + inner_pre, model, src
-
-
-# -- extraction -----------------------------------------------------------------
-def _sk_tree_nodes(tree):
-    t = tree.tree_
-    n = t.node_count
-    node_int = np.empty((n, 6), dtype=np.int64)
-    leaf = t.children_left < 0
-    node_int[:, 0] = np.where(leaf, -1, t.feature)
-    node_int[:, 1] = t.children_left
-    node_int[:, 2] = t.children_right
-    missing = getattr(t, "missing_go_to_left", None)
-    node_int[:, 3] = 0 if missing is None else np.asarray(missing, dtype=np.int64)
-    node_int[:, 4] = -1
-    node_int[:, 5] = -1
-    return node_int, np.asarray(t.threshold, dtype=np.float64), int(t.max_depth)
-
-
-def _sk_tree_values(tree, is_clf):
-    value = np.asarray(tree.tree_.value, dtype=np.float64)
-    if is_clf:
-        # DecisionTreeClassifier.predict_proba: class fractions, renormalised
-        proba = value[:, 0, : tree.n_classes_]
-        norm = proba.sum(axis=1, keepdims=True)
-        norm[norm == 0.0] = 1.0
-        return proba / norm
-    return value[:, :, 0]
-
-
-class _Builder:
-    def __init__(self):
-        self.roots, self.nodes, self.thresholds, self.values = [], [], [], []
-        self.bits = [np.zeros((0, 8), dtype=np.int64)]
-        self.n_nodes = 0
-        self.n_bits = 0
-        self.max_depth = 0
-
-    def add(self, node_int, threshold, values, depth, bits=None):
-        node_int = node_int.copy()
-        inner = node_int[:, 0] >= 0
-        node_int[inner, 1] += self.n_nodes
-        node_int[inner, 2] += self.n_nodes
-        node_int[~inner, 1:3] = -1
-        if bits is not None and bits.shape[0]:
-            cat = node_int[:, 4] >= 0
-            node_int[cat, 4] += self.n_bits
-            self.bits.append(bits.astype(np.int64))
-            self.n_bits += bits.shape[0]
-        self.roots.append(self.n_nodes)
-        self.nodes.append(node_int)
-        self.thresholds.append(threshold)
-        self.values.append(values)
-        self.n_nodes += node_int.shape[0]
-        self.max_depth = max(self.max_depth, depth)
-
-    def add_bits(self, bits):
-        start = self.n_bits
-        self.bits.append(bits.astype(np.int64))
-        self.n_bits += bits.shape[0]
-        return start
-
-    def arrays(self):
-        return (
-            np.asarray(self.roots, dtype=np.int64),
-            np.ascontiguousarray(np.concatenate(self.nodes)),
-            np.ascontiguousarray(np.concatenate(self.thresholds)),
-            np.ascontiguousarray(np.concatenate(self.values)),
-            np.ascontiguousarray(np.concatenate(self.bits)),
-        )
-
-
-def _model_outputs(model, method):
-    """Leaf values of every model output and the constant term, or raise."""
-    name = type(model).__name__
-    is_clf = isinstance(model, (DecisionTreeClassifier, RandomForestClassifier,
-                                ExtraTreesClassifier, GradientBoostingClassifier,
-                                HistGradientBoostingClassifier))
-    if is_clf and method == "predict":
-        raise _unsupported(
-            f"{name}.predict returns class labels, which are not a sum over "
-            "trees; explain response_method='predict_proba' or 'decision_function'"
-        )
-    b = _Builder()
-    if isinstance(model, _SK_TREES + _FORESTS):
-        if is_clf and method != "predict_proba":
-            raise _unsupported(f"{name} has no output {method!r} on the tree path")
-        if is_clf and getattr(model, "n_outputs_", 1) > 1:
-            raise _unsupported(f"{name} has several targets")
-        trees = [model] if isinstance(model, _SK_TREES) else list(model.estimators_)
-        scale = 1.0 / len(trees)
-        for tree in trees:
-            node_int, thr, depth = _sk_tree_nodes(tree)
-            b.add(node_int, thr, scale * _sk_tree_values(tree, is_clf), depth)
-        n_out = b.values[0].shape[1]
-        return b, np.zeros(n_out), "sklearn", "mean of the trees"
-    if isinstance(model, _GB):
-        if is_clf and method != "decision_function":
-            raise _unsupported(
-                f"{name}.{method} is a non-linear (sigmoid/softmax) function of "
-                "the sum over trees, so it has no exact tree decomposition; "
-                "response_method='decision_function' explains the raw score "
-                "(log-odds) on the tree path"
-            )
-        init = model.init_
-        if not (isinstance(init, str) and init == "zero") and not isinstance(
-            init, (DummyRegressor, DummyClassifier)
-        ):
-            raise _unsupported(f"{name} has a non-constant init estimator")
-        n_k = model.estimators_.shape[1]
-        lr = float(model.learning_rate)
-        for i in range(model.estimators_.shape[0]):
-            for k in range(n_k):
-                tree = model.estimators_[i, k]
-                node_int, thr, depth = _sk_tree_nodes(tree)
-                vals = np.zeros((node_int.shape[0], n_k))
-                vals[:, k] = lr * tree.tree_.value[:, 0, 0]
-                b.add(node_int, thr, vals, depth)
-        offset = _gb_init_offset(model, is_clf, n_k)
-        what = "raw score (decision_function)" if is_clf else "sum of the trees"
-        return b, offset, "sklearn", what
-    if isinstance(model, _HGB):
-        if is_clf and method != "decision_function":
-            raise _unsupported(
-                f"{name}.{method} is a non-linear (sigmoid/softmax) function of "
-                "the sum over trees, so it has no exact tree decomposition; "
-                "response_method='decision_function' explains the raw score "
-                "(log-odds) on the tree path"
-            )
-        link = type(model._loss.link).__name__
-        if not is_clf and link != "IdentityLink":
-            raise _unsupported(
-                f"{name} with loss={model.loss!r} predicts through a {link}, which "
-                "is not a sum over trees"
-            )
-        known, f_idx_map = model._bin_mapper.make_known_categories_bitsets()
-        known_start = b.add_bits(np.asarray(known))
-        f_idx_map = np.asarray(f_idx_map, dtype=np.int64)
-        n_k = model.n_trees_per_iteration_
-        for predictors in model._predictors:
-            for k, predictor in enumerate(predictors):
-                nodes = predictor.nodes
-                n = nodes.shape[0]
-                node_int = np.empty((n, 6), dtype=np.int64)
-                leaf = nodes["is_leaf"].astype(bool)
-                feat = nodes["feature_idx"].astype(np.int64)
-                node_int[:, 0] = np.where(leaf, -1, feat)
-                node_int[:, 1] = nodes["left"]
-                node_int[:, 2] = nodes["right"]
-                node_int[:, 3] = nodes["missing_go_to_left"]
-                cat = nodes["is_categorical"].astype(bool) & ~leaf
-                node_int[:, 4] = np.where(cat, nodes["bitset_idx"].astype(np.int64), -1)
-                node_int[:, 5] = np.where(cat, known_start + f_idx_map[feat], -1)
-                vals = np.zeros((n, n_k))
-                vals[:, k] = np.where(leaf, nodes["value"], 0.0)
-                depth = int(nodes["depth"].max(initial=0))
-                bits = np.asarray(predictor.raw_left_cat_bitsets)
-                b.add(node_int, np.asarray(nodes["num_threshold"], dtype=np.float64),
-                      vals, depth, bits)
-        offset = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
-        what = "raw score (decision_function)" if is_clf else "sum of the trees"
-        return b, offset, "hgb", what
-    raise _unsupported(f"{name} is not a supported tree model ({_SUPPORTED})")
-
-
-def _gb_init_offset(model, is_clf, n_k):
-    """Constant initial raw prediction of GradientBoosting* (zero or Dummy* init)."""
-    if isinstance(model.init_, str):
-        return np.zeros(n_k)
-    from sklearn.ensemble._gb import _init_raw_predictions
-
-    probe = np.zeros((1, model.n_features_in_), dtype=np.float32)
-    raw = _init_raw_predictions(probe, model.init_, model._loss, is_clf)
-    return np.asarray(raw, dtype=np.float64).reshape(-1)
-
-
-def _hgb_sources(model):
-    """Input column of each column after HistGradientBoosting's own encoding."""
-    pre = getattr(model, "_preprocessor", None)
-    n_in = model.n_features_in_
-    if pre is None:
-        return np.arange(n_in)
-    # categorical columns first (ordinal codes), then the numerical ones
-    is_cat = np.asarray(model.is_categorical_, dtype=bool)
-    src = np.empty(n_in, dtype=np.int64)
-    src[pre.output_indices_["encoder"]] = np.flatnonzero(is_cat)
-    src[pre.output_indices_["numerical"]] = np.flatnonzero(~is_cat)
-    return src
-
-
-def extract_tree_model(estimator, response=None):
-    """Flatten a fitted tree ensemble, or a Pipeline ending in one.
-
-    Parameters
-    ----------
-    estimator : fitted estimator
-        A supported tree model, a Pipeline whose last step is one and whose
-        earlier steps are column-wise, or a FrozenEstimator of either.
-    response : ResponseFunction or None
-        The explained output (method, output columns and sign). None means
-        ``predict``, all outputs.
-
-    Returns
-    -------
-    tree_model : TreeModel
-
-    Raises
-    ------
-    TreeUnsupportedError
-        With the reason, when the model or its output has no tree path.
+    See ``_tree_background_leaves``. The summary of the last background and
+    partition is kept on the tree model (not pickled), so that repeated
+    calls with them walk only the explained rows.
     """
-    method = "predict" if response is None else response.method
-    preprocess, model, src = _split_pipeline(estimator)
-    _check_supported(model)
-    builder, offset, kind, what = _model_outputs(model, method)
-    roots, node_int, threshold, values, cat_bits = builder.arrays()
-    model_src = _hgb_sources(model) if kind == "hgb" else np.arange(model.n_features_in_)
-    sources = model_src if src is None else src[model_src]
-    if response is not None:
-        if response.columns is not None:
-            cols = np.asarray(response.columns, dtype=np.int64)
-            values = values[:, cols]
-            offset = offset[cols]
-        if response.sign != 1.0:
-            values = response.sign * values
-            offset = response.sign * offset
-    name = type(model).__name__
-    if preprocess:
-        name = f"Pipeline ending in {name}"
-    return TreeModel(
-        roots, node_int, threshold, np.ascontiguousarray(values, dtype=np.float64),
-        cat_bits, np.ascontiguousarray(offset, dtype=np.float64),
-        np.ascontiguousarray(sources, dtype=np.int64), builder.max_depth,
-        preprocess, model, kind, f"{name}, {method}: {what}",
+    if n_groups > _MAX_SUMMARY_GROUPS:
+        raise ValueError(f"At most {_MAX_SUMMARY_GROUPS} groups, got {n_groups}.")
+    cached = tree_model.__dict__.get("_background_leaves")
+    if (cached is not None and cached[2] == n_groups
+            and np.array_equal(cached[1], col_group)
+            and np.array_equal(cached[0], Zm, equal_nan=True)):
+        return cached[3]
+    leaves = _tree_background_leaves(
+        Zm, col_group, tree_model.roots, tree_model.node_int, tree_model.threshold,
+        tree_model.cat_bits, int(n_groups), tree_model.max_depth,
     )
+    if sum(a.nbytes for a in leaves) <= _BACKGROUND_CACHE_BYTES:
+        tree_model._background_leaves = (Zm.copy(), col_group.copy(), n_groups, leaves)
+    return leaves
 
 
 # -- evaluation -----------------------------------------------------------------
@@ -639,7 +264,7 @@ def tree_predict(tree_model, X, n_jobs=None):
 
 
 def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
-                    pairwise=False):
+                    pairwise=False, kernel=None):
     """Grouped interventional components F_U(x) from the trees.
 
     Parameters
@@ -656,9 +281,11 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
     n_jobs : int or None
         Threads (None or 1: serial).
     pairwise : bool, default=False
-        Walk the trees once per (explained, background) pair. Otherwise, for
-        all subsets of at most ``MAX_LEAF_GROUPS`` groups, walk them once for
-        all rows and merge equal leaf patterns (same result, faster).
+        Walk the trees once per (explained, background) pair (same result;
+        kept as a reference). Same as ``kernel="pairwise"``.
+    kernel : {"pairwise", "ternary"} or None, default=None
+        Force a kernel (benchmarks and tests); None lets
+        :func:`_choose_kernel` pick it. "ternary" needs ``masks=None``.
 
     Returns
     -------
@@ -676,20 +303,25 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
         masks = np.asarray(masks, dtype=np.int64)
         order = np.argsort(masks, kind="stable")
         dense = False
+    if kernel is None:
+        kernel = _choose_kernel("components", n_groups, all_masks=dense, pairwise=pairwise)
+    _check_kernel("components", kernel)
+    if kernel == "ternary" and not dense:
+        raise ValueError("The ternary kernel returns all 2**n_groups components; pass masks=None.")
     max_order = int(max((int(m).bit_count() for m in masks), default=0))
     Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
     sorted_masks = masks if dense else masks[order]
     with _numba_threads(n_jobs) as parallel:
-        if dense and n_groups <= MAX_LEAF_GROUPS and not pairwise:
-            kernel = _ternary_components_parallel if parallel else _ternary_components_serial
+        if kernel == "ternary":
+            run = _ternary_components_parallel if parallel else _ternary_components_serial
             F = np.concatenate([
-                kernel(table, int(n_groups), Zm.shape[0])
+                run(table, int(n_groups), Zm.shape[0])
                 for table in _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel)
             ])
         else:
-            kernel = _tree_components_parallel if parallel else _tree_components_serial
-            F = kernel(Xm, Zm, col_group, *tree_model._arrays(), sorted_masks, dense,
-                       max_order, tree_model.max_depth)
+            run = _tree_components_parallel if parallel else _tree_components_serial
+            F = run(Xm, Zm, col_group, *tree_model._arrays(), sorted_masks, dense,
+                    max_order, tree_model.max_depth)
     if not dense:
         out = np.empty_like(F)
         out[:, :, order] = F
@@ -711,9 +343,9 @@ def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel):
         tern[1 << k:2 << k] = tern[: 1 << k] + 3**k
     n_chunks = _n_chunks(tree_model, parallel)
     per_row = (n_chunks + 1) * 3**n_groups * tree_model.n_outputs
-    block = max(1, (1 << 23) // per_row)
+    block = max(1, _BLOCK_CELLS // per_row)
     kernel = _tree_ternary_parallel if parallel else _tree_ternary_serial
-    leaves = tree_model.background_leaves(Zm, col_group, n_groups)
+    leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
     for i in range(0, Xm.shape[0], block):
         yield kernel(Xm[i:i + block], Zm.shape[0], col_group, *tree_model._arrays(),
                      *leaves, tern, int(n_groups), tree_model.max_depth, n_chunks)
@@ -732,8 +364,6 @@ def leaf_coefficients(weights, n_groups):
     ``coef_b[a, b] = sum_{t>=1} C(b-1, t-1) (-1)**t w(a + t)`` for members of
     B, computed in exact rational arithmetic.
     """
-    from math import comb
-
     w = [_exact(x) for x in np.asarray(weights, dtype=np.float64)]
     coef_a = np.zeros((n_groups + 1, n_groups + 1))
     coef_b = np.zeros((n_groups + 1, n_groups + 1))
@@ -752,9 +382,31 @@ def leaf_coefficients(weights, n_groups):
     return coef_a, coef_b
 
 
-def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None,
-                      pairwise=False):
+def _check_weights(weights, n_groups):
+    """The size weights as a dict name -> float64 array of shape (n_groups + 1,)."""
+    if not isinstance(weights, Mapping):
+        raise TypeError(
+            "weights must map each method's name to its size weights w(|U|), "
+            f"an array of shape (n_groups + 1,); got {type(weights).__name__}."
+        )
+    out = {}
+    for name, w in weights.items():
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (n_groups + 1,):
+            raise ValueError(
+                f"The size weights of {name!r} have shape {w.shape}; expected "
+                f"({n_groups + 1},), one weight per subset size 0..{n_groups}."
+            )
+        out[name] = w
+    return out
+
+
+def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
+                      pairwise=False, kernel=None):
     """Exact attributions from the trees, without the 2**K components.
+
+    An exact attribution is ``phi_k = sum over U containing k of w(|U|) F_U``
+    for size weights w (for example w(s) = 1/s for Shapley values).
 
     Parameters
     ----------
@@ -764,73 +416,77 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, methods, n_jobs=None,
     labels : ndarray of shape (n_features,)
         Group of each input column.
     n_groups : int
-    methods : list of str
-        Exact methods (see :func:`skdecomp._decomposition.size_weights`).
+    weights : dict
+        Name -> ndarray of shape (n_groups + 1,): the weight w(s) of a
+        component of s groups, for s = 0..n_groups (w(0) is not used). Each
+        entry is computed as given: callers merge aliases of one method.
     n_jobs : int or None
     pairwise : bool, default=False
         Walk the trees once per (explained, background) pair instead of once
         for all rows, with equal violation patterns merged per leaf (same
-        result; kept as a reference).
+        result; kept as a reference). Same as ``kernel="pairwise"``.
+    kernel : {"pairwise", "patterns", "ternary", "hashed"} or None, default=None
+        Force a kernel (benchmarks and tests); None lets
+        :func:`_choose_kernel` pick it.
 
     Returns
     -------
     attributions : dict
-        Method -> ndarray of shape (n_rows, n_outputs, n_groups).
+        Name -> ndarray of shape (n_rows, n_outputs, n_groups).
     """
     if n_groups > MAX_TREE_GROUPS:
         _check_groups(np.array([n_groups - 1]))
     col_group = tree_model.column_groups(labels)
-    names = list(dict.fromkeys(METHOD_ALIASES.get(m, m) for m in methods))
-    tables = [leaf_coefficients(size_weights(m, n_groups), n_groups) for m in names]
+    weights = _check_weights(weights, n_groups)
+    names = list(weights)
+    n_methods = len(names)
+    if kernel is None:
+        kernel = _choose_kernel("attributions", n_groups, n_methods=n_methods,
+                                pairwise=pairwise)
+    _check_kernel("attributions", kernel)
+    tables = [leaf_coefficients(weights[m], n_groups) for m in names]
     coef_a = np.ascontiguousarray(np.stack([t[0] for t in tables]))
     coef_b = np.ascontiguousarray(np.stack([t[1] for t in tables]))
     Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
     with _numba_threads(n_jobs) as parallel:
-        if pairwise:
-            kernel = _tree_attributions_parallel if parallel else _tree_attributions_serial
-            phi = kernel(Xm, Zm, col_group, *tree_model._arrays(), coef_a, coef_b,
-                         int(n_groups), tree_model.max_depth)
-        elif n_groups <= MAX_CLASS_GROUPS and (len(names) * n_groups <= 12 or n_groups >= 8):
-            # per leaf and distinct row pattern, the attributions themselves;
-            # cheaper than the 3**K table and the hashed kernel below unless
-            # many methods are asked for few groups (a forest of 200 depth-10
-            # trees, 200 x 100 rows: 6 groups, 1 method 0.22 s against 0.31 s,
-            # 4 methods 0.38 against 0.31; 10 groups, 1 method 0.57 against
-            # 2.9 s; 12 groups, 1 method 0.9 s against 2.9 s of hashing)
-            kernel = (_tree_class_attributions_parallel if parallel
-                      else _tree_class_attributions_serial)
+        if kernel == "pairwise":
+            run = _tree_attributions_parallel if parallel else _tree_attributions_serial
+            phi = run(Xm, Zm, col_group, *tree_model._arrays(), coef_a, coef_b,
+                      int(n_groups), tree_model.max_depth)
+        elif kernel == "patterns":
+            run = (_tree_class_attributions_parallel if parallel
+                   else _tree_class_attributions_serial)
             n_chunks = _n_chunks(tree_model, parallel)
-            per_row = (n_chunks + 1) * n_groups * len(names) * tree_model.n_outputs
-            block = max(1, (1 << 23) // per_row)
-            leaves = tree_model.background_leaves(Zm, col_group, n_groups)
+            per_row = (n_chunks + 1) * n_groups * n_methods * tree_model.n_outputs
+            block = max(1, _BLOCK_CELLS // per_row)
+            leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
             phi = np.concatenate([
-                kernel(Xm[i:i + block], Zm.shape[0], col_group, *tree_model._arrays(),
-                       *leaves, coef_a, coef_b, int(n_groups), tree_model.max_depth,
-                       n_chunks)
+                run(Xm[i:i + block], Zm.shape[0], col_group, *tree_model._arrays(),
+                    *leaves, coef_a, coef_b, int(n_groups), tree_model.max_depth,
+                    n_chunks)
                 for i in range(0, Xm.shape[0], block)
             ])
-        elif n_groups <= MAX_LEAF_GROUPS:
-            kernel = (_ternary_attributions_parallel if parallel
-                      else _ternary_attributions_serial)
+        elif kernel == "ternary":
+            run = (_ternary_attributions_parallel if parallel
+                   else _ternary_attributions_serial)
             phi = np.concatenate([
-                kernel(table, coef_a, coef_b, int(n_groups), Zm.shape[0])
+                run(table, coef_a, coef_b, int(n_groups), Zm.shape[0])
                 for table in _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel)
             ])
         else:
-            kernel = (_tree_attributions_leaf_parallel if parallel
-                      else _tree_attributions_leaf_serial)
+            run = (_tree_attributions_leaf_parallel if parallel
+                   else _tree_attributions_leaf_serial)
             n_chunks = _n_chunks(tree_model, parallel)
-            # rows per kernel call, bounding the per-row accumulators (~64 MB)
-            per_row = ((n_chunks + 1) * n_groups * len(names) * tree_model.n_outputs
+            # rows per kernel call, bounding the per-row accumulators
+            per_row = ((n_chunks + 1) * n_groups * n_methods * tree_model.n_outputs
                        + 2 * (tree_model.max_depth + 2))
-            block = max(1, (1 << 23) // per_row)
+            block = max(1, _BLOCK_CELLS // per_row)
             phi = np.concatenate([
-                kernel(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), coef_a,
-                       coef_b, int(n_groups), tree_model.max_depth, n_chunks)
+                run(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), coef_a,
+                    coef_b, int(n_groups), tree_model.max_depth, n_chunks)
                 for i in range(0, Xm.shape[0], block)
             ])
-    by_name = {m: phi[:, i] for i, m in enumerate(names)}
-    return {m: by_name[METHOD_ALIASES.get(m, m)] for m in methods}
+    return {m: phi[:, i] for i, m in enumerate(names)}
 
 
 def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
@@ -877,66 +533,23 @@ def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
     return rows, cols
 
 
-def select_algorithm(algorithm, estimator, response, background):
-    """Tree model for the explained output, and a description of the choice.
+def explainer_attributions(tree_model, X, background, labels, n_groups, weights,
+                           n_jobs=None):
+    """:func:`tree_attributions` in the Explainer's layout.
 
     Parameters
     ----------
-    algorithm : {"auto", "tree", "model_agnostic"}
-    estimator : fitted estimator
-    response : ResponseFunction
-    background : array-like or DataFrame
-        Rows on which the flattened trees must reproduce the model output.
-
-    Returns
-    -------
-    tree_model : TreeModel or None
-    algorithm_ : str
-        ``"tree"``, ``"model_agnostic"``, or ``"model_agnostic (<reason>)"``
-        when "auto" could not take the tree path.
-
-    Raises
-    ------
-    ValueError
-        When ``algorithm="tree"`` and the model has no tree path.
-    """
-    if algorithm == "model_agnostic":
-        return None, "model_agnostic"
-    try:
-        tree_model = extract_tree_model(estimator, response)
-        expected = response(background)
-        got = tree_predict(tree_model, background)
-        scale = 1.0 + float(np.max(np.abs(expected), initial=0.0))
-        diff = float(np.max(np.abs(got - expected), initial=0.0))
-        if not diff <= 1e-9 * scale:
-            raise TreeUnsupportedError(
-                f"the flattened trees of {tree_model.description} do not "
-                f"reproduce its output on the background (max difference {diff:.3g})"
-            )
-    except Exception as exc:
-        if not isinstance(exc, TreeUnsupportedError):
-            if algorithm == "tree":
-                raise
-            return None, f"model_agnostic (the trees could not be read: {exc!r})"
-        if algorithm == "tree":
-            raise ValueError(
-                f"algorithm='tree' cannot be used: {exc}. Use algorithm='auto' "
-                "or 'model_agnostic' to explain this model through model calls."
-            ) from None
-        return None, f"model_agnostic ({exc})"
-    return tree_model, "tree"
-
-
-def explainer_attributions(tree_model, X, background, labels, n_groups, methods, n_jobs=None):
-    """:func:`tree_attributions` in the Explainer's layout.
+    weights : dict
+        Name -> size weights of shape (n_groups + 1,), as for
+        :func:`tree_attributions`.
 
     Returns
     -------
     attributions : dict
-        Method -> ndarray of shape (n_rows, n_groups), or
+        Name -> ndarray of shape (n_rows, n_groups), or
         (n_rows, n_groups, n_outputs) for several outputs.
     """
-    phi = tree_attributions(tree_model, X, background, labels, n_groups, methods, n_jobs)
+    phi = tree_attributions(tree_model, X, background, labels, n_groups, weights, n_jobs)
     out = {}
     for m, p in phi.items():
         p = np.moveaxis(p, 1, -1)

@@ -25,7 +25,8 @@ from .._numba import popcounts, serial_and_parallel as _serial_and_parallel
 # z_{-G_S}) reaches a leaf exactly when S contains the groups A whose splits
 # sent the path x's way (where x and z part) and avoids the groups B that sent
 # it z's way. The leaf's value then enters the Möbius component F_U for
-# A <= U <= A | B with sign (-1)**(|U| - |A|) (paper-spec §1.2).
+# A <= U <= A | B with sign (-1)**(|U| - |A|), by Möbius inversion of the
+# interventional coalition values (Laberge et al., AISTATS 2024).
 
 
 @njit(cache=True)

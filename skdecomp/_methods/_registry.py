@@ -1,0 +1,237 @@
+"""The registry of attribution methods: one entry per method.
+
+An entry gives the method's kind (an exact weight function over the
+components, or a sampled estimator), its aliases, the options it takes in
+``method_params`` with their defaults, the smallest budget it accepts, and a
+fixed identifier of its random stream. A method's random results depend only
+on the user's ``random_state`` and its own ``seed_id``, never on the order or
+the number of entries, so adding a method changes nothing else. Adding a
+method is one entry here plus a test against an independent oracle.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+
+from .._decomposition import size_weights
+
+__all__ = [
+    "MethodSpec",
+    "REGISTRY",
+    "ALIASES",
+    "EXACT_METHODS",
+    "SAMPLED_METHODS",
+    "SINGLE_GROUP_METHODS",
+    "METHOD_PARAMS",
+    "canonical",
+    "get_method",
+    "check_method_params",
+    "min_samples",
+    "resolve_budget",
+]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """What the package knows about one attribution method.
+
+    Parameters
+    ----------
+    name : str
+        Canonical name.
+    kind : {"exact", "sampled"}
+        Exact methods are weights ``w(|U|)`` on the components; sampled
+        methods estimate from a budget of coalitions.
+    aliases : tuple of str
+        Other names of the same method.
+    params : dict
+        Options of ``method_params`` and their defaults.
+    seed_id : int or None
+        Fixed identifier of the method's random stream (sampled methods).
+        Never reuse or renumber one.
+    single_group : bool
+        Exact from the K singletons and the K leave-one-out coalitions, for
+        any number of groups.
+    estimates : str or None
+        The exact method a sampled method converges to, if any.
+    uses_budget : bool
+        Whether the cost is set by ``n_samples`` coalitions per row.
+    """
+
+    name: str
+    kind: str
+    aliases: tuple = ()
+    params: dict = field(default_factory=dict)
+    seed_id: int = None
+    single_group: bool = False
+    estimates: str = None
+    uses_budget: bool = True
+
+    def weights(self, n_groups):
+        """Size weights ``w(0..K)`` of an exact method."""
+        if self.kind != "exact":
+            raise ValueError(f"{self.name!r} is not an exact method.")
+        return size_weights(self.name, n_groups)
+
+
+_ENTRIES = (
+    MethodSpec("shapley", "exact"),
+    MethodSpec("banzhaf", "exact"),
+    MethodSpec("occlusion", "exact", aliases=("pfi",), single_group=True),
+    MethodSpec("arch", "exact", aliases=("pdp",), single_group=True),
+    MethodSpec("kernel_shap", "sampled", seed_id=0, estimates="shapley"),
+    MethodSpec("permutation_shap", "sampled", seed_id=1, estimates="shapley"),
+    MethodSpec(
+        "lime", "sampled", seed_id=2,
+        params={"p": 0.5, "kernel": "constant", "kernel_width": 0.25, "alpha": 0.0},
+    ),
+    MethodSpec("rise", "sampled", seed_id=3, params={"p": 0.5}),
+    MethodSpec(
+        "integrated_gradients", "sampled", seed_id=4,
+        params={"n_steps": 32, "scheme": "path"}, uses_budget=False,
+    ),
+)
+
+#: Canonical name -> entry.
+REGISTRY = {spec.name: spec for spec in _ENTRIES}
+#: Alias -> canonical name.
+ALIASES = {alias: spec.name for spec in _ENTRIES for alias in spec.aliases}
+#: Names (with aliases) of the exact methods, in a fixed order.
+EXACT_METHODS = tuple(
+    name for spec in _ENTRIES if spec.kind == "exact" for name in (spec.name,)
+) + tuple(alias for spec in _ENTRIES if spec.kind == "exact" for alias in spec.aliases)
+#: Names of the sampled methods.
+SAMPLED_METHODS = tuple(spec.name for spec in _ENTRIES if spec.kind == "sampled")
+#: Exact methods (with aliases) that need only 2K coalitions.
+SINGLE_GROUP_METHODS = tuple(
+    name
+    for spec in _ENTRIES
+    if spec.single_group
+    for name in (spec.name, *spec.aliases)
+)
+#: Options of each sampled method and their defaults.
+METHOD_PARAMS = {spec.name: dict(spec.params) for spec in _ENTRIES if spec.kind == "sampled"}
+
+if len({spec.seed_id for spec in _ENTRIES if spec.seed_id is not None}) != len(
+    SAMPLED_METHODS
+):  # pragma: no cover - a registry error
+    raise RuntimeError("Every sampled method needs its own seed_id.")
+
+
+def canonical(name):
+    """Canonical name of a method or alias (unknown names are returned as is)."""
+    return ALIASES.get(name, name)
+
+
+def get_method(name):
+    """The registry entry of a method or alias.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the known ones.
+    """
+    spec = REGISTRY.get(canonical(name))
+    if spec is None:
+        raise ValueError(
+            f"Unknown method {name!r}; choose among "
+            f"{list(EXACT_METHODS) + list(SAMPLED_METHODS)}."
+        )
+    return spec
+
+
+# -- options and budgets --------------------------------------------------------
+def _allowed_keys_text(method):
+    keys = sorted(METHOD_PARAMS.get(method, {}))
+    return f"{keys}" if keys else "none"
+
+
+def check_method_params(method, method_params):
+    """Validated options of ``method``: the defaults updated by ``method_params``.
+
+    Raises
+    ------
+    ValueError
+        On keys the method does not take, or invalid values.
+    """
+    params = {} if method_params is None else dict(method_params)
+    allowed = METHOD_PARAMS.get(method, {})
+    unknown = sorted(str(k) for k in params if k not in allowed)
+    if unknown:
+        raise ValueError(
+            f"method_params has keys {unknown} that method={method!r} does not "
+            f"take; allowed keys: {_allowed_keys_text(method)}."
+        )
+    out = dict(allowed)
+    out.update(params)
+    if "p" in out:
+        p = out["p"]
+        if not isinstance(p, Real) or isinstance(p, bool) or not 0.0 < p < 1.0:
+            raise ValueError(
+                f"method_params['p']={p!r} must be a keep probability strictly "
+                "between 0 and 1."
+            )
+        out["p"] = float(p)
+    if method == "lime":
+        if out["kernel"] not in ("constant", "distance"):
+            raise ValueError(
+                f"method_params['kernel']={out['kernel']!r}; choose 'constant' "
+                "or 'distance'."
+            )
+        width = out["kernel_width"]
+        if not isinstance(width, Real) or isinstance(width, bool) or not width > 0:
+            raise ValueError(
+                f"method_params['kernel_width']={width!r} must be a positive number."
+            )
+        alpha = out["alpha"]
+        if not isinstance(alpha, Real) or isinstance(alpha, bool) or not alpha >= 0:
+            raise ValueError(
+                f"method_params['alpha']={alpha!r} must be a number >= 0 "
+                "(0 is ordinary least squares)."
+            )
+    if method == "integrated_gradients":
+        steps = out["n_steps"]
+        if not isinstance(steps, Integral) or isinstance(steps, bool) or steps < 1:
+            raise ValueError(
+                f"method_params['n_steps']={steps!r} must be an integer >= 1."
+            )
+        if out["scheme"] not in ("path", "central"):
+            raise ValueError(
+                f"method_params['scheme']={out['scheme']!r}; choose 'path' "
+                "(exact completeness, any model) or 'central' (central "
+                "differences per column, for smooth models)."
+            )
+    return out
+
+
+def n_coalitions(n_groups):
+    """Number of coalitions other than the empty and the full one, 2**K - 2."""
+    return (1 << n_groups) - 2
+
+
+def min_samples(method, n_groups):
+    """Smallest budget ``n_samples`` a method accepts for K groups."""
+    full = n_coalitions(n_groups)
+    if method == "kernel_shap":
+        # all groups alone and all but one group: the design then has full rank
+        return min(2 * n_groups, full) if n_groups > 1 else 0
+    if method == "permutation_shap":
+        # one permutation and its reverse
+        return min(2 * (n_groups - 1), full) if n_groups > 1 else 0
+    if method == "lime":
+        return min(n_groups + 1, full)
+    return 1
+
+
+def resolve_budget(method, n_samples, n_groups):
+    """Number of coalitions per row for a coalition method; checks the minimum."""
+    if n_samples is None:
+        n_samples = 2 * n_groups + 2048
+    low = min_samples(method, n_groups)
+    if n_samples < low:
+        raise ValueError(
+            f"n_samples={n_samples} is too small for method={method!r} with "
+            f"{n_groups} groups; it needs at least n_samples={low}."
+        )
+    return int(n_samples)
