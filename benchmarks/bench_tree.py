@@ -139,7 +139,7 @@ def main():
             gap = phi_shap.sum(axis=1) + ref.expected_value - model.predict(Xe)
             print(f"  shap's own additivity gap:             {np.abs(gap).max():8.1e}")
         if not args.no_grouper:
-            kw = dict(n_samples=100, n_groups=1, random_state=0, n_jobs=args.n_jobs)
+            kw = dict(max_samples=100, n_groups=1, random_state=0, n_jobs=args.n_jobs)
             AdaptiveGrouper(model, algorithm="tree", **kw).fit(X[:200])  # compile
             t_gt, g_tree = timed(lambda: AdaptiveGrouper(model, algorithm="tree", **kw).fit(X))
             t_ga, g_ag = timed(

@@ -17,29 +17,33 @@ ratio of the times, and the measured crossover next to the threshold in use:
 Data: 16 standard normal columns with interactions; a RandomForestRegressor
 (``--trees`` trees of ``--depth`` levels); ``--rows`` explained rows and
 ``--background`` background rows. K groups are the columns modulo K. Every
-time is the best of ``--repeat`` calls after a compiling call; kernels run
-serially unless ``--n-jobs`` is given. It prints ratios; it is not a test.
+time is the best of ``--repeat`` calls (one call when it takes over 2 s),
+after a call on two rows that compiles the kernel; kernels run serially unless
+``--n-jobs`` is given. It prints ratios; it is not a test.
 
 Run: ``python benchmarks/bench_tree_dispatch.py [--trees 200] [--depth 10]``
 
-Measured (serial; 200 trees of depth 10, 200 explained and 100 background
-rows; shared machine, so ratios near 1 move by about 10 % between runs):
+Measured with the defaults (serial; two runs on a shared 2-core machine with
+a load average of 2.5-5, so times move by up to 2x between runs and ratios
+near 1 by 20-40 %); ratios are first kernel / second kernel:
 
-    components, ternary / pairwise:           K=8 0.03, K=10 0.13, K=11 0.29,
-                                              K=12 0.63  -> ternary faster
-                                              through K=12 (threshold 10)
-    attributions, patterns / hashed (1 m.):   K=10 0.27, K=12 0.40, K=13 0.77,
-                                              K=14 1.7   -> crossover 13
-                                              (threshold 12)
-    attributions, patterns / ternary:         K=6: 1 method 0.70, 2 methods
-                                              1.08, 3 1.38, 4 1.72; K=7: 1 0.75,
-                                              2 1.25; K=8: 4 methods 0.75
-                                              -> patterns faster while
-                                              methods x K <= 6-7 (threshold 12)
-                                              and from K=8 on (threshold 8)
+    components, ternary / pairwise        K=8 0.04, 9 0.05-0.06, 10 0.08-0.09,
+      (ternary 0.5-9.5 s)                 11 0.17, 12 0.25-0.35
+    attributions, patterns / hashed,      K=10 0.23-0.26, 11 0.22-0.26,
+      1 method (patterns 0.4-2.6 s)       12 0.23, 13 0.28-0.33, 14 0.42-0.49
+    attributions, patterns / ternary      K=4: 1 method 0.85-0.86, 2 1.00-1.01,
+      (0.1-2.2 s)                         3 1.17-1.53, 4 1.15-1.38;
+                                          K=6: 1 0.76-0.81, 2 1.09-1.12,
+                                          3 1.34-1.49, 4 1.53-1.71;
+                                          K=7: 1 0.56-0.76, 2 0.76-1.14,
+                                          3 0.90-1.38, 4 1.08-1.83;
+                                          K=8: 0.31-0.89 for 1-4 methods
 
-See the report of the run that set each threshold in
-``skdecomp/_tree/_dispatch.py``.
+No threshold moved: ternary components and pattern attributions stay faster
+past their thresholds, which bound memory rather than time (the script prints
+the table sizes); patterns is faster for any number of methods from K = 8;
+below it, ternary gains 0-50 % over patterns at methods x K = 8..12, too little
+under this load to move ``patterns_max_methods_x_groups`` from 12.
 """
 
 import argparse
@@ -55,13 +59,20 @@ from skdecomp._tree._dispatch import DISPATCH, _choose_kernel
 METHODS = ["shapley", "banzhaf", "occlusion", "arch"]
 
 
-def best_time(fn, repeat):
-    fn()  # compile, and fill the background summary cache
+def best_time(fn, warm, repeat):
+    """Best of ``repeat`` calls of fn, after ``warm()`` compiled the kernel.
+
+    Calls longer than 2 s are timed once: their noise is small next to the
+    ratios measured here.
+    """
+    warm()
     best = np.inf
     for _ in range(repeat):
         t0 = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t0)
+        if best > 2.0:
+            break
     return best
 
 
@@ -69,22 +80,34 @@ def compare(label, settings, kernels, run, chosen, repeat):
     """Time ``run(setting, kernel)`` for both kernels at every setting.
 
     Prints one line per setting: both times, the ratio first / second, which
-    is faster, and which the dispatch picks. Returns the settings at which
-    the first kernel is faster.
+    is faster, and which the dispatch picks. Returns the ratio per setting.
     """
     a, b = kernels
     print(label)
     print(f"  {'setting':<22}{a:>12}{b:>12}{a + ' / ' + b:>22}  faster    dispatch")
-    first_faster = []
+    ratios = {}
     for setting in settings:
-        t_a = best_time(lambda: run(setting, a), repeat)
-        t_b = best_time(lambda: run(setting, b), repeat)
+        t_a = best_time(lambda: run(setting, a), lambda: run(setting, a, warm=True), repeat)
+        t_b = best_time(lambda: run(setting, b), lambda: run(setting, b, warm=True), repeat)
+        ratios[setting] = t_a / t_b
         faster = a if t_a < t_b else b
-        if faster == a:
-            first_faster.append(setting)
         print(f"  {str(setting):<22}{t_a:11.3f}s{t_b:11.3f}s{t_a / t_b:22.2f}  "
               f"{faster:<10}{chosen(setting)}")
-    return first_faster
+    return ratios
+
+
+def crossover(ratios):
+    """Last setting from which on the second kernel is faster (ratio > 1)."""
+    out = None
+    for setting in reversed(list(ratios)):
+        if ratios[setting] <= 1.0:
+            break
+        out = setting
+    return out
+
+
+def mb(n_bytes):
+    return f"{n_bytes / 2**20:,.1f} MB"
 
 
 def main():
@@ -115,54 +138,67 @@ def main():
     def labels(k):
         return np.arange(d) % k
 
-    def components(k, kernel):
-        return tree_components(tm, Xe, Z, labels(k), k, n_jobs=args.n_jobs, kernel=kernel)
+    def components(k, kernel, warm=False):
+        rows = Xe[:2] if warm else Xe
+        return tree_components(tm, rows, Z, labels(k), k, n_jobs=args.n_jobs, kernel=kernel)
 
-    def attributions(setting, kernel):
+    def attributions(setting, kernel, warm=False):
         k, n_methods = setting if isinstance(setting, tuple) else (setting, 1)
         weights = {m: size_weights(m, k) for m in METHODS[:n_methods]}
-        return tree_attributions(tm, Xe, Z, labels(k), k, weights, n_jobs=args.n_jobs,
+        rows = Xe[:2] if warm else Xe
+        return tree_attributions(tm, rows, Z, labels(k), k, weights, n_jobs=args.n_jobs,
                                  kernel=kernel)
 
     t = DISPATCH
     ks = list(range(t.ternary_max_groups - 2, t.ternary_max_groups + 3))
-    faster = compare(
+    ratios = compare(
         "components: ternary vs pairwise (all 2**K components)", ks,
         ("ternary", "pairwise"), components,
         lambda k: _choose_kernel("components", k), args.repeat,
     )
-    print(f"  ternary faster up to K = {max(faster, default=None)}; "
-          f"threshold ternary_max_groups = {t.ternary_max_groups}\n")
+    print(f"  pairwise faster from K = {crossover(ratios)}; "
+          f"threshold ternary_max_groups = {t.ternary_max_groups}")
+    for k in ks:
+        print(f"  K = {k}: ternary accumulators per explained row "
+              f"{mb(2 * 3**k * 8)} serial, {mb(65 * 3**k * 8)} with 64 threads")
+    print()
 
     ks = list(range(t.patterns_max_groups - 2, t.patterns_max_groups + 3))
-    faster = compare(
+    ratios = compare(
         "attributions: patterns vs hashed (1 method)", ks,
         ("patterns", "hashed"), attributions,
         lambda k: _choose_kernel("attributions", k), args.repeat,
     )
-    print(f"  patterns faster up to K = {max(faster, default=None)}; "
-          f"threshold patterns_max_groups = {t.patterns_max_groups}\n")
+    print(f"  hashed faster from K = {crossover(ratios)}; "
+          f"threshold patterns_max_groups = {t.patterns_max_groups}")
+    for k in ks:
+        print(f"  K = {k}: patterns tables {mb(2 ** (2 * k - 3))} shared, "
+              f"{mb(2**k * k * 8)} per thread, method and output")
+    print()
 
     settings = [(k, m) for k in range(4, t.patterns_min_groups + 2)
                 for m in range(1, len(METHODS) + 1)]
-    faster = compare(
+    ratios = compare(
         "attributions: patterns vs ternary ((K, methods))", settings,
         ("patterns", "ternary"), attributions,
         lambda s: _choose_kernel("attributions", s[0], n_methods=s[1]), args.repeat,
     )
-    below = [s for s in settings if s[0] < t.patterns_min_groups]
-    slower = [s for s in below if s not in faster]
-    print(f"  below K = {t.patterns_min_groups}: patterns faster while methods x K <= "
-          f"{max((k * m for k, m in below if (k, m) in faster), default=None)}, "
-          f"ternary faster from methods x K = "
-          f"{min((k * m for k, m in slower), default=None)}; "
-          f"threshold patterns_max_methods_x_groups = "
-          f"{t.patterns_max_methods_x_groups}")
-    always = [k for k in range(4, t.patterns_min_groups + 2)
-              if all((k, m) in faster for m in range(1, len(METHODS) + 1))]
-    print(f"  patterns faster for every number of methods at K in {always}; "
+    by_product = {}
+    for (k, m), r in ratios.items():
+        if k < t.patterns_min_groups:
+            by_product.setdefault(k * m, []).append(r)
+    by_product = {p: float(np.exp(np.mean(np.log(r)))) for p, r in sorted(by_product.items())}
+    print(f"  K < {t.patterns_min_groups}, patterns / ternary by methods x K (geometric "
+          "mean): " + ", ".join(f"{p}: {r:.2f}" for p, r in by_product.items()))
+    print(f"  ternary faster from methods x K = {crossover(by_product)}; "
+          f"threshold patterns_max_methods_x_groups = {t.patterns_max_methods_x_groups}")
+    worst = {k: max(r for (kk, _), r in ratios.items() if kk == k)
+             for k in range(4, t.patterns_min_groups + 2)}
+    print("  largest patterns / ternary over 1-4 methods, by K: "
+          + ", ".join(f"{k}: {r:.2f}" for k, r in worst.items()))
+    print(f"  patterns faster for any number of methods from K = "
+          f"{crossover({k: 1 / r for k, r in worst.items()})}; "
           f"threshold patterns_min_groups = {t.patterns_min_groups}\n")
-
 
 if __name__ == "__main__":
     main()

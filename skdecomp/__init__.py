@@ -4,6 +4,7 @@
 
 from ._decomposition import Decomposition
 from ._explainer import MAX_EXACT_GROUPS, Explainer
+from ._game import CoalitionGame
 from ._grouping._groupers import (
     AdaptiveGrouper,
     CorrelationGrouper,
@@ -19,6 +20,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "MAX_EXACT_GROUPS",
     "AdaptiveGrouper",
+    "CoalitionGame",
     "CorrelationGrouper",
     "Decomposition",
     "Explainer",

@@ -18,6 +18,8 @@ __all__ = [
     "MAX_MASK_GROUPS",
     "working_memory_bytes",
     "batch_rows",
+    "kernel_block_cells",
+    "cache_bytes",
     "parse_memory",
     "format_bytes",
 ]
@@ -44,6 +46,16 @@ def batch_rows(n_columns):
     """Rows of hybrid data per model call for data with ``n_columns`` columns."""
     cells = working_memory_bytes() // (_BATCH_SHARE * 8)
     return max(_MIN_BATCH_ROWS, cells // max(1, int(n_columns)))
+
+
+def kernel_block_cells():
+    """float64 cells of one kernel call's accumulators: 1/16 of the working memory."""
+    return max(1, working_memory_bytes() // (16 * 8))
+
+
+def cache_bytes():
+    """Bytes of results kept between calls: 1/8 of the working memory."""
+    return working_memory_bytes() // 8
 
 
 def parse_memory(max_memory):

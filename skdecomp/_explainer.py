@@ -2,6 +2,7 @@
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+import copy
 from numbers import Integral, Real
 
 import numpy as np
@@ -23,7 +24,6 @@ from ._compat import (
     _get_output_config,
 )
 from ._decomposition import Decomposition
-from ._grouping._groupers import fit_grouper
 from ._decomposition._kernels import moebius_transform
 from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
 from ._tree._dispatch import explainer_attributions, select_algorithm, tree_components
@@ -39,9 +39,9 @@ from ._methods import (
     sampled_attributions,
     single_group_attributions,
 )
-from ._config import MAX_EXACT_GROUPS, batch_rows
+from ._config import MAX_EXACT_GROUPS
 from ._game import AnchoredStatistics, CoalitionGame
-from ._model import as_model, is_fitted, resolve_response
+from ._model import fitted_model, is_fitted, resolve_response
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
 
@@ -55,6 +55,41 @@ def _check_exact_groups(n_groups, what):
             "groups). Merge columns into fewer groups, or use a sampled method: "
             f"{', '.join(repr(m) for m in SAMPLED_METHODS)}."
         )
+
+
+def _fit_grouper(
+    grouper, X, y, *, estimator, response_method, target, random_state, baseline=None
+):
+    """Fit a clone of ``grouper`` for an explainer.
+
+    The explainer's fitted model is passed on when the grouper has an
+    ``estimator`` parameter left at None; its ``response_method`` and
+    ``target`` are passed on when the grouper's are at their defaults, its
+    ``random_state`` when the grouper's is None, and its baseline image
+    (an array) when the grouper has a ``baseline`` parameter left at None.
+    """
+    # a shallow copy: fitted parameters (e.g. a ColumnTransformer) stay fitted
+    grouper = copy.copy(grouper)
+    params = grouper.get_params(deep=False)
+    updates = {}
+    if "estimator" in params and params["estimator"] is None:
+        updates["estimator"] = estimator
+        if params.get("response_method", None) == "auto":
+            updates["response_method"] = response_method
+        if "target" in params and params["target"] is None:
+            updates["target"] = target
+    if "random_state" in params and params["random_state"] is None:
+        updates["random_state"] = random_state
+    if baseline is not None and "baseline" in params and params["baseline"] is None:
+        updates["baseline"] = baseline
+    grouper.set_params(**updates)
+    grouper.fit(X, y)
+    if not hasattr(grouper, "groups_"):
+        raise TypeError(
+            f"{type(grouper).__name__} has no groups_ after fit; pass a grouper "
+            "such as AdaptiveGrouper, or a list of column lists."
+        )
+    return grouper
 
 
 class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEstimator):
@@ -154,8 +189,9 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
     batch_size : int or "auto", default="auto"
         Largest number of hybrid rows sent to the model at once. Memory is
         bounded by it (or by the background size, if larger), whatever the
-        number of explained rows. "auto" sends chunks of about 32 MiB
-        (``2**22`` cells, i.e. ``2**22 // n_features`` rows, at least 1024).
+        number of explained rows. "auto" sends chunks of 1/32 of
+        scikit-learn's ``working_memory`` (:func:`sklearn.set_config`): 32 MiB,
+        i.e. ``2**22 // n_features`` rows (at least 1024), by default.
 
     n_jobs : int, default=None
         Number of joblib workers over chunks of hybrid rows (at least one
@@ -241,6 +277,12 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
     ----------
     estimator_ : estimator
         The fitted model that is explained.
+    game_ : CoalitionGame
+        The model as a coalition game over the groups: the response, the
+        background and the partition. Every model call of the explainer, of
+        :mod:`skdecomp.metrics` and of :mod:`skdecomp.inspection` goes
+        through it; NaN or infinity from the model raises a ValueError that
+        names the rows.
     background_ : ndarray or DataFrame
         The background rows.
     groups_ : list of ndarray
@@ -465,19 +507,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         X = self._check_X(X, reset=True)
         rng = check_random_state(self.random_state)
 
-        estimator = as_model(self.estimator)
-        if is_fitted(estimator):
-            self.estimator_ = estimator
-        elif y is None:
-            raise ValueError(
-                "This Explainer estimator requires y to be passed, but the "
-                f"target y is None: {type(estimator).__name__} is not fitted, so "
-                "fit(X, y) fits it first. Pass y, or pass a fitted model (wrap "
-                "it in sklearn.frozen.FrozenEstimator to keep it fitted when "
-                "cloned, e.g. in GridSearchCV)."
-            )
-        else:
-            self.estimator_ = clone(estimator).fit(X, y)
+        self.estimator_ = fitted_model(self.estimator, X, y, "Explainer")
 
         feature_names = getattr(self, "feature_names_in_", None)
         spec = self.groups
@@ -485,7 +515,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         if image_shape is not None:
             self.estimator_ = image_model(self.estimator_, image_shape)
         if hasattr(spec, "fit") and hasattr(spec, "get_params"):
-            self.grouper_ = fit_grouper(
+            self.grouper_ = _fit_grouper(
                 spec,
                 X,
                 y,

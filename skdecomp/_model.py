@@ -11,7 +11,7 @@ what the model returns.
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, is_classifier
+from sklearn.base import BaseEstimator, RegressorMixin, clone, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
@@ -20,6 +20,7 @@ __all__ = [
     "NonFiniteOutputError",
     "ResponseFunction",
     "as_model",
+    "fitted_model",
     "is_fitted",
     "resolve_response",
 ]
@@ -48,6 +49,36 @@ def is_fitted(estimator):
     except NotFittedError:
         return False
     return True
+
+
+def fitted_model(estimator, X, y, owner):
+    """The model to explain: a fitted model as is, else a clone fitted on (X, y).
+
+    Parameters
+    ----------
+    estimator : estimator or callable
+        The model given by the user; a plain callable is a fitted regressor.
+    X, y : array-like
+        Data to fit an unfitted model on.
+    owner : str
+        Name of the estimator that explains the model, for messages.
+
+    Returns
+    -------
+    model : estimator
+    """
+    estimator = as_model(estimator)
+    if is_fitted(estimator):
+        return estimator
+    if y is None:
+        raise ValueError(
+            f"This {owner} estimator requires y to be passed, but the target y "
+            f"is None: {type(estimator).__name__} is not fitted, so fit(X, y) "
+            "fits it first. Pass y, or pass a fitted model (wrap it in "
+            "sklearn.frozen.FrozenEstimator to keep it fitted when cloned, "
+            "e.g. in GridSearchCV)."
+        )
+    return clone(estimator).fit(X, y)
 
 
 def as_model(estimator):

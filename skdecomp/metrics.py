@@ -59,6 +59,9 @@ _COMMON = {
     "decomposition": [Decomposition, None],
 }
 
+#: The constraints of the metrics with an inclusion probability ``p``.
+_COMMON_P = {**_COMMON, "p": [Interval(Real, 0, 1, closed="neither")]}
+
 
 # -- coalition designs --------------------------------------------------------
 def _to_masks(members):
@@ -342,10 +345,7 @@ def sensitivity_n(
     return _result(1.0 - r)
 
 
-@validate_params(
-    {**_COMMON, "p": [Interval(Real, 0, 1, closed="neither")]},
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_COMMON_P, prefer_skip_nested_validation=True)
 def infidelity(
     explainer,
     X,
@@ -403,22 +403,10 @@ def infidelity(
 
 
 _GAME_CONSTRAINTS = {
-    **_COMMON,
+    **_COMMON_P,
     "coalitions": [StrOptions({"singletons", "bernoulli", "shapley"})],
-    "p": [Interval(Real, 0, 1, closed="neither")],
     "fit_intercept": ["boolean"],
 }
-
-
-def _game_error(game, explainer, X, attributions, coalitions, p, fit_intercept,
-                n_samples, random_state, decomposition):
-    prob = _Problem(explainer, X, attributions, decomposition)
-    rng = check_random_state(random_state)
-    masks, w = _design(coalitions, prob.K, n_samples=n_samples, rng=rng, p=p)
-    if masks.size == 0:
-        return _result(np.zeros((prob.n_rows, prob.n_outputs)))
-    target = prob.insertion(masks) if game == "insertion" else prob.deletion(masks)
-    return _result(_weighted_error(prob.predicted(masks), target, w, fit_intercept))
 
 
 _GAME_DOC = """
@@ -456,19 +444,43 @@ _GAME_DOC = """
 """
 
 
-@validate_params(_GAME_CONSTRAINTS, prefer_skip_nested_validation=True)
-def insertion_error(
-    explainer,
-    X,
-    *,
-    attributions=None,
-    coalitions="singletons",
-    p=0.5,
-    fit_intercept=False,
-    n_samples=1024,
-    random_state=None,
-    decomposition=None,
-):
+def _game_metric(game, summary):
+    """The metric ``{game}_error``: attributions scored on one game.
+
+    The insertion and deletion metrics share their signature, constraints
+    and parameter documentation; ``summary`` heads the docstring.
+    """
+
+    def metric(
+        explainer,
+        X,
+        *,
+        attributions=None,
+        coalitions="singletons",
+        p=0.5,
+        fit_intercept=False,
+        n_samples=1024,
+        random_state=None,
+        decomposition=None,
+    ):
+        prob = _Problem(explainer, X, attributions, decomposition)
+        rng = check_random_state(random_state)
+        masks, w = _design(coalitions, prob.K, n_samples=n_samples, rng=rng, p=p)
+        if masks.size == 0:
+            return _result(np.zeros((prob.n_rows, prob.n_outputs)))
+        target = prob.insertion(masks) if game == "insertion" else prob.deletion(masks)
+        pred = prob.predicted(masks)
+        return _result(_weighted_error(pred, target, w, fit_intercept))
+
+    metric.__name__ = metric.__qualname__ = f"{game}_error"
+    metric.__doc__ = summary + _GAME_DOC.format(default="singletons")
+    return validate_params(_GAME_CONSTRAINTS, prefer_skip_nested_validation=True)(
+        metric
+    )
+
+
+insertion_error = _game_metric(
+    "insertion",
     """Weighted L2 error of attributions on the insertion game.
 
     ``UF_ins(phi) = E_x E_{S~pi}[(phi(S) - w_ins(S))**2]`` with
@@ -477,36 +489,18 @@ def insertion_error(
     local PDP for single groups, and the p-weighted Banzhaf value for
     ``"bernoulli"`` with ``fit_intercept=True`` (LIME with binary group
     features; Ribeiro et al., KDD 2016).
-    """
-    return _game_error("insertion", explainer, X, attributions, coalitions, p,
-                       fit_intercept, n_samples, random_state, decomposition)
+    """,
+)
 
-
-@validate_params(_GAME_CONSTRAINTS, prefer_skip_nested_validation=True)
-def deletion_error(
-    explainer,
-    X,
-    *,
-    attributions=None,
-    coalitions="singletons",
-    p=0.5,
-    fit_intercept=False,
-    n_samples=1024,
-    random_state=None,
-    decomposition=None,
-):
+deletion_error = _game_metric(
+    "deletion",
     """Weighted L2 error of attributions on the deletion game.
 
     ``UF_del(phi) = E_x E_{S~pi}[(phi(S) - w_del(S))**2]`` with
     ``w_del(S) = v_x(all) - v_x(all minus S)`` (see :ref:`why_disagree`). Its
     least-squares optimum is occlusion / local PFI for single groups.
-    """
-    return _game_error("deletion", explainer, X, attributions, coalitions, p,
-                       fit_intercept, n_samples, random_state, decomposition)
-
-
-insertion_error.__doc__ += _GAME_DOC.format(default="singletons")
-deletion_error.__doc__ += _GAME_DOC.format(default="singletons")
+    """,
+)
 
 
 @validate_params(_COMMON, prefer_skip_nested_validation=True)
@@ -575,10 +569,7 @@ def shapley_weighted_faithfulness(
     return _result(per)
 
 
-@validate_params(
-    {**_COMMON, "p": [Interval(Real, 0, 1, closed="neither")]},
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_COMMON_P, prefer_skip_nested_validation=True)
 def faithfulness_correlation(
     explainer,
     X,
@@ -657,6 +648,20 @@ def _as_named(attributions, what="attributions"):
             f"{type(attributions).__name__}."
         )
     return names, arrays
+
+
+def _as_rows(name, a, expected):
+    """Attributions ``a`` as a float (n_samples, n_groups) array.
+
+    A (n_groups,) vector is one row; any other shape raises a ValueError
+    whose message ends with ``expected``.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2:
+        raise ValueError(f"attributions {name!r} have shape {a.shape}; {expected}")
+    return a
 
 
 def _top_k(a, k):
@@ -760,15 +765,12 @@ def disagreement(attributions, *, measure="l2", top_k=None):
         )
     mats = []
     for name, a in zip(names, arrays):
-        a = np.asarray(a, dtype=np.float64)
-        if a.ndim == 1:
-            a = a[None, :]
-        if a.ndim != 2:
-            raise ValueError(
-                f"attributions {name!r} have shape {a.shape}; give 2-D arrays "
-                "(n_samples, n_groups), selecting one output of multi-output "
-                "attributions."
-            )
+        a = _as_rows(
+            name,
+            a,
+            "give 2-D arrays (n_samples, n_groups), selecting one output of "
+            "multi-output attributions.",
+        )
         if not np.all(np.isfinite(a)):
             raise ValueError(f"attributions {name!r} contain NaN or infinity.")
         mats.append(a)

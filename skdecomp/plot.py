@@ -9,14 +9,12 @@ not import matplotlib.
 
 # SPDX-License-Identifier: BSD-3-Clause
 
-from ._plot import (
-    AttributionDisplay,
-    DisagreementDisplay,
-    GroupingDisplay,
-    InteractionDisplay,
-    PartialDependenceDisplay,
-    SaliencyDisplay,
-)
+from ._plot.attribution import AttributionDisplay
+from ._plot.disagreement import DisagreementDisplay
+from ._plot.grouping import GroupingDisplay
+from ._plot.interaction import InteractionDisplay
+from ._plot.partial_dependence import PartialDependenceDisplay
+from ._plot.saliency import SaliencyDisplay
 
 __all__ = [
     "AttributionDisplay",

@@ -44,7 +44,11 @@ def _explainer(f, X, groups=GROUPS):
 
 
 def _brute_pdp_pfi(f, X, groups):
-    """Local PDP and PFI of each group by explicit loops (paper-spec §2.4)."""
+    """Local PDP and PFI of each group by explicit loops.
+
+    PDP_k(x^n) = mean_m f(x^n_k, x^m_-k) - mean_m f(x^m) and
+    PFI_k(x^n) = f(x^n) - mean_m f(x^m_k, x^n_-k), with the rows as background.
+    """
     N = len(X)
     pdp = np.zeros((N, len(groups)))
     pfi = np.zeros((N, len(groups)))

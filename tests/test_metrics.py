@@ -1,4 +1,4 @@
-"""Faithfulness metrics and disagreement measures (paper-spec §3)."""
+"""Faithfulness metrics and disagreement measures."""
 
 from itertools import combinations
 from math import comb
@@ -69,7 +69,7 @@ def interacting_case():
 
 @pytest.mark.parametrize("name", list(METRIC_CALLS))
 def test_additive_model_every_metric_is_zero_for_every_explainer(additive_case, name):
-    # paper-spec §3.3: groupwise additivity makes every explainer optimal
+    # groupwise additive: every explainer gives the main effects, every metric is 0
     explainer, X = additive_case
     func, kw = METRIC_CALLS[name]
     dec = explainer.decompose(X)
@@ -218,7 +218,7 @@ def _p_banzhaf(dec, p):
 
 
 def test_least_squares_optimum_is_the_named_explainer(interacting_case):
-    # paper-spec §3.2 optimality principle
+    # each metric's least-squares optimum is the explainer its docstring names
     explainer, X, dec = interacting_case
     rng = np.random.RandomState(0)
     _optimum_check(insertion_error, dec, dec.attributions("arch"), rng)
@@ -386,7 +386,7 @@ def test_disagreement_bad_inputs():
 
 
 def test_disagreement_of_explainers_is_driven_by_interactions(additive_case, interacting_case):
-    # paper-spec §2.1: explainers differ only through between-group terms
+    # explainers differ only through the between-group interaction components
     for (explainer, X, *_), expect_zero in ((additive_case, True), (interacting_case, False)):
         dec = explainer.decompose(X)
         res = disagreement([dec.attributions(m) for m in EXACT])

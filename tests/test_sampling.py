@@ -377,7 +377,8 @@ def test_ig_multilinear_equals_shapley(data):
 
 @pytest.mark.parametrize("scheme", ["path", "central"])
 def test_ig_is_path_integral_not_shapley(scheme):
-    # x0**2 x1 from 0: IG gives 2/3 and 1/3 of f(x) (paper-spec §2.2), Shapley 1/2 each
+    # x0**2 x1 from 0: IG, the path integral of each partial derivative, gives 2/3
+    # and 1/3 of f(x) (Sundararajan et al., ICML 2017); Shapley gives 1/2 each
     X = np.array([[0.0, 0.0], [1.5, 2.0], [1.0, -1.0]])
     ex = Explainer(lambda X: X[:, 0] ** 2 * X[:, 1], background=X[:1],
                    method="integrated_gradients",

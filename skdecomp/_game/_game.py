@@ -364,6 +364,7 @@ class CoalitionGame:
         Returns
         -------
         X : ndarray or DataFrame of shape (n_samples, n_features)
+            The checked rows, in the model's input form.
         """
         if isinstance(X, pd.DataFrame):
             if X.shape[1] != self.n_features:
@@ -447,6 +448,7 @@ class CoalitionGame:
         Returns
         -------
         table, background : Table
+            Column stores of X and of the background.
         """
         if self.frame and isinstance(X, pd.DataFrame):
             dtypes = common_dtypes(self.dtypes, X)
@@ -467,6 +469,7 @@ class CoalitionGame:
         Returns
         -------
         prediction : ndarray of shape (n_samples, n_outputs)
+            The explained outputs of the model at every row.
         """
         try:
             return self.response(X)
@@ -489,7 +492,8 @@ class CoalitionGame:
         X : ndarray, DataFrame or Table
             Explained rows in the model's input form.
         coalitions : ndarray
-            int64 bitmasks, or booleans of shape (n_coalitions, n_groups).
+            Coalitions as int64 bitmasks, or booleans of shape
+            (n_coalitions, n_groups).
         labels : ndarray of int or None, default=None
             Group of every column; None uses the game's partition.
         background : ndarray, DataFrame, Table or None, default=None
@@ -500,6 +504,7 @@ class CoalitionGame:
         Returns
         -------
         values : ndarray of shape (n_samples, n_coalitions, n_background, n_outputs)
+            Model output at every hybrid row.
         """
         return self._values(X, coalitions, labels, background, False, row_names)
 
@@ -514,16 +519,17 @@ class CoalitionGame:
         X : ndarray or DataFrame
             Explained rows in the model's input form.
         coalitions : ndarray
-            int64 bitmasks (at most 62 groups), or booleans of shape
-            (n_coalitions, n_groups).
-        prediction : ndarray of shape (n_samples, n_outputs) or None
-            f(X), when already known.
+            Coalitions as int64 bitmasks (at most 62 groups), or booleans of
+            shape (n_coalitions, n_groups).
+        prediction : ndarray of shape (n_samples, n_outputs) or None, default=None
+            The model output f(X), when already known.
         labels : ndarray of int or None, default=None
             Group of every column; None uses the game's partition.
 
         Returns
         -------
         values : ndarray of shape (n_samples, n_coalitions, n_outputs)
+            Coalition value of every coalition at every row.
         """
         coalitions = np.asarray(coalitions)
         lab = self.labels if labels is None else np.asarray(labels, dtype=np.int64)
@@ -587,6 +593,7 @@ class CoalitionGame:
         Returns
         -------
         values : ndarray of shape (n_pairs, n_outputs)
+            Mean model output over the rows of every block.
         """
         return run_blocks(
             self.response, make_data, n_pairs, n_block, batch_size=self.batch_size,
@@ -606,6 +613,7 @@ class CoalitionGame:
         Returns
         -------
         game : CoalitionGame
+            A new game; the model and background are shared, not copied.
         """
         game = object.__new__(CoalitionGame)
         game.__dict__.update(self.__dict__)

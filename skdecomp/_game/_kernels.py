@@ -40,7 +40,7 @@ def mean_over_background(predictions, n_background):
 
 @njit(cache=True)
 def anchored_means(values, anchor_values):
-    """Row and column means of anchored N x N matrices (paper-spec §1.2, §4.2).
+    """Row and column means of anchored N x N matrices.
 
     The matrix of coalition ``k`` and output ``o`` is
     ``G[n, m] = values[n, k, m, o] - anchor_values[m, o]``, i.e.
@@ -87,7 +87,7 @@ def anchored_means(values, anchor_values):
 
 @njit(cache=True)
 def interaction_potentials(rows, cols):
-    """Interaction potentials Psi from row and column means (paper-spec §2.5).
+    """Interaction potentials Psi from row and column means.
 
     ``Psi[k] = sum_o mean_n (rows[k, o, n] + cols[k, o, n]) ** 2``, the mean
     squared gap between the PDP and PFI effects of group k.
@@ -117,9 +117,9 @@ def pair_interaction_strengths(rows, cols, pair_rows, pair_cols, pairs):
     """Pairwise interaction strengths from anchored row and column means.
 
     For a pair p = (i, j) the anchored interaction matrix is
-    ``I = G_{i u j} - G_i - G_j`` (paper-spec §4.2). Its row means are the
+    ``I = G_{i u j} - G_i - G_j``. Its row means are the
     pure pair components F_ij(x^n) and its column means the full ones
-    ``sum_{V contains i, j} F_V(x^m)`` (paper-spec §1.2 duality).
+    ``sum_{V contains i, j} F_V(x^m)``.
 
     Parameters
     ----------

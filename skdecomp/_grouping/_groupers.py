@@ -260,41 +260,6 @@ def _progress(verbose, total, desc, iterate=False):
     return tqdm(range(total), desc=desc) if iterate else tqdm(total=total, desc=desc)
 
 
-def fit_grouper(
-    grouper, X, y, *, estimator, response_method, target, random_state, baseline=None
-):
-    """Fit a clone of ``grouper`` for an explainer.
-
-    The explainer's fitted model is passed on when the grouper has an
-    ``estimator`` parameter left at None; its ``response_method`` and
-    ``target`` are passed on when the grouper's are at their defaults, its
-    ``random_state`` when the grouper's is None, and its baseline image
-    (an array) when the grouper has a ``baseline`` parameter left at None.
-    """
-    # a shallow copy: fitted parameters (e.g. a ColumnTransformer) stay fitted
-    grouper = copy.copy(grouper)
-    params = grouper.get_params(deep=False)
-    updates = {}
-    if "estimator" in params and params["estimator"] is None:
-        updates["estimator"] = estimator
-        if params.get("response_method", None) == "auto":
-            updates["response_method"] = response_method
-        if "target" in params and params["target"] is None:
-            updates["target"] = target
-    if "random_state" in params and params["random_state"] is None:
-        updates["random_state"] = random_state
-    if baseline is not None and "baseline" in params and params["baseline"] is None:
-        updates["baseline"] = baseline
-    grouper.set_params(**updates)
-    grouper.fit(X, y)
-    if not hasattr(grouper, "groups_"):
-        raise TypeError(
-            f"{type(grouper).__name__} has no groups_ after fit; pass a grouper "
-            "such as AdaptiveGrouper, or a list of column lists."
-        )
-    return grouper
-
-
 # -- AGREED --------------------------------------------------------------------
 
 
@@ -477,8 +442,13 @@ class AdaptiveGrouper(_BaseGrouper):
 
     See Also
     --------
-    PairwiseGrouper : all pairwise interactions, then clustering.
-    CorrelationGrouper : clustering of column dependence, model-free.
+    PairwiseGrouper : All pairwise interactions, then clustering.
+    CorrelationGrouper : Clustering of column dependence, model-free.
+
+    References
+    ----------
+    "Tackling the XAI Disagreement Problem with Adaptive Feature Grouping".
+    ICLR 2026.
 
     Examples
     --------
@@ -551,7 +521,7 @@ class AdaptiveGrouper(_BaseGrouper):
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, *, reference=None):
-        """Learn the groups by greedy merges (paper-spec §4.2).
+        """Learn the groups by greedy merges.
 
         Parameters
         ----------
@@ -567,6 +537,7 @@ class AdaptiveGrouper(_BaseGrouper):
         Returns
         -------
         self : AdaptiveGrouper
+            The fitted grouper.
         """
         from ._image import fit_image_agreed, image_ndim
 
@@ -753,9 +724,9 @@ class PairwiseGrouper(_BaseGrouper):
     ``s_ij = mean_n I_ij.mean(1)[n]**2 + mean_m I_ij.mean(0)[m]**2`` (or the
     loss decrease of merging the pair, see ``pair_score``), divided by the
     model's variance, and clusters the
-    columns with ``1 / (1 + s_ij / min_interaction)`` as distance (paper-spec
-    §5.2). Costs ``N + (d + d (d - 1) / 2) N**2`` model calls, against
-    O(d N**2) per merge for :class:`AdaptiveGrouper`.
+    columns with ``1 / (1 + s_ij / min_interaction)`` as distance. Costs
+    ``N + (d + d (d - 1) / 2) N**2`` model calls, against O(d N**2) per
+    merge for :class:`AdaptiveGrouper`.
 
     Parameters
     ----------
@@ -778,10 +749,16 @@ class PairwiseGrouper(_BaseGrouper):
     linkage : {"single", "average", "complete"}, default="single"
         Linkage of :func:`scipy.cluster.hierarchy.linkage`.
     response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
+        Model output to group on (see :class:`AdaptiveGrouper`).
     target : class label or int, default=None
+        Output to group on (see :class:`AdaptiveGrouper`).
     n_jobs : int, default=None
+        Joblib workers over chunks of hybrid rows.
     random_state : int, RandomState instance or None, default=None
+        Draws the N sample rows.
     max_memory : int or str, default="1GB"
+        Largest size of the anchored values held at once (see
+        :class:`AdaptiveGrouper`).
 
     verbose : int, default=0
         Show a progress bar over the pairs when positive.
@@ -861,12 +838,14 @@ class PairwiseGrouper(_BaseGrouper):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Data; the N sample rows are drawn from it.
         y : array-like of shape (n_samples,) or None
             Target, needed only to fit an unfitted model.
 
         Returns
         -------
         self : PairwiseGrouper
+            The fitted grouper.
         """
         X = self._check_X(X, reset=True)
         d = X.shape[1]
@@ -955,12 +934,14 @@ class CorrelationGrouper(_BaseGrouper):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Data whose columns are clustered.
         y : None
             Ignored.
 
         Returns
         -------
         self : CorrelationGrouper
+            The fitted grouper.
         """
         X = np.asarray(self._check_X(X, reset=True), dtype=np.float64)
         if self.correlation == "spearman":
@@ -1041,12 +1022,14 @@ class FixedGrouper(_BaseGrouper):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Data whose columns are grouped.
         y : None
             Ignored.
 
         Returns
         -------
         self : FixedGrouper
+            The fitted grouper.
         """
         X = self._check_X(X, reset=True)
         spec = self.groups
@@ -1060,7 +1043,7 @@ class FixedGrouper(_BaseGrouper):
 
 
 def column_transformer_groups(column_transformer):
-    """One group per raw input column of a fitted ColumnTransformer.
+    """Make one group per raw input column of a fitted ColumnTransformer.
 
     Output columns of a transformer that sees one input column (e.g. the
     one-hot block of a categorical column) form that column's group;
@@ -1072,6 +1055,8 @@ def column_transformer_groups(column_transformer):
     Parameters
     ----------
     column_transformer : fitted ColumnTransformer
+        The transformer (or a ``FrozenEstimator`` holding it) whose output
+        columns are grouped.
 
     Returns
     -------

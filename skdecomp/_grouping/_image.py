@@ -5,13 +5,13 @@ C order (row, column, channel): pixel ``p = r * W + c`` owns the columns
 ``p * C .. p * C + C - 1``. Groups of pixels are label maps (H, W) of group
 ids; the channels of a pixel are always in the same group.
 
-Per-image AGREED (paper-spec §4.2 "Images") explains one image x against one
+Per-image AGREED (see the user guide, :ref:`agreed`) explains one image x against one
 baseline image b with the mixture Q = (delta_x + delta_b) / 2 as sample
 (N = 2). Its loss is ``L = 1/4 sum_k (Arch_k - Occ_k)**2`` with
 ``Arch_k = f(x_{G_k}, b_rest) - f(b)`` and ``Occ_k = f(x) - f(b_{G_k}, x_rest)``;
 candidate merges are limited to adjacent groups, so groups stay connected.
 All groups and all edges of the region adjacency graph are evaluated in one
-batch, and after a merge only the new group's edges are (paper-spec §7.2).
+batch, and after a merge only the new group's edges are.
 Several images are merged in lockstep, so each round sends the new edges of
 every image to the model in one batch.
 """
@@ -434,7 +434,7 @@ def agreed_images(
     response, images, baselines, image_shape, initial_label_maps, *, adjacency,
     n_groups, rel_tol, merge_score, max_memory, n_jobs,
 ):
-    """Per-image AGREED in lockstep over the images (paper-spec §4.2, §7.2).
+    """Per-image AGREED in lockstep over the images.
 
     Returns
     -------
@@ -722,10 +722,12 @@ class _ImageGrouper(_BaseGrouper):
         Parameters
         ----------
         X : array-like of shape (n, H, W), (n, H, W, C) or (n, H * W * C)
+            Images to pool.
 
         Returns
         -------
         Xt : ndarray of shape (n, n_groups_)
+            Mean value of each group's pixels in every image.
         """
         return super().transform(X)
 
@@ -738,7 +740,7 @@ class PatchGrouper(_ImageGrouper):
     ``image_shape``. All channels of a pixel are in the same group. Use it as
     ``Explainer(model, groups=PatchGrouper(...))`` or as the starting
     partition of ``AdaptiveGrouper(initial_groups=PatchGrouper(...))``
-    (paper-spec §4.2, §5.5).
+    (see :ref:`agreed`).
 
     Parameters
     ----------
@@ -803,12 +805,14 @@ class PatchGrouper(_ImageGrouper):
         Parameters
         ----------
         X : array-like of shape (n, H, W), (n, H, W, C) or (n, H * W * C)
+            Images; only their shape is used.
         y : None
             Ignored.
 
         Returns
         -------
         self : PatchGrouper
+            The fitted grouper.
         """
         self._fit_shape(X)
         H, W = self.image_shape_[:2]
@@ -819,7 +823,7 @@ class PatchGrouper(_ImageGrouper):
 class SuperpixelGrouper(_ImageGrouper):
     """Superpixels of each image (QUICKSHIFT, SLIC or Felzenszwalb), via scikit-image.
 
-    The baseline partitions of paper-spec §5.5. Needs scikit-image, the
+    Baseline partitions to compare with AGREED. Needs scikit-image, the
     optional extra ``skdecomp[image]``. Each image gets its own partition;
     segments that are not connected (4-adjacency) are split, so every group
     is a connected region.
@@ -878,12 +882,14 @@ class SuperpixelGrouper(_ImageGrouper):
         Parameters
         ----------
         X : array-like of shape (n, H, W), (n, H, W, C) or (n, H * W * C)
+            Images to segment.
         y : None
             Ignored.
 
         Returns
         -------
         self : SuperpixelGrouper
+            The fitted grouper.
         """
         try:
             from skimage import segmentation

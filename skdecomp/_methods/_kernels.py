@@ -139,7 +139,7 @@ def constrained_least_squares(gram, moments, totals):
     Minimises ``sum_m w_m (y_m - z_m . phi)**2`` subject to
     ``sum_k phi_k = total`` for every row, from ``gram = Z^T W Z`` and
     ``moments[r] = Z^T W y_r`` (the KernelSHAP regression with the
-    efficiency constraint, paper-spec §2.2).
+    efficiency constraint; Lundberg & Lee, NeurIPS 2017).
 
     Returns
     -------

@@ -1,7 +1,8 @@
 """Sampled explainers over groups: KernelSHAP, permutation SHAP, LIME, RISE, IG.
 
 All methods work on the coalition game v_x(S) = mean_{z in B} f(x_{G_S},
-z_{-G_S}) of paper-spec §1.2, except Integrated Gradients, which evaluates the
+z_{-G_S}) (see the user guide, :ref:`functional_decomposition`), except
+Integrated Gradients, which evaluates the
 model along straight lines from the background rows to x.
 
 Coalitions are drawn once per call in NumPy and shared by every explained row:
@@ -13,7 +14,8 @@ value function cannot change the draws. Coalitions are boolean arrays of shape
 coalitions are never sent to the model: their values are E_B f and f(x).
 
 When the budget covers every coalition (``n_samples >= 2**K - 2``), each
-method enumerates all of them and returns its closed form of paper-spec §2.2.
+method enumerates all of them and returns its closed form (see
+:ref:`explainers_as_weights`).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -244,7 +246,7 @@ def _lime(game, n_groups, budget, rng, p, kernel, kernel_width, alpha):
 
 def _rise(game, n_groups, budget, rng, p):
     Z, w = _bernoulli_design(n_groups, budget, p, rng)
-    # S_k = E_M[v(M) M_k] / p  (paper-spec §2.2)
+    # S_k = E_M[v(M) M_k] / p  (RISE; Petsiuk et al., BMVC 2018)
     return coalition_moments(Z, w, game.values(Z)) / p
 
 
@@ -417,7 +419,7 @@ def single_group_attributions(game, X, methods):
     """Arch/PDP and Occlusion/PFI from K singletons and K leave-one-out coalitions.
 
     ``arch_k = v_x({k}) - v_x({})`` and ``occlusion_k = f(x) - v_x(all but k)``
-    (paper-spec §2.2), exactly, for any number of groups K: 2K coalitions
+    exactly, for any number of groups K: 2K coalitions
     instead of the 2**K of the full decomposition.
     """
     prediction = game.predict(X)

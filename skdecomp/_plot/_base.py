@@ -15,6 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 __all__ = [
     "check_matplotlib_support",
     "fitted_explainer",
+    "explain_rows",
+    "is_bunch_of",
     "panel_axes",
     "select_output",
     "as_attribution_dict",
@@ -44,10 +46,10 @@ def check_matplotlib_support(caller_name):
 def fitted_explainer(
     estimator,
     X,
-    *,
     groups=None,
     background=100,
     random_state=None,
+    *,
     explainer_params=None,
 ):
     """A fitted :class:`~skdecomp.Explainer` for a model or an explainer.
@@ -74,6 +76,23 @@ def fitted_explainer(
     ).fit(X)
 
 
+def explain_rows(explainer, X, methods, output=None):
+    """Attributions of ``methods`` at the rows X, by a fitted Explainer.
+
+    ``methods`` is one name or a sequence of names; the result is a dict
+    method -> (n_samples, n_groups) array of ``output``, as
+    :func:`as_attribution_dict` gives.
+    """
+    methods = [methods] if isinstance(methods, str) else list(methods)
+    result = explainer.explain(X, methods=methods)
+    return as_attribution_dict(result, method_names=methods, output=output)
+
+
+def is_bunch_of(result, *keys):
+    """Whether ``result`` is a dict-like result holding all of ``keys``."""
+    return isinstance(result, Mapping) and all(key in result for key in keys)
+
+
 def select_output(values, output, what="attributions"):
     """Drop the output axis of a multi-output array (the last one)."""
     values = np.asarray(values, dtype=np.float64)
@@ -90,9 +109,15 @@ def select_output(values, output, what="attributions"):
 
 
 def as_attribution_dict(result, *, method_names=None, output=None):
-    """Method name -> 2-D array (n_samples, n_groups) from the accepted results."""
-    from .._decomposition import Decomposition
+    """Method name -> 2-D array (n_samples, n_groups) from the accepted results.
 
+    ``method_names`` is None, one name or a sequence of names.
+    """
+    from .._decomposition import Decomposition
+    from ..metrics import _as_rows
+
+    if isinstance(method_names, str):
+        method_names = [method_names]
     if isinstance(result, Decomposition):
         methods = ["shapley"] if method_names is None else list(method_names)
         return {m: select_output(result.attributions(m), output) for m in methods}
@@ -120,15 +145,11 @@ def as_attribution_dict(result, *, method_names=None, output=None):
         items = list(zip(names, arrays))
     out = {}
     for name, values in items:
-        values = select_output(values, output)
-        if values.ndim == 1:
-            values = values[None, :]
-        if values.ndim != 2:
-            raise ValueError(
-                f"attributions {name!r} have shape {values.shape}; expected "
-                "(n_samples, n_groups) or (n_groups,)."
-            )
-        out[str(name)] = values
+        out[str(name)] = _as_rows(
+            name,
+            select_output(values, output),
+            "expected (n_samples, n_groups) or (n_groups,).",
+        )
     if not out:
         raise ValueError("No attributions to plot.")
     shapes = {v.shape for v in out.values()}

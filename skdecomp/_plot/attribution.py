@@ -7,11 +7,17 @@ import numpy as np
 from ._base import (
     as_attribution_dict,
     check_matplotlib_support,
+    explain_rows,
     fitted_explainer,
     group_names_for,
 )
 
 __all__ = ["AttributionDisplay"]
+
+
+def _of_output(values, output):
+    """``values`` (outputs along the first axis) of one output, the first by default."""
+    return np.atleast_1d(values)[0 if output is None else output]
 
 
 def _swarm_offsets(values, width, n_bins=40):
@@ -144,19 +150,9 @@ class AttributionDisplay:
             The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
-        methods = [methods] if isinstance(methods, str) else list(methods)
-        explainer = fitted_explainer(
-            estimator,
-            X,
-            groups=groups,
-            background=background,
-            random_state=random_state,
-        )
-        result = explainer.explain(X, methods=methods)
-        attributions = as_attribution_dict(result, method_names=methods, output=output)
-        expected_value = float(
-            np.atleast_1d(explainer.expected_value_)[0 if output is None else output]
-        )
+        explainer = fitted_explainer(estimator, X, groups, background, random_state)
+        attributions = explain_rows(explainer, X, methods, output)
+        expected_value = float(_of_output(explainer.expected_value_, output))
         prediction = None
         if "shapley" in attributions:
             # efficiency: Shapley values sum to f(x) - E_B f
@@ -212,21 +208,15 @@ class AttributionDisplay:
             The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
-        if isinstance(methods, str):
-            methods = [methods]
         attributions = as_attribution_dict(result, method_names=methods, output=output)
         n_groups = next(iter(attributions.values())).shape[1]
         if group_names is None and hasattr(result, "group_names"):
             group_names = result.group_names
         expected_value = prediction = None
         if hasattr(result, "expected_value") and hasattr(result, "prediction"):
-            expected_value = float(
-                np.atleast_1d(result.expected_value)[0 if output is None else output]
-            )
+            expected_value = float(_of_output(result.expected_value, output))
             pred = np.asarray(result.prediction)
-            prediction = (
-                pred if pred.ndim == 1 else pred[:, 0 if output is None else output]
-            )
+            prediction = pred if pred.ndim == 1 else _of_output(pred.T, output)
         disp = cls(
             attributions,
             group_names_for(n_groups, group_names),

@@ -2,27 +2,18 @@
 
 # SPDX-License-Identifier: BSD-3-Clause
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from ._base import (
     as_attribution_dict,
     check_matplotlib_support,
+    explain_rows,
     fitted_explainer,
     heatmap,
+    is_bunch_of,
 )
 
 __all__ = ["DisagreementDisplay"]
-
-_MEASURES = (
-    "l2",
-    "pearson",
-    "spearman",
-    "feature_agreement",
-    "rank_agreement",
-    "sign_agreement",
-)
 
 
 def _pairwise(attributions, measure, top_k):
@@ -150,21 +141,12 @@ class DisagreementDisplay:
             The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
-        methods = [methods] if isinstance(methods, str) else list(methods)
-        explainer = fitted_explainer(
-            estimator,
-            X,
-            groups=groups,
-            background=background,
-            random_state=random_state,
-        )
-        attributions = as_attribution_dict(
-            explainer.explain(X, methods=methods), method_names=methods, output=output
-        )
+        if kind not in ("methods", "metrics"):
+            raise ValueError(f"kind must be 'methods' or 'metrics', got {kind!r}.")
+        explainer = fitted_explainer(estimator, X, groups, background, random_state)
+        attributions = explain_rows(explainer, X, methods, output)
         if kind == "methods":
             return cls.from_result(attributions, measure=measure, top_k=top_k, ax=ax)
-        if kind != "metrics":
-            raise ValueError(f"kind must be 'methods' or 'metrics', got {kind!r}.")
         from .. import metrics as _metrics
 
         result = _metrics.metric_disagreement(
@@ -212,27 +194,21 @@ class DisagreementDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_result")
         from .._decomposition import Decomposition
 
-        if isinstance(methods, str):
-            methods = [methods]
-        if (
-            isinstance(result, Mapping)
-            and "agreement" in result
-            and "metric_names" in result
-        ):
+        if isinstance(result, Decomposition) and methods is None:
+            methods = ["arch", "shapley", "banzhaf", "occlusion"]
+        if is_bunch_of(result, "agreement", "metric_names"):
             matrix = 1.0 - np.asarray(result["agreement"], dtype=np.float64)
             disp = cls(
                 matrix, list(result["metric_names"]), kind="metrics", measure="ranking"
             )
             return disp.plot(ax=ax)
-        if isinstance(result, Mapping) and "pairwise" in result and "names" in result:
+        if is_bunch_of(result, "pairwise", "names"):
             disp = cls(
                 np.asarray(result["pairwise"], dtype=np.float64),
                 list(result["names"]),
                 measure=measure,
             )
             return disp.plot(ax=ax)
-        if isinstance(result, Decomposition) and methods is None:
-            methods = ["arch", "shapley", "banzhaf", "occlusion"]
         attributions = as_attribution_dict(result, method_names=methods, output=output)
         matrix = _pairwise(attributions, measure, top_k)
         disp = cls(matrix, list(attributions), measure=measure)

@@ -12,6 +12,7 @@ from ._base import (
     fitted_explainer,
     group_names_for,
     heatmap,
+    is_bunch_of,
     panel_axes,
     squeeze_axes,
 )
@@ -180,13 +181,7 @@ class InteractionDisplay:
         bad = [k for k in kinds if k not in _KINDS]
         if bad:
             raise ValueError(f"Unknown kind {bad}; choose among {list(_KINDS)}.")
-        explainer = fitted_explainer(
-            estimator,
-            X,
-            groups=groups,
-            background=background,
-            random_state=random_state,
-        )
+        explainer = fitted_explainer(estimator, X, groups, background, random_state)
         rows = _take_rows(X, max_samples, random_state)
         matrices = {k: _compute(explainer, rows, k, output) for k in kinds}
         names = [str(n) for n in explainer.get_feature_names_out()]
@@ -220,11 +215,7 @@ class InteractionDisplay:
             The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
-        if (
-            isinstance(result, Mapping)
-            and "pairwise" in result
-            and "potentials" in result
-        ):
+        if is_bunch_of(result, "pairwise", "potentials"):
             if names is None:
                 names = result.get("group_names")
             result = {"h2": result["pairwise"]}

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._base import check_matplotlib_support, panel_axes
+from ._base import check_matplotlib_support, explain_rows, panel_axes
 
 __all__ = ["SaliencyDisplay", "patch_label_map"]
 
@@ -206,7 +206,6 @@ class SaliencyDisplay:
         x = image.reshape(1, -1)
         if isinstance(target, str) and target == "predicted":
             target = estimator.predict(x)[0] if hasattr(estimator, "classes_") else None
-        methods = [methods] if isinstance(methods, str) else list(methods)
         explainer = Explainer(
             estimator,
             groups=groups,
@@ -214,11 +213,9 @@ class SaliencyDisplay:
             response_method=response_method,
             target=target,
         ).fit(x)
-        result = explainer.explain(x, methods=methods)
-        attributions = {}
-        for m in methods:
-            phi = np.asarray(result[m], dtype=np.float64)[0]
-            attributions[m] = phi[:, 0] if phi.ndim == 2 else phi
+        # the one explained row, of the one explained output
+        phis = explain_rows(explainer, x, methods, output=0)
+        attributions = {m: phi[0] for m, phi in phis.items()}
         if title is None and target is not None:
             title = f"explained class: {target}"
         disp = cls(image, label_map, attributions, title=title)

@@ -42,6 +42,7 @@ from ._extract import (
     extract_tree_model,
     select_algorithm,
 )
+from .._config import MAX_MASK_GROUPS, cache_bytes, kernel_block_cells
 from ._kernels import (
     _ternary_attributions_parallel,
     _ternary_attributions_serial,
@@ -80,17 +81,16 @@ __all__ = [
 ]
 
 #: Largest number of groups the bitmask kernels accept (one int64 bitmask).
-MAX_TREE_GROUPS = 62
+MAX_TREE_GROUPS = MAX_MASK_GROUPS
 #: Largest number of groups of the kernels that read a background summary
 #: over all 2**K patterns: patterns are int16, and a table of the subsets of
 #: every pattern takes 2**(2K - 3) bytes (32 MB at 14 groups). A hard limit,
 #: not a speed threshold; the dispatch stays well below it.
 _MAX_SUMMARY_GROUPS = 14
-#: Largest background summary kept between calls (see _background_leaves).
-_BACKGROUND_CACHE_BYTES = 1 << 27
-#: Accumulators of one kernel call, in float64 cells (~64 MB): explained rows
-#: are sent in blocks that keep below it.
-_BLOCK_CELLS = 1 << 23
+# The largest background summary kept between calls (see _background_leaves)
+# is skdecomp._config.cache_bytes(); the accumulators of one kernel call keep
+# below skdecomp._config.kernel_block_cells() float64 cells, explained rows
+# being sent in blocks.
 
 #: Kernels, by the task they serve.
 KERNELS = {
@@ -120,24 +120,34 @@ class DispatchThresholds:
         attributions only: one walk for all rows, per leaf and distinct row
         pattern, without tables over 2**K patterns (any K).
 
-    Every threshold was set by ``benchmarks/bench_tree_dispatch.py``
-    (serial, RandomForestRegressor of 200 trees of depth 10, 200 explained
-    and 100 background rows); the figures are in that script's docstring.
+    Every threshold is checked by ``benchmarks/bench_tree_dispatch.py``
+    (serial; RandomForestRegressor of 200 trees of depth 10, 200 explained
+    and 100 background rows); its docstring has the measured times.
     """
 
-    #: Components: ``ternary`` up to this many groups, ``pairwise`` above
-    #: (bench_tree_dispatch "components: ternary vs pairwise").
+    #: Components: ``ternary`` up to this many groups, ``pairwise`` above.
+    #: bench_tree_dispatch "ternary vs pairwise": ternary is 3-25x faster at
+    #: K = 8..12, so the bound is memory: one explained row's ternary
+    #: accumulators, (threads + 1) * 3**K floats, fit the 64 MB block at
+    #: K = 10 with 64 threads (29 MB) and not at K = 11 (88 MB).
     ternary_max_groups: int = 10
-    #: Attributions: ``patterns`` up to this many groups, ``hashed`` above
-    #: (bench_tree_dispatch "attributions: patterns vs hashed").
+    #: Attributions: ``patterns`` up to this many groups, ``hashed`` above.
+    #: bench_tree_dispatch "patterns vs hashed": patterns is 4x faster at
+    #: K = 10..12 and still 2-3x at 13-14; the bound is memory, as the
+    #: pattern tables grow 4x per group (2 MB at 12, 32 MB at 14) and the
+    #: per-thread sums 2x (2**K * K floats per method and output).
     patterns_max_groups: int = 12
     #: Attributions with few groups: ``patterns`` while n_methods * n_groups
-    #: is at most this, ``ternary`` above, whose table is shared by all
-    #: methods (bench_tree_dispatch "attributions: patterns vs ternary").
+    #: is at most this, ``ternary`` (whose table serves all methods) above.
+    #: bench_tree_dispatch "patterns vs ternary" (times patterns / ternary):
+    #: 0.56-1.01 with one method, mostly 1.1-1.8 from methods x K = 15, and
+    #: 1.0-1.5 in between (8..12), a small gain on a loaded machine that did
+    #: not justify moving the threshold down to 7.
     patterns_max_methods_x_groups: int = 12
     #: ... and ``patterns`` from this many groups on whatever the number of
-    #: methods, as the 3**K table outgrows the per-method sums
-    #: (bench_tree_dispatch "attributions: patterns vs ternary").
+    #: methods, as the 3**K table outgrows the per-method sums.
+    #: bench_tree_dispatch "patterns vs ternary": at K = 8 patterns is
+    #: faster with 1 to 4 methods (ratios 0.3-0.9); at K = 7 not always.
     patterns_min_groups: int = 8
 
     def __post_init__(self):
@@ -237,7 +247,7 @@ def _background_leaves(tree_model, Zm, col_group, n_groups):
         Zm, col_group, tree_model.roots, tree_model.node_int, tree_model.threshold,
         tree_model.cat_bits, int(n_groups), tree_model.max_depth,
     )
-    if sum(a.nbytes for a in leaves) <= _BACKGROUND_CACHE_BYTES:
+    if sum(a.nbytes for a in leaves) <= cache_bytes():
         tree_model._background_leaves = (Zm.copy(), col_group.copy(), n_groups, leaves)
     return leaves
 
@@ -343,7 +353,7 @@ def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel):
         tern[1 << k:2 << k] = tern[: 1 << k] + 3**k
     n_chunks = _n_chunks(tree_model, parallel)
     per_row = (n_chunks + 1) * 3**n_groups * tree_model.n_outputs
-    block = max(1, _BLOCK_CELLS // per_row)
+    block = max(1, kernel_block_cells() // per_row)
     kernel = _tree_ternary_parallel if parallel else _tree_ternary_serial
     leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
     for i in range(0, Xm.shape[0], block):
@@ -458,7 +468,7 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
                    else _tree_class_attributions_serial)
             n_chunks = _n_chunks(tree_model, parallel)
             per_row = (n_chunks + 1) * n_groups * n_methods * tree_model.n_outputs
-            block = max(1, _BLOCK_CELLS // per_row)
+            block = max(1, kernel_block_cells() // per_row)
             leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
             phi = np.concatenate([
                 run(Xm[i:i + block], Zm.shape[0], col_group, *tree_model._arrays(),
@@ -480,7 +490,7 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
             # rows per kernel call, bounding the per-row accumulators
             per_row = ((n_chunks + 1) * n_groups * n_methods * tree_model.n_outputs
                        + 2 * (tree_model.max_depth + 2))
-            block = max(1, _BLOCK_CELLS // per_row)
+            block = max(1, kernel_block_cells() // per_row)
             phi = np.concatenate([
                 run(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), coef_a,
                     coef_b, int(n_groups), tree_model.max_depth, n_chunks)

@@ -178,15 +178,17 @@ class TreeModel:
 
         return tree_predict(self, X, n_jobs=n_jobs)
 
-    def anchored_sums(self, X, Z, labels, masks, n_jobs=None):
+    def anchored_sums(self, X_table, Z_table, labels, masks, n_jobs=None):
         """Row and column sums of the output at every hybrid of X and Z.
 
-        Delegates to :func:`anchored_sums_tree`, which documents the
-        parameters and the returned ``(row_sums, col_sums)``.
+        For the coalition game, which sits above the tree path. Delegates to
+        :func:`anchored_sums_tree`, which documents the parameters (Tables,
+        arrays or DataFrames; pass the same object twice when the explained
+        rows are the background) and the returned ``(row_sums, col_sums)``.
         """
         from ._dispatch import anchored_sums_tree
 
-        return anchored_sums_tree(self, X, Z, labels, masks, n_jobs=n_jobs)
+        return anchored_sums_tree(self, X_table, Z_table, labels, masks, n_jobs=n_jobs)
 
     def __getstate__(self):
         # the background summary cached by the dispatch is not pickled
