@@ -1,8 +1,8 @@
 """Per-image AGREED on 32x32 images from 4x4 patches, with the bundled model.
 
 Prints the time per image and the model calls (hybrid images sent to the
-model, and the number of batches) of ``AdaptiveGrouper`` in image mode
-(paper-spec §4.2 "Images", §7.2), for images grouped one at a time and in
+model, and the number of batches) of ``AdaptiveGrouper`` in image mode (see
+the user guide, ``agreed``), for images grouped one at a time and in
 lockstep, merging to the stopping rule ``rel_tol=0.25`` and down to 4 groups.
 
 Run: python benchmarks/bench_images.py [--n-images 20]

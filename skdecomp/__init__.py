@@ -5,14 +5,15 @@
 from ._decomposition import Decomposition
 from ._explainer import MAX_EXACT_GROUPS, Explainer
 from ._game import CoalitionGame
-from ._grouping._groupers import (
+from ._grouping import (
     AdaptiveGrouper,
     CorrelationGrouper,
     FixedGrouper,
     PairwiseGrouper,
+    PatchGrouper,
+    SuperpixelGrouper,
     column_transformer_groups,
 )
-from ._grouping._image import PatchGrouper, SuperpixelGrouper
 from . import inspection, metrics
 
 __version__ = "0.1.0.dev0"

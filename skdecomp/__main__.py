@@ -15,6 +15,9 @@ def _demo(args):
 
     from skdecomp import Explainer
 
+    from ._report import analyse, check_output, write_report
+
+    action = check_output(args.out, overwrite=args.overwrite)
     X, y = load_diabetes(return_X_y=True, as_frame=True)
     model = HistGradientBoostingRegressor(max_iter=100, random_state=args.random_state)
     model.fit(X, y)
@@ -45,13 +48,16 @@ def _demo(args):
     print(f"\nBetween-group interaction mass E[(sum_|U|>=2 F_U)^2] / Var f: "
           f"{inter / scale:.4f}; it is what makes the methods disagree.")
 
-    from ._report import analyse, write_report
-
     y = y.rename("disease progression")
+
+    def log(msg):
+        print(f"[skdecomp] {msg}")
+
     results = analyse(X, y, model=model, groups="auto", n_rows=args.n_rows * 5,
-                      random_state=args.random_state, n_jobs=args.n_jobs,
-                      log=lambda msg: print(f"[skdecomp] {msg}"))
-    out = write_report(results, args.out, title="skdecomp demo: diabetes")
+                      random_state=args.random_state, n_jobs=args.n_jobs, log=log)
+    log(action)
+    out = write_report(results, args.out, title="skdecomp demo: diabetes",
+                       overwrite=args.overwrite)
     for key, part in results["partitions"].items():
         print(f"{key:>8} partition: {len(part['group_names'])} groups, mean disagreement "
               f"{part['mean_disagreement_l2']:.4f}")
@@ -60,46 +66,134 @@ def _demo(args):
 
 
 def _report(args):
-    from ._report import DataError, analyse, load_groups, load_model, load_table, write_report
+    from ._report import (
+        analyse,
+        check_exact_limit,
+        check_output,
+        check_target,
+        load_groups,
+        load_model,
+        load_table,
+        write_report,
+    )
 
-    try:
-        X, y = load_table(args.data, args.target)
-        model = load_model(args.model) if args.model else None
-        groups = load_groups(args.groups, X)
-        results = analyse(
-            X, y, model=model, estimator=args.estimator, groups=groups,
-            methods=args.methods, n_rows=args.n_rows, n_jobs=args.n_jobs,
-            random_state=args.random_state,
-            log=lambda msg: print(f"[skdecomp] {msg}", file=sys.stderr),
-        )
-        out = write_report(results, args.out, title=f"skdecomp report: {Path(args.data).name}")
-    except DataError as exc:
-        print(f"skdecomp: error: {exc}", file=sys.stderr)
-        return 1
-    except ValueError as exc:
-        print(f"skdecomp: error: {exc}", file=sys.stderr)
-        return 1
+    def log(msg):
+        print(f"[skdecomp] {msg}", file=sys.stderr)
+
+    # cheap checks first: output folder, model file, data; then the work
+    action = check_output(args.out, overwrite=args.overwrite)
+    model = load_model(args.model) if args.model else None
+    X, y = load_table(args.data, args.target)
+    groups = load_groups(args.groups, X)
+    check_target(y, model)
+    check_exact_limit(args.methods, X, groups)
+    results = analyse(
+        X, y, model=model, estimator=args.estimator, groups=groups,
+        methods=args.methods, n_rows=args.n_rows, n_jobs=args.n_jobs,
+        random_state=args.random_state, log=log,
+    )
+    log(action)
+    out = write_report(results, args.out, title=f"skdecomp report: {Path(args.data).name}",
+                       overwrite=args.overwrite)
     for note in results["notes"]:
         print(f"note: {note}", file=sys.stderr)
     print(f"Report written to {out / 'index.html'}")
     return 0
 
 
+def _one_line(text, limit=600):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _message(exc):
+    """One line naming the problem and the fix, for any error."""
+    from ._report import DataError
+
+    if isinstance(exc, DataError):
+        return str(exc)
+    if isinstance(exc, MemoryError):
+        return "ran out of memory; explain fewer rows (--n-rows) or use a smaller table."
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return (f"{where}{exc.strerror or exc}; check the path, its permissions and "
+                "the free space.")
+    return (f"{type(exc).__name__}: {exc}. This is unexpected; rerun with --debug to see "
+            "where it happened and report it to the skdecomp developers.")
+
+
+def _run(args):
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("skdecomp: interrupted; no report was written.", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"skdecomp: error: {_one_line(_message(exc))}", file=sys.stderr)
+        return 1
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _n_jobs(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            "0 jobs cannot run; give 1 or more, or -1 for all cores"
+        )
+    return value
+
+
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2**32 - 1, got {value}")
+    return value
+
+
 def main(argv=None):
+    """Run the command line; return the exit code."""
     parser = argparse.ArgumentParser(
         prog="skdecomp",
         description="Explanations that agree: grouped functional decomposition of models.",
     )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--out", default="skdecomp-report",
+                        help="report folder (default: skdecomp-report)")
+    common.add_argument("--overwrite", action="store_true",
+                        help="write into a folder holding other files; only "
+                        "index.html and results.json are replaced")
+    common.add_argument("--n-jobs", type=_n_jobs, default=None)
+    common.add_argument("--random-state", type=_seed, default=0)
+    common.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="explain a bundled dataset and model")
-    demo.add_argument("--n-rows", type=int, default=3, help="rows to explain")
-    demo.add_argument("--random-state", type=int, default=0)
-    demo.add_argument("--n-jobs", type=int, default=None)
-    demo.add_argument("--out", default="skdecomp-report", help="report folder")
+    demo = sub.add_parser("demo", parents=[common],
+                          help="explain a bundled dataset and model")
+    demo.add_argument("--n-rows", type=_positive_int, default=3, help="rows to explain")
     demo.set_defaults(func=_demo)
 
     rep = sub.add_parser(
         "report",
+        parents=[common],
         help="explain a model of a table and write an HTML report",
         description="Load a table, fit or load a model, explain it per column and "
         "over AGREED groups, and write index.html and results.json.",
@@ -113,13 +207,18 @@ def main(argv=None):
     rep.add_argument("--groups", default="auto",
                      help="auto (AGREED), columns, or a JSON file of column groups")
     rep.add_argument("--methods", nargs="+", default=None, help="explanation methods")
-    rep.add_argument("--n-rows", type=int, default=20, help="rows to explain")
-    rep.add_argument("--out", default="skdecomp-report", help="report folder")
-    rep.add_argument("--n-jobs", type=int, default=None)
-    rep.add_argument("--random-state", type=int, default=0)
+    rep.add_argument("--n-rows", type=_positive_int, default=20,
+                     help="rows to explain (default: 20)")
     rep.set_defaults(func=_report)
     args = parser.parse_args(argv)
-    return args.func(args)
+    if getattr(args, "methods", None):
+        from ._report import DataError, check_methods
+
+        try:
+            check_methods(args.methods)
+        except DataError as exc:
+            rep.error(str(exc))
+    return _run(args)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
-"""The one place where private scikit-learn helpers are imported."""
+"""The one place where private scikit-learn helpers are imported, and fit helpers."""
 
 # SPDX-License-Identifier: BSD-3-Clause
+
+import functools
 
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import (
@@ -19,5 +21,30 @@ __all__ = [
     "_check_feature_names_in",
     "_fit_context",
     "_get_output_config",
+    "transactional_fit",
     "validate_params",
 ]
+
+
+def transactional_fit(fit):
+    """Make ``fit`` all or nothing.
+
+    A fit that raises leaves the estimator exactly as it was before the call
+    (unfitted, or fitted as before); a fit that succeeds keeps no fitted
+    attribute (name ending in ``_``) of an earlier fit that it did not set
+    again.
+    """
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        before = dict(self.__dict__)
+        for name in [k for k in before if k.endswith("_") and not k.startswith("__")]:
+            del self.__dict__[name]
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    return wrapper

@@ -22,12 +22,13 @@ from ._compat import (
     StrOptions,
     _fit_context,
     _get_output_config,
+    transactional_fit,
 )
 from ._decomposition import Decomposition
 from ._decomposition._kernels import moebius_transform
 from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
 from ._tree._dispatch import explainer_attributions, select_algorithm, tree_components
-from ._grouping._image import explainer_image_setup, image_model
+from ._image import explainer_image_setup, image_model
 from ._methods import (
     EXACT_METHODS,
     SAMPLED_METHODS,
@@ -227,7 +228,10 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         Budget of the sampled methods: the number of coalitions evaluated per
         explained row (each costs one model call per background row). None
         uses ``2 * K + 2048``. ``"kernel_shap"`` needs at least ``2 * K``,
-        ``"permutation_shap"`` ``2 * (K - 1)`` and ``"lime"`` ``K + 1``.
+        ``"permutation_shap"`` ``2 * (K - 1)``, and ``"lime"`` and ``"rise"``
+        ``K + 1``. LIME's coalitions are random draws: with few of them
+        (below about ``4 * (K + 1)``) they may leave a group's coefficient
+        undetermined, which raises a ValueError.
         ``"integrated_gradients"`` does not use it: its cost is set by
         ``method_params["n_steps"]``.
 
@@ -488,6 +492,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
 
     # -- fit ------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
+    @transactional_fit
     def fit(self, X, y=None):
         """Fit the model if needed, and fix the background and the groups.
 

@@ -157,3 +157,27 @@ def test_game_is_the_fitted_attribute(data):
     np.testing.assert_allclose(game.expected_value, np.atleast_1d(ex.expected_value_))
     with pytest.raises(ValueError, match="2 columns"):
         game.check_X(frame[["a", "b"]])
+
+
+def test_failed_fit_leaves_the_explainer_as_it_was(data):
+    f = lambda X: np.asarray(X, dtype=float).sum(axis=1)  # noqa: E731
+    ex = Explainer(f, background=4, random_state=0)
+    with pytest.raises(ValueError):
+        ex.fit(np.full((5, 3), np.nan))  # the model cannot average NaN output
+    assert not hasattr(ex, "game_") and not hasattr(ex, "n_features_in_")
+    ex.fit(data)
+    before = {k: v for k, v in vars(ex).items() if k.endswith("_")}
+    with pytest.raises(ValueError):
+        ex.set_params(background=np.zeros((2, 4))).fit(np.zeros((6, 5)))
+    assert ex.n_features_in_ == 3 and ex.game_ is before["game_"]
+    assert set(k for k in vars(ex) if k.endswith("_")) == set(before)
+
+
+def test_refit_drops_attributes_of_the_earlier_fit(data):
+    f = lambda X: np.asarray(X, dtype=float).sum(axis=1)  # noqa: E731
+    ex = Explainer(f, groups=AdaptiveGrouper(max_samples=6), background=4,
+                   random_state=0).fit(data)
+    assert hasattr(ex, "grouper_")
+    ex.set_params(groups=None).fit(data)
+    assert not hasattr(ex, "grouper_")
+    assert ex.n_groups_ == 3

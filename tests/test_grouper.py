@@ -43,7 +43,7 @@ def naive_matrix(f, S, cols):
 
 
 def naive_loss(f, S, groups):
-    """sum_k mean_n (G_k.mean(1) + G_k.mean(0))**2 (paper-spec §2.5, §4.1)."""
+    """sum_k mean_n (G_k.mean(1) + G_k.mean(0))**2, the AGREED loss (see :ref:`agreed`)."""
     total = 0.0
     for g in groups:
         G = naive_matrix(f, S, g)
@@ -228,6 +228,74 @@ def test_merge_identity_and_cached_means():
     G4 = naive_matrix(f, S, gi + [4])
     np.testing.assert_allclose(rows[1, 0], G4.mean(axis=1), atol=1e-12)
     assert ev.model_calls == N + 3 * N * N
+
+
+def test_pair_means_and_scores_of_the_engine():
+    data = make_block_function(100, n_features=5, random_state=12)
+    f = data.function
+    S = data.data[:15]
+    ev = AnchoredStatistics(CoalitionGame(f, S, np.arange(5)), S, max_memory=10**9)
+    groups = [[0, 1], [2], [3], [4]]
+    pairs, prow, pcol = ev.pair_means(groups)
+    assert pairs.tolist() == [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
+    for p, (j, k) in enumerate(pairs):
+        G = naive_matrix(f, S, groups[j] + groups[k])
+        np.testing.assert_allclose(prow[p, 0], G.mean(axis=1), atol=1e-12)
+        np.testing.assert_allclose(pcol[p, 0], G.mean(axis=0), atol=1e-12)
+    rows, cols = ev.group_means(groups)
+    _, loss = ev.pair_scores(groups, "loss")
+    _, strength = ev.pair_scores(groups, "interaction")
+    psi = interaction_potentials(rows, cols)
+    for p, (j, k) in enumerate(pairs):
+        merged = [g for m, g in enumerate(groups) if m not in (j, k)]
+        merged.append(groups[j] + groups[k])
+        assert loss[p] == pytest.approx(ev.loss(groups) - ev.loss(merged), abs=1e-12)
+        r = prow[p] - rows[j] - rows[k]
+        c = pcol[p] - cols[j] - cols[k]
+        assert strength[p] == pytest.approx((r**2).mean() + (c**2).mean(), abs=1e-12)
+    assert np.all(psi >= 0)
+    # pair_strengths reuses the pair means
+    _, pure, full, _ = ev.pair_strengths(groups)
+    np.testing.assert_allclose(pure + full, strength, atol=1e-12)
+
+
+def test_merge_tree_and_cut():
+    from skdecomp._grouping._merge import MergeTree, cut
+
+    # leaves 0..4; merges (1, 3) -> 5, (0, 5) -> 6, (2, 4) -> 7
+    tree = MergeTree(5, [[1, 3], [0, 5], [2, 4]], [3.0, 2.0, 1.0], [6, 3, 1, 0], [1, 2, 3])
+    assert tree.leaves()[5:] == [[1, 3], [0, 1, 3], [2, 4]]
+    assert tree.first_leaves()[5:] == [1, 0, 2]
+    nodes, labels = cut(tree, 5)
+    assert nodes.tolist() == [0, 1, 2, 3, 4] and labels.tolist() == [0, 1, 2, 3, 4]
+    nodes, labels = cut(tree, 4)
+    assert nodes.tolist() == [0, 5, 2, 4] and labels.tolist() == [0, 1, 2, 1, 3]
+    nodes, labels = cut(tree, 2)
+    assert nodes.tolist() == [6, 7] and labels.tolist() == [0, 0, 1, 0, 1]
+    with pytest.raises(ValueError, match="outside the merge tree"):
+        cut(tree, 1)
+
+
+def test_greedy_merges_in_lockstep_equal_one_by_one():
+    """The merge loop on several partitions at once gives each one's own merges."""
+    from skdecomp._grouping._merge import greedy_merges
+
+    data = make_block_function(200, n_features=6, random_state=13)
+    S = data.data[:20]
+    ev = AnchoredStatistics(CoalitionGame(data.function, S, np.arange(6)), S)
+    singles = [[j] for j in range(6)]
+    pairs = [[0, 1], [2], [3], [4, 5]]
+    both = greedy_merges(ev, [singles, pairs], rel_tol=0)
+    for groups, tree in zip((singles, pairs), both):
+        (alone,) = greedy_merges(ev, [groups], rel_tol=0)
+        assert tree.children.tolist() == alone.children.tolist()
+        assert tree.losses == alone.losses and tree.scores == alone.scores
+    # a connectivity (a chain) lets only neighbours merge
+    chain = np.array([[j, j + 1] for j in range(5)])
+    (tree,) = greedy_merges(ev, [singles], connectivity=[chain], n_groups=1)
+    leaves = tree.leaves()
+    for a, b in tree.children:
+        assert max(leaves[a]) + 1 == min(leaves[b]) or max(leaves[b]) + 1 == min(leaves[a])
 
 
 def test_model_calls_closed_form_and_counted():

@@ -110,7 +110,7 @@ def test_superpixels_are_connected():
 
 # -- per-image AGREED ------------------------------------------------------------------
 def test_rectangle_edges_are_recovered():
-    """Paper-spec §5.4: products within each edge of a rectangle, nothing across."""
+    """Products within each edge of a rectangle, nothing across: AGREED finds the edges."""
     size = 2
     grid = np.arange(64).reshape(8, 8)  # patch ids of a 16x16 image
     edges = [grid[1, 1:7], grid[6, 1:7], grid[2:6, 1], grid[2:6, 6]]
@@ -138,7 +138,7 @@ def test_rectangle_edges_are_recovered():
 
 
 def test_loss_is_the_arch_occlusion_gap_at_every_step():
-    """Paper-spec §4.2: with Q = (delta_x + delta_b) / 2, L = 1/4 sum_k (arch_k - occ_k)**2."""
+    """With Q = (delta_x + delta_b) / 2, L = 1/4 sum_k (arch_k - occ_k)**2 at every step."""
     rng = np.random.default_rng(1)
     x = rng.uniform(0, 1, size=(8, 8))
     b = np.full((8, 8), 0.25)
@@ -165,7 +165,7 @@ def test_loss_is_the_arch_occlusion_gap_at_every_step():
 
 
 def test_pairs_evaluated_once_and_batched():
-    """§7.2: all edges in one batch, then only the new group's edges."""
+    """All edges in one batch, then only the new group's edges, in lockstep."""
     x = np.random.default_rng(2).uniform(size=(3, 8, 8))
     batches = []
 
@@ -185,6 +185,18 @@ def test_pairs_evaluated_once_and_batched():
     assert np.array_equal(g.label_map_, g.label_maps_[0])
     assert g.n_groups_ == 4 and len(g.groups_) == 4
     assert g.transform(x).shape == (3, 4)
+
+
+def test_model_output_on_hybrid_images_is_checked():
+    x = np.random.default_rng(4).uniform(size=(2, 8, 8))
+
+    def model(imgs):
+        out = _interacting(imgs)
+        # NaN wherever the top-left pixel comes from the (zero) baseline
+        return np.where(imgs[:, 0, 0] == 0, np.nan, out)
+
+    with pytest.raises(ValueError, match=r"NaN or infinity on the hybrid of image 0"):
+        AdaptiveGrouper(model, initial_groups=PatchGrouper(2), n_groups=4).fit(x)
 
 
 def test_callable_on_color_images_and_baselines():
@@ -268,7 +280,7 @@ def test_explainer_with_agreed_on_one_image(digits):
 
 
 def test_agreed_disagrees_less_than_squares(digits):
-    """Paper-spec §5.5 on a seeded subset: equal mean patch size (16 pixels)."""
+    """AGREED against squares of the same mean size (16 pixels), on a seeded subset."""
     rng = np.random.default_rng(0)
     idx = rng.choice(digits.test_index, size=8, replace=False)
     methods = ["arch", "occlusion", "shapley", "banzhaf", "integrated_gradients"]

@@ -20,12 +20,14 @@ import itertools
 
 import numpy as np
 import pandas as pd
+from sklearn.utils.parallel import Parallel, delayed
 
 from .._config import MAX_MASK_GROUPS, format_bytes, parse_memory
 from .._table import Table, common_dtypes
+from ._game import run_blocks
 from ._kernels import anchored_means, interaction_potentials, pair_interaction_strengths
 
-__all__ = ["AnchoredStatistics"]
+__all__ = ["AnchoredStatistics", "ImageStatistics"]
 
 # Group ids available in one int64 bitmask; id _NEVER marks columns always
 # taken from the anchor row (bit 63 is never set in a non-negative mask).
@@ -242,10 +244,31 @@ class AnchoredStatistics:
         pairs : ndarray of shape (n_pairs, 2)
         pure, full, joint : ndarray of shape (n_pairs,)
         """
-        groups = [np.asarray(g, dtype=np.int64) for g in groups]
-        K = len(groups)
         if rows is None or cols is None:
             rows, cols = self.group_means(groups)
+        pairs, prow, pcol = self.pair_means(groups)
+        pure, full, joint = pair_interaction_strengths(rows, cols, prow, pcol, pairs)
+        return pairs, pure, full, joint
+
+    def pair_means(self, groups, progress=None):
+        """Row and column means of the matrix of the union of every pair of groups.
+
+        Parameters
+        ----------
+        groups : list of array-like of int
+            Disjoint column sets.
+        progress : object or None, default=None
+            Its ``update(1)`` is called after the pairs of each group.
+
+        Returns
+        -------
+        pairs : ndarray of shape (n_pairs, 2)
+            The pairs (j, k), j < k, in lexicographic order.
+        rows, cols : ndarray of shape (n_pairs, n_outputs, N)
+            Means of ``G_{j u k}`` for every pair.
+        """
+        groups = [np.asarray(g, dtype=np.int64) for g in groups]
+        K = len(groups)
         pairs = np.array(list(itertools.combinations(range(K), 2)), dtype=np.int64)
         pairs = pairs.reshape(-1, 2)
         prow = np.empty((pairs.shape[0], self.n_outputs, self.n_rows))
@@ -254,5 +277,341 @@ class AnchoredStatistics:
             sel = np.flatnonzero(pairs[:, 0] == i)
             r, c = self.union_means(groups[i], [groups[j] for j in pairs[sel, 1]])
             prow[sel], pcol[sel] = r, c
-        pure, full, joint = pair_interaction_strengths(rows, cols, prow, pcol, pairs)
-        return pairs, pure, full, joint
+            if progress is not None:
+                progress.update(1)
+        return pairs, prow, pcol
+
+    def pair_scores(self, groups, score="interaction", progress=None):
+        """Score of merging every pair of groups, from :meth:`pair_means`.
+
+        Parameters
+        ----------
+        groups : list of array-like of int
+            Disjoint column sets.
+        score : {"interaction", "loss"}, default="interaction"
+            "interaction": the interaction strength of the pair (see
+            :meth:`interactions_from`); "loss": the AGREED loss decrease of
+            merging it, ``Psi_j + Psi_k - Psi_{j u k}``.
+        progress : object or None, default=None
+            Passed to :meth:`pair_means`.
+
+        Returns
+        -------
+        pairs : ndarray of shape (n_pairs, 2)
+            The pairs (j, k), j < k, in lexicographic order.
+        scores : ndarray of shape (n_pairs,)
+            Score of every pair, summed over outputs.
+        """
+        rows, cols = self.group_means(groups)
+        pairs, prow, pcol = self.pair_means(groups, progress=progress)
+        j, k = pairs[:, 0], pairs[:, 1]
+        if score == "loss":
+            psi = self.potentials_from((rows, cols))
+            return pairs, psi[j] + psi[k] - self.potentials_from((prow, pcol))
+        return pairs, self.interactions_from(
+            (rows[j], cols[j]), (rows[k], cols[k]), (prow, pcol)
+        )
+
+    # -- the evaluator of the greedy merge loop ------------------------------
+    def union_statistics(self, requests):
+        """Means of the matrices of unions of column sets, for the merge loop.
+
+        Parameters
+        ----------
+        requests : list of tuple
+            ``(problem, base, parts)``, with ``problem`` 0 (there is one
+            sample) and ``base`` and ``parts`` as in :meth:`union_means`.
+
+        Returns
+        -------
+        statistics : list of tuple of ndarray
+            ``(rows, cols)`` of :meth:`union_means` for every request.
+        """
+        return [self.union_means(base, parts) for _, base, parts in requests]
+
+    @staticmethod
+    def potentials_from(means):
+        """Interaction potential Psi of every group, from its means.
+
+        Parameters
+        ----------
+        means : tuple of ndarray
+            ``(rows, cols)``, each of shape (n_groups, n_outputs, N).
+
+        Returns
+        -------
+        psi : ndarray of shape (n_groups,)
+            ``sum_o mean_n (rows + cols)**2``.
+        """
+        return interaction_potentials(*means)
+
+    @staticmethod
+    def interactions_from(first, second, union):
+        """Interaction strength of pairs of groups, from their means.
+
+        With ``I = G_{j u k} - G_j - G_k``, the strength is the mean square
+        of the row means of I plus the mean square of its column means,
+        summed over outputs.
+
+        Parameters
+        ----------
+        first, second, union : tuple of ndarray
+            ``(rows, cols)`` of the groups j, of the groups k and of their
+            unions, of shape (n_pairs, n_outputs, N) (or (n_outputs, N) for
+            one group j shared by all pairs).
+
+        Returns
+        -------
+        strength : ndarray of shape (n_pairs,)
+            Interaction strength of every pair.
+        """
+        r_int = union[0] - first[0] - second[0]
+        c_int = union[1] - first[1] - second[1]
+        return (r_int**2).mean(axis=2).sum(axis=1) + (c_int**2).mean(axis=2).sum(axis=1)
+
+    def output_variance(self, problem=0):
+        """Variance of the model output over the sample (see :attr:`variance`).
+
+        Parameters
+        ----------
+        problem : int, default=0
+            Unused: there is one sample.
+
+        Returns
+        -------
+        variance : float
+            Summed over outputs.
+        """
+        return self.variance
+
+
+# Largest number of cells (rows x columns) of hybrid images sent to the model
+# at once: 64 MiB of float64, or less with a smaller max_memory.
+_MAX_IMAGE_CELLS = 2**23
+
+
+def _image_hybrids(response, images, baselines, pixel_masks, channels, image_idx):
+    """Model outputs ``f(x_m, b_rest)`` and ``f(b_m, x_rest)``, in one model call."""
+    cols = np.repeat(pixel_masks, channels, axis=1)
+    n = cols.shape[0]
+
+    def make_data(pairs):
+        inserted = np.where(cols, images, baselines)
+        return np.concatenate([inserted, np.where(cols, baselines, images)])
+
+    def describe(pair, row):
+        k = row % n
+        pixels = np.flatnonzero(pixel_masks[k])
+        shown = ", ".join(str(p) for p in pixels[:8])
+        shown += ", ..." if pixels.size > 8 else ""
+        if row < n:
+            return (
+                f"the hybrid of image {image_idx[k]} (pixels [{shown}]) with its "
+                "baseline (the other pixels)"
+            )
+        return (
+            f"the hybrid of the baseline of image {image_idx[k]} (pixels [{shown}]) "
+            "with the image (the other pixels)"
+        )
+
+    # one block of 2 n rows: the model sees the images in this order
+    return run_blocks(
+        response, make_data, 1, 2 * n, batch_size=2 * n, average=False, describe=describe
+    )
+
+
+class ImageStatistics:
+    """Arch and occlusion values of pixel groups of images, against their baselines.
+
+    Per-image AGREED (see :ref:`agreed`) explains an image x against its
+    baseline image b on the sample {x, b} (N = 2). The anchored values of a
+    set m of pixels are then ``arch = f(x_m, b_rest) - f(b)`` and
+    ``occ = f(x) - f(b_m, x_rest)``, and the interaction potential of a
+    group is ``Psi = 1/4 sum_o (arch - occ)**2``. This is the evaluator of
+    the greedy merge loop for images: the requests of every image are sent
+    to the model together, in batches of at most ``rows_per_call`` hybrid
+    images, each through :func:`~skdecomp._game.run_blocks`, which checks
+    the model's output. f(x) and f(b) are evaluated with the first request
+    of each image.
+
+    Parameters
+    ----------
+    response : ResponseFunction
+        The explained outputs, on flattened images.
+    images : ndarray of shape (n_images, n_columns)
+        The explained images, flattened.
+    baselines : ndarray of shape (n_images, n_columns)
+        The baseline of every image, flattened.
+    image_shape : tuple of int
+        (H, W) or (H, W, C).
+    max_memory : int, str or None, default=None
+        Bytes of hybrid images built at once, at most 64 MiB; None uses
+        scikit-learn's ``working_memory``.
+    n_jobs : int or None, default=None
+        Joblib workers over batches, when a round needs several.
+
+    Attributes
+    ----------
+    rows_per_call : int
+        Largest number of hybrid images per model call.
+    image_values, baseline_values : list of ndarray of shape (n_outputs,)
+        f(x) and f(b) of every image (None until its first request).
+    model_calls : int
+        Hybrid images sent to the model so far.
+    model_batches : int
+        Calls to the model so far.
+    """
+
+    def __init__(self, response, images, baselines, image_shape, *, max_memory=None,
+                 n_jobs=None):
+        self.response = response
+        self.images = np.asarray(images, dtype=np.float64)
+        self.baselines = np.ascontiguousarray(baselines, dtype=np.float64)
+        self.channels = 1 if len(image_shape) == 2 else int(image_shape[2])
+        n_images, d = self.images.shape
+        self.n_pixels = d // self.channels
+        cells = min(_MAX_IMAGE_CELLS, max(1, parse_memory(max_memory) // 8))
+        self.rows_per_call = max(2, cells // d)
+        self.n_jobs = n_jobs
+        self.image_values = [None] * n_images
+        self.baseline_values = [None] * n_images
+        self.model_calls = 0
+        self.model_batches = 0
+
+    def hybrids(self, image_idx, pixel_masks):
+        """Model outputs on hybrids of images and their baselines.
+
+        Parameters
+        ----------
+        image_idx : array-like of int of shape (n_requests,)
+            Image of every request.
+        pixel_masks : array-like of bool of shape (n_requests, n_pixels)
+            Pixels m of every request.
+
+        Returns
+        -------
+        inserted, deleted : ndarray of shape (n_requests, n_outputs)
+            ``f(x_m, b_rest)`` and ``f(b_m, x_rest)``.
+        """
+        image_idx = np.asarray(image_idx, dtype=np.int64)
+        pixel_masks = np.asarray(pixel_masks, dtype=bool)
+        n = image_idx.shape[0]
+        per_chunk = max(1, self.rows_per_call // 2)
+        chunks = [slice(s, min(s + per_chunk, n)) for s in range(0, n, per_chunk)]
+        args = (
+            (
+                self.response, self.images[image_idx[sl]], self.baselines[image_idx[sl]],
+                pixel_masks[sl], self.channels, image_idx[sl],
+            )
+            for sl in chunks
+        )
+        if len(chunks) > 1 and self.n_jobs not in (None, 1):
+            outs = Parallel(n_jobs=self.n_jobs)(delayed(_image_hybrids)(*a) for a in args)
+        else:
+            outs = [_image_hybrids(*a) for a in args]
+        self.model_calls += 2 * n
+        self.model_batches += len(chunks)
+        inserted = np.concatenate([o[: len(o) // 2] for o in outs])
+        deleted = np.concatenate([o[len(o) // 2 :] for o in outs])
+        return inserted, deleted
+
+    # -- the evaluator of the greedy merge loop ------------------------------
+    def union_statistics(self, requests):
+        """Arch and occlusion values of unions of pixel sets, in one batch.
+
+        Parameters
+        ----------
+        requests : list of tuple
+            ``(image, base, parts)``: the index of an image, and arrays of
+            pixel positions; every part is disjoint from ``base``.
+
+        Returns
+        -------
+        statistics : list of tuple of ndarray
+            ``(arch, occ)`` of ``base ∪ part`` for every part of every
+            request, each of shape (len(parts), n_outputs).
+        """
+        idx, masks, spans, anchors = [], [], [], {}
+        for s, base, parts in requests:
+            if self.image_values[s] is None and s not in anchors:
+                anchors[s] = len(idx)
+                idx.append(s)
+                masks.append(np.ones(self.n_pixels, dtype=bool))
+            start = len(idx)
+            for part in parts:
+                mask = np.zeros(self.n_pixels, dtype=bool)
+                mask[np.asarray(base, dtype=np.int64)] = True
+                mask[np.asarray(part, dtype=np.int64)] = True
+                idx.append(s)
+                masks.append(mask)
+            spans.append((s, start, len(idx)))
+        if not idx:
+            return [self._empty() for _ in requests]
+        inserted, deleted = self.hybrids(idx, np.stack(masks))
+        for s, r in anchors.items():
+            self.image_values[s], self.baseline_values[s] = inserted[r], deleted[r]
+        return [
+            (inserted[a:b] - self.baseline_values[s], self.image_values[s] - deleted[a:b])
+            for s, a, b in spans
+        ]
+
+    def _empty(self):
+        empty = np.zeros((0, 0))
+        return empty, empty.copy()
+
+    @staticmethod
+    def potentials_from(values):
+        """Interaction potential ``Psi = 1/4 sum_o (arch - occ)**2`` of every group.
+
+        Parameters
+        ----------
+        values : tuple of ndarray
+            ``(arch, occ)``, each of shape (n_groups, n_outputs).
+
+        Returns
+        -------
+        psi : ndarray of shape (n_groups,)
+            Potential of every group.
+        """
+        arch, occ = values
+        return 0.25 * np.sum((arch - occ) ** 2, axis=1)
+
+    @staticmethod
+    def interactions_from(first, second, union):
+        """Interaction strength of pairs of groups.
+
+        With ``I = G_{j u k} - G_j - G_k`` on the sample {x, b}, the strength
+        is ``1/4 sum_o (I_arch**2 + I_occ**2)``, the anchored form of the
+        tabular interaction strength for N = 2.
+
+        Parameters
+        ----------
+        first, second, union : tuple of ndarray
+            ``(arch, occ)`` of the groups j, of the groups k and of their
+            unions, of shape (n_pairs, n_outputs) (or (n_outputs,) for one
+            group j shared by all pairs).
+
+        Returns
+        -------
+        strength : ndarray of shape (n_pairs,)
+            Interaction strength of every pair.
+        """
+        i_xb = union[0] - first[0] - second[0]
+        i_bx = union[1] - first[1] - second[1]
+        return 0.25 * np.sum(i_xb**2 + i_bx**2, axis=1)
+
+    def output_variance(self, problem):
+        """Variance of the model output on {x, b} for one image.
+
+        Parameters
+        ----------
+        problem : int
+            Index of the image.
+
+        Returns
+        -------
+        variance : float
+            ``sum_o ((f(x) - f(b)) / 2)**2``.
+        """
+        gap = self.image_values[problem] - self.baseline_values[problem]
+        return float(np.sum((gap / 2.0) ** 2))

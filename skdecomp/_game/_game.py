@@ -538,7 +538,7 @@ class CoalitionGame:
             sizes = coalitions.sum(axis=1)
         else:
             coalitions = coalitions.astype(np.int64, copy=False)
-            sizes = np.array([bin(int(m)).count("1") for m in coalitions])
+            sizes = ((coalitions[:, None] >> np.arange(K)[None, :]) & 1).sum(axis=1)
         if prediction is None and np.any(sizes == K):
             prediction = self.predict(X)
         n_rows = X.n_rows if isinstance(X, Table) else X.shape[0]

@@ -19,6 +19,17 @@ __all__ = [
 
 
 @njit(cache=True)
+def _active_columns(design, m, active):
+    """Write the columns set in row m of ``design`` into ``active``; return their count."""
+    n_act = 0
+    for k in range(design.shape[1]):
+        if design[m, k]:
+            active[n_act] = k
+            n_act += 1
+    return n_act
+
+
+@njit(cache=True)
 def coalition_gram(design, weights):
     """Weighted Gram matrix of a 0/1 design: ``sum_m w_m d_m d_m^T``.
 
@@ -38,11 +49,7 @@ def coalition_gram(design, weights):
         w = weights[m]
         if w == 0.0:
             continue
-        n_act = 0
-        for k in range(n_cols):
-            if design[m, k]:
-                active[n_act] = k
-                n_act += 1
+        n_act = _active_columns(design, m, active)
         for a in range(n_act):
             i = active[a]
             for b in range(n_act):
@@ -72,11 +79,7 @@ def coalition_moments(design, weights, values):
         w = weights[m]
         if w == 0.0:
             continue
-        n_act = 0
-        for k in range(n_cols):
-            if design[m, k]:
-                active[n_act] = k
-                n_act += 1
+        n_act = _active_columns(design, m, active)
         for r in range(n_rows):
             wy = w * values[r, m]
             for a in range(n_act):

@@ -219,7 +219,9 @@ def min_samples(method, n_groups):
     if method == "permutation_shap":
         # one permutation and its reverse
         return min(2 * (n_groups - 1), full) if n_groups > 1 else 0
-    if method == "lime":
+    if method in ("lime", "rise"):
+        # one coefficient per group and the intercept (LIME); RISE averages
+        # over masks, and fewer than K + 1 leave some group never drawn
         return min(n_groups + 1, full)
     return 1
 

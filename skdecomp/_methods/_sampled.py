@@ -239,6 +239,7 @@ def _lime(game, n_groups, budget, rng, p, kernel, kernel_width, alpha):
             f"The {Z.shape[0]} distinct coalitions drawn for LIME do not "
             f"determine {K} group coefficients (some group is always present "
             "or always absent, or groups move together); increase n_samples "
+            f"(the draws are random: n_samples >= {4 * (K + 1)} rarely fails) "
             "or set method_params={'alpha': ...} > 0 for a ridge fit."
         )
     return coef[:, 1:]

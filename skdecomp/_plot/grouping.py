@@ -32,6 +32,15 @@ def _model_of(estimator):
     return estimator
 
 
+def _merged_pairs(partitions):
+    """The two groups merged between consecutive partitions, as column sets."""
+    pairs = []
+    for before, after in zip(partitions[:-1], partitions[1:]):
+        gone = {frozenset(g) for g in before} - {frozenset(g) for g in after}
+        pairs.append(tuple(sorted(gone, key=min)))
+    return pairs
+
+
 def _curves_along(
     grouper, model, X, points, *, methods, metrics, background, random_state, max_groups
 ):
@@ -222,7 +231,7 @@ class GroupingDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         grouper = _adaptive_grouper(estimator)
         if grouper is None:
-            from .._grouping._groupers import AdaptiveGrouper
+            from .._grouping import AdaptiveGrouper
 
             model = estimator
             grouper = AdaptiveGrouper(
@@ -328,6 +337,9 @@ class GroupingDisplay:
             initial_names=initial_names,
             history=history,
         )
+        if grouper is not None:
+            # the merge tree from the grouper's partitions along its history
+            disp._merged = _merged_pairs([grouper.cut(int(k)) for k in n_groups])
         return disp.plot(kind=kind, ax=ax)
 
     from_grouper = from_result
@@ -344,10 +356,14 @@ class GroupingDisplay:
                 leaves.append(key)
                 if self.initial_names is not None:
                     names[key] = str(self.initial_names[k])
+        merged = getattr(self, "_merged", None)
+        if merged is None:
+            merged = [
+                tuple(frozenset(int(c) for c in g) for g in h["groups"]) for h in history
+            ]
         made = set()
         nodes = []
-        for step, h in enumerate(history, start=1):
-            a, b = (frozenset(int(c) for c in g) for g in h["groups"])
+        for step, (h, (a, b)) in enumerate(zip(history, merged), start=1):
             for key, name in zip((a, b), h.get("names") or (None, None)):
                 if key not in made and key not in leaves:
                     leaves.append(key)

@@ -206,9 +206,27 @@ def _check_kernel(task, kernel):
 
 
 # -- threads --------------------------------------------------------------------
-def _n_chunks(tree_model, parallel):
-    """Accumulators of the leaf-wise kernels: one per thread, each a share of the trees."""
-    return min(numba.get_num_threads(), tree_model.roots.shape[0]) if parallel else 1
+#: Most chunks of trees whose sums the leaf-wise kernels keep apart.
+_MAX_TREE_CHUNKS = 8
+#: Fewest trees in one chunk, so that a chunk's own costs (its accumulator is
+#: cleared and added to the total) stay small next to walking its trees.
+_MIN_CHUNK_TREES = 4
+
+
+def _n_chunks(tree_model):
+    """Chunks of trees of the leaf-wise kernels, from the number of trees alone.
+
+    Tree ``t`` goes to chunk ``t % n_chunks``; each chunk is summed apart and
+    the chunk sums are added in chunk order, so the reduction order, hence
+    every bit of the result, does not depend on the number of threads.
+    """
+    n_trees = tree_model.roots.shape[0]
+    return int(min(_MAX_TREE_CHUNKS, max(1, n_trees // _MIN_CHUNK_TREES)))
+
+
+def _n_slots(n_chunks, parallel):
+    """Chunks summed at once: one serially, one per thread in parallel."""
+    return min(numba.get_num_threads(), n_chunks) if parallel else 1
 
 
 @contextmanager
@@ -346,19 +364,23 @@ def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel):
     """Per block of explained rows, the leaf values summed by (V(z), V(x)).
 
     Yields arrays of shape (n_outputs, 3**n_groups, n_block_rows) from the
-    leaf-wise kernel; blocks keep its accumulators near 64 MB.
+    leaf-wise kernel; blocks keep them below ``kernel_block_cells()``. The
+    parallel kernel shares the rows of a block between the threads, each
+    entry being summed over the trees in their order, so the tables do not
+    depend on the number of threads.
     """
     tern = np.zeros(1 << n_groups, dtype=np.int64)
     for k in range(n_groups):
         tern[1 << k:2 << k] = tern[: 1 << k] + 3**k
-    n_chunks = _n_chunks(tree_model, parallel)
-    per_row = (n_chunks + 1) * 3**n_groups * tree_model.n_outputs
+    per_row = 3**n_groups * tree_model.n_outputs
     block = max(1, kernel_block_cells() // per_row)
     kernel = _tree_ternary_parallel if parallel else _tree_ternary_serial
     leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
     for i in range(0, Xm.shape[0], block):
-        yield kernel(Xm[i:i + block], Zm.shape[0], col_group, *tree_model._arrays(),
-                     *leaves, tern, int(n_groups), tree_model.max_depth, n_chunks)
+        rows = Xm[i:i + block]
+        n_parts = min(numba.get_num_threads(), rows.shape[0]) if parallel else 1
+        yield kernel(rows, Zm.shape[0], col_group, *tree_model._arrays(), *leaves,
+                     tern, int(n_groups), tree_model.max_depth, max(1, n_parts))
 
 
 def _exact(w):
@@ -466,14 +488,15 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
         elif kernel == "patterns":
             run = (_tree_class_attributions_parallel if parallel
                    else _tree_class_attributions_serial)
-            n_chunks = _n_chunks(tree_model, parallel)
-            per_row = (n_chunks + 1) * n_groups * n_methods * tree_model.n_outputs
+            n_chunks = _n_chunks(tree_model)
+            n_slots = _n_slots(n_chunks, parallel)
+            per_row = (n_slots + 1) * n_groups * n_methods * tree_model.n_outputs
             block = max(1, kernel_block_cells() // per_row)
             leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
             phi = np.concatenate([
                 run(Xm[i:i + block], Zm.shape[0], col_group, *tree_model._arrays(),
                     *leaves, coef_a, coef_b, int(n_groups), tree_model.max_depth,
-                    n_chunks)
+                    n_chunks, n_slots)
                 for i in range(0, Xm.shape[0], block)
             ])
         elif kernel == "ternary":
@@ -486,14 +509,15 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
         else:
             run = (_tree_attributions_leaf_parallel if parallel
                    else _tree_attributions_leaf_serial)
-            n_chunks = _n_chunks(tree_model, parallel)
+            n_chunks = _n_chunks(tree_model)
+            n_slots = _n_slots(n_chunks, parallel)
             # rows per kernel call, bounding the per-row accumulators
-            per_row = ((n_chunks + 1) * n_groups * n_methods * tree_model.n_outputs
+            per_row = ((n_slots + 1) * n_groups * n_methods * tree_model.n_outputs
                        + 2 * (tree_model.max_depth + 2))
             block = max(1, kernel_block_cells() // per_row)
             phi = np.concatenate([
                 run(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), coef_a,
-                    coef_b, int(n_groups), tree_model.max_depth, n_chunks)
+                    coef_b, int(n_groups), tree_model.max_depth, n_chunks, n_slots)
                 for i in range(0, Xm.shape[0], block)
             ])
     return {m: phi[:, i] for i, m in enumerate(names)}
@@ -535,9 +559,10 @@ def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
     Zm = Xm if same else tree_model.prepare(Z)
     with _numba_threads(n_jobs) as parallel:
         kernel = _tree_anchored_sums_parallel if parallel else _tree_anchored_sums_serial
-        n_chunks = _n_chunks(tree_model, parallel)
+        n_chunks = _n_chunks(tree_model)
         rows, cols = kernel(Xm, Zm, col_group, *tree_model._arrays(), masks,
-                            tree_model.max_depth, n_chunks, same)
+                            tree_model.max_depth, n_chunks,
+                            _n_slots(n_chunks, parallel), same)
     rows += Zm.shape[0] * tree_model.offset[None, :, None]
     cols += Xm.shape[0] * tree_model.offset[None, :, None]
     return rows, cols

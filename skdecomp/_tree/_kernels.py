@@ -390,7 +390,7 @@ def _tree_walk_start(root, stack_node, stack_level, stack_bit):
 
 def _tree_attributions_leaf_body(
     X, Z, col_group, roots, node_int, threshold, values, cat_bits,
-    coef_a, coef_b, n_groups, max_depth, n_chunks,
+    coef_a, coef_b, n_groups, max_depth, n_chunks, n_slots,
 ):
     # Leaf-wise form of _tree_attributions_body: per leaf and distinct row
     # pattern B, the attribution of group k is the sum over compatible
@@ -406,134 +406,142 @@ def _tree_attributions_leaf_body(
     per_k = n_methods * n_out
     cols = _tree_columns(X, Z)
     # per row, entry (k * n_methods + m) * n_out + o
-    acc = np.zeros((n_chunks, n_rows, n_groups * per_k), dtype=np.float64)
-    for c in prange(n_chunks):
-        stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
-            n_bg + n_rows, max_depth)
-        p_stamp, p_key, p_slot = _tree_table(n_rows, n_bg)
-        b_stamp, b_key, b_slot = _tree_table(n_rows, n_bg)
-        p_pat = np.empty(n_bg, dtype=np.int64)
-        p_w = np.empty(n_bg, dtype=np.float64)
-        p_size = np.empty(n_bg, dtype=np.int64)
-        p_bits = np.zeros((n_groups, (n_bg + 61) // 62), dtype=np.int64)
-        # index of the bit 2**i from (2**i) % 67, i < 62
-        bit_index = np.zeros(67, dtype=np.int64)
-        for i in range(62):
-            bit_index[(np.int64(1) << i) % 67] = i
-        contrib = np.zeros((n_groups, n_methods), dtype=np.float64)
-        sb = np.zeros(n_methods, dtype=np.float64)
-        # per distinct row pattern of the leaf: its entries lo..hi-1 of a row
-        lo = np.empty(n_rows, dtype=np.int64)
-        hi = np.empty(n_rows, dtype=np.int64)
-        cv = np.empty((n_rows, n_groups * per_k), dtype=np.float64)
-        cur = 0
-        for t in range(c, n_trees, n_chunks):
-            top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
-            while top > 0:
-                leaf, d, top = _tree_next_leaf(
-                    cols, col_group, node_int, threshold, cat_bits,
-                    stack_node, stack_level, stack_bit, top, goes, path,
-                )
-                v = path[d]
-                cur += 1
-                n_pat = _tree_background_patterns(v, n_bg, p_stamp, p_key, p_slot, cur,
-                                                  p_pat, p_w)
-                n_words = (n_pat + 61) // 62
-                p_union = np.int64(0)
-                for p in range(n_pat):
-                    P = p_pat[p]
-                    p_size[p] = _bit_count(P)
-                    p_union |= P
-                    bit = np.int64(1) << (p % 62)
-                    k = 0
-                    while P:
-                        if P & 1:
-                            p_bits[k, p // 62] |= bit
-                        P >>= 1
-                        k += 1
-                n_cls = 0
-                for r in range(n_rows):
-                    B = v[n_bg + r]
-                    h, new = _tree_slot(B, b_stamp, b_key, cur)
-                    if not new:
-                        cls = b_slot[h]
-                    else:
-                        cls = n_cls
-                        b_slot[h] = cls
-                        n_cls += 1
-                        size_b = _bit_count(B)
-                        touched = np.int64(0)
-                        for word in range(n_words):
-                            hit = np.int64(0)
-                            M = B & p_union
-                            k = 0
-                            while M:
-                                if M & 1:
-                                    hit |= p_bits[k, word]
-                                M >>= 1
-                                k += 1
-                            n_in = min(62, n_pat - 62 * word)
-                            free = ~hit & ((np.int64(1) << n_in) - 1)
-                            while free:
-                                low = free & -free
-                                free ^= low
-                                p = 62 * word + bit_index[low % 67]
-                                P = p_pat[p]
-                                size_a = p_size[p]
-                                w = p_w[p]
-                                touched |= P | B
-                                for m in range(n_methods):
-                                    sb[m] += w * coef_b[m, size_a, size_b]
-                                k = 0
-                                while P:
-                                    if P & 1:
-                                        for m in range(n_methods):
-                                            contrib[k, m] += w * coef_a[m, size_a, size_b]
-                                    P >>= 1
-                                    k += 1
-                        # touched groups k_lo..k_hi-1 (none without a compatible P)
-                        k_lo = 0
-                        k_hi = 0
-                        if touched:
-                            k = 0
-                            M = B
-                            while M:
-                                if M & 1:
-                                    for m in range(n_methods):
-                                        contrib[k, m] += sb[m]
-                                M >>= 1
-                                k += 1
-                            while not (touched >> k_lo) & 1:
-                                k_lo += 1
-                            k_hi = k_lo
-                            while touched >> k_hi:
-                                k_hi += 1
-                        for m in range(n_methods):
-                            sb[m] = 0.0
-                        lo[cls] = k_lo * per_k
-                        hi[cls] = k_hi * per_k
-                        for k in range(k_lo, k_hi):
-                            for m in range(n_methods):
-                                for o in range(n_out):
-                                    cv[cls, (k * n_methods + m) * n_out + o] = (
-                                        contrib[k, m] * values[leaf, o])
-                                contrib[k, m] = 0.0
-                    for j in range(lo[cls], hi[cls]):
-                        acc[c, r, j] += cv[cls, j]
-                k = 0
-                while p_union:
-                    if p_union & 1:
-                        for word in range(n_words):
-                            p_bits[k, word] = 0
-                    p_union >>= 1
-                    k += 1
     out = np.zeros((n_rows, n_methods, n_out, n_groups), dtype=np.float64)
-    for c in range(n_chunks):
-        for r in range(n_rows):
-            for k in range(n_groups):
-                for m in range(n_methods):
-                    for o in range(n_out):
-                        out[r, m, o, k] += acc[c, r, (k * n_methods + m) * n_out + o]
+    acc = np.empty((n_slots, n_rows, n_groups * per_k), dtype=np.float64)
+    for c0 in range(0, n_chunks, n_slots):
+        n_wave = min(n_slots, n_chunks - c0)
+        for s in prange(n_wave):
+            c = c0 + s
+            acc_c = acc[s]
+            for r in range(n_rows):
+                for j in range(n_groups * per_k):
+                    acc_c[r, j] = 0.0
+            stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
+                n_bg + n_rows, max_depth)
+            p_stamp, p_key, p_slot = _tree_table(n_rows, n_bg)
+            b_stamp, b_key, b_slot = _tree_table(n_rows, n_bg)
+            p_pat = np.empty(n_bg, dtype=np.int64)
+            p_w = np.empty(n_bg, dtype=np.float64)
+            p_size = np.empty(n_bg, dtype=np.int64)
+            p_bits = np.zeros((n_groups, (n_bg + 61) // 62), dtype=np.int64)
+            # index of the bit 2**i from (2**i) % 67, i < 62
+            bit_index = np.zeros(67, dtype=np.int64)
+            for i in range(62):
+                bit_index[(np.int64(1) << i) % 67] = i
+            contrib = np.zeros((n_groups, n_methods), dtype=np.float64)
+            sb = np.zeros(n_methods, dtype=np.float64)
+            # per distinct row pattern of the leaf: its entries lo..hi-1 of a row
+            lo = np.empty(n_rows, dtype=np.int64)
+            hi = np.empty(n_rows, dtype=np.int64)
+            cv = np.empty((n_rows, n_groups * per_k), dtype=np.float64)
+            cur = 0
+            for t in range(c, n_trees, n_chunks):
+                top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
+                while top > 0:
+                    leaf, d, top = _tree_next_leaf(
+                        cols, col_group, node_int, threshold, cat_bits,
+                        stack_node, stack_level, stack_bit, top, goes, path,
+                    )
+                    v = path[d]
+                    cur += 1
+                    n_pat = _tree_background_patterns(v, n_bg, p_stamp, p_key, p_slot, cur,
+                                                      p_pat, p_w)
+                    n_words = (n_pat + 61) // 62
+                    p_union = np.int64(0)
+                    for p in range(n_pat):
+                        P = p_pat[p]
+                        p_size[p] = _bit_count(P)
+                        p_union |= P
+                        bit = np.int64(1) << (p % 62)
+                        k = 0
+                        while P:
+                            if P & 1:
+                                p_bits[k, p // 62] |= bit
+                            P >>= 1
+                            k += 1
+                    n_cls = 0
+                    for r in range(n_rows):
+                        B = v[n_bg + r]
+                        h, new = _tree_slot(B, b_stamp, b_key, cur)
+                        if not new:
+                            cls = b_slot[h]
+                        else:
+                            cls = n_cls
+                            b_slot[h] = cls
+                            n_cls += 1
+                            size_b = _bit_count(B)
+                            touched = np.int64(0)
+                            for word in range(n_words):
+                                hit = np.int64(0)
+                                M = B & p_union
+                                k = 0
+                                while M:
+                                    if M & 1:
+                                        hit |= p_bits[k, word]
+                                    M >>= 1
+                                    k += 1
+                                n_in = min(62, n_pat - 62 * word)
+                                free = ~hit & ((np.int64(1) << n_in) - 1)
+                                while free:
+                                    low = free & -free
+                                    free ^= low
+                                    p = 62 * word + bit_index[low % 67]
+                                    P = p_pat[p]
+                                    size_a = p_size[p]
+                                    w = p_w[p]
+                                    touched |= P | B
+                                    for m in range(n_methods):
+                                        sb[m] += w * coef_b[m, size_a, size_b]
+                                    k = 0
+                                    while P:
+                                        if P & 1:
+                                            for m in range(n_methods):
+                                                contrib[k, m] += w * coef_a[m, size_a, size_b]
+                                        P >>= 1
+                                        k += 1
+                            # touched groups k_lo..k_hi-1 (none without a compatible P)
+                            k_lo = 0
+                            k_hi = 0
+                            if touched:
+                                k = 0
+                                M = B
+                                while M:
+                                    if M & 1:
+                                        for m in range(n_methods):
+                                            contrib[k, m] += sb[m]
+                                    M >>= 1
+                                    k += 1
+                                while not (touched >> k_lo) & 1:
+                                    k_lo += 1
+                                k_hi = k_lo
+                                while touched >> k_hi:
+                                    k_hi += 1
+                            for m in range(n_methods):
+                                sb[m] = 0.0
+                            lo[cls] = k_lo * per_k
+                            hi[cls] = k_hi * per_k
+                            for k in range(k_lo, k_hi):
+                                for m in range(n_methods):
+                                    for o in range(n_out):
+                                        cv[cls, (k * n_methods + m) * n_out + o] = (
+                                            contrib[k, m] * values[leaf, o])
+                                    contrib[k, m] = 0.0
+                        for j in range(lo[cls], hi[cls]):
+                            acc_c[r, j] += cv[cls, j]
+                    k = 0
+                    while p_union:
+                        if p_union & 1:
+                            for word in range(n_words):
+                                p_bits[k, word] = 0
+                        p_union >>= 1
+                        k += 1
+        # chunk sums in chunk order, whatever the number of threads
+        for s in range(n_wave):
+            for r in range(n_rows):
+                for k in range(n_groups):
+                    for m in range(n_methods):
+                        for o in range(n_out):
+                            out[r, m, o, k] += acc[s, r, (k * n_methods + m) * n_out + o]
     for r in range(n_rows):
         for m in range(n_methods):
             for o in range(n_out):
@@ -587,7 +595,7 @@ def _leaf_background(li, ptr, pats, counts, down, p_pat, p_count, alive):
 
 def _tree_ternary_body(
     X, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
-    ptr, tree_start, pats, counts, tern, n_groups, max_depth, n_chunks,
+    ptr, tree_start, pats, counts, tern, n_groups, max_depth, n_parts,
 ):
     # Leaf-wise walk for small K. Every reachable (A, B) = (V(z), V(x)) adds
     # the leaf value, per explained row, at the ternary index
@@ -599,7 +607,10 @@ def _tree_ternary_body(
     # a contiguous run of rows. The background patterns of every leaf come
     # from _tree_background_leaves (ptr, tree_start, pats, counts), so only
     # the explained rows are walked. Output layout (n_out, 3**K, n_rows),
-    # summed over the background (not yet averaged).
+    # summed over the background (not yet averaged). The rows are split into
+    # n_parts parts walked apart (in parallel by the parallel twin): each
+    # entry is summed over the trees in their order for any split, so the
+    # table does not depend on n_parts.
     n_rows = X.shape[0]
     n_out = values.shape[1]
     n_trees = roots.shape[0]
@@ -609,26 +620,28 @@ def _tree_ternary_body(
     n_masks = np.int64(1) << n_groups
     down = _downsets(n_groups)
     n_words = down.shape[1]
-    cols = _tree_columns(X, X[:0])
-    acc = np.zeros((n_chunks, n_out, n_tern, n_rows), dtype=np.float64)
-    for c in prange(n_chunks):
+    out = np.zeros((n_out, n_tern, n_rows), dtype=np.float64)
+    for part in prange(n_parts):
+        r0 = part * n_rows // n_parts
+        n_sub = (part + 1) * n_rows // n_parts - r0
+        cols = _tree_columns(X[r0:r0 + n_sub], X[:0])
         stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
-            n_rows, max_depth)
+            n_sub, max_depth)
         p_pat = np.empty(n_bg, dtype=np.int64)
         p_tern = np.empty(n_bg, dtype=np.int64)
         p_w = np.empty(n_bg, dtype=np.float64)
         alive = np.zeros(n_words, dtype=np.uint64)
         stamp = np.full(n_masks, -1, dtype=np.int64)
         cls_of = np.empty(n_masks, dtype=np.int64)
-        c_pat = np.empty(n_rows, dtype=np.int64)
-        c_end = np.empty(n_rows + 1, dtype=np.int64)
-        live = np.empty(n_rows, dtype=np.int64)
-        row_cls = np.empty(n_rows, dtype=np.int64)
-        order = np.empty(n_rows, dtype=np.int64)
+        c_pat = np.empty(n_sub, dtype=np.int64)
+        c_end = np.empty(n_sub + 1, dtype=np.int64)
+        live = np.empty(n_sub, dtype=np.int64)
+        row_cls = np.empty(n_sub, dtype=np.int64)
+        order = np.empty(n_sub, dtype=np.int64)
         e_idx = np.empty(n_bg, dtype=np.int64)
         e_w = np.empty(n_bg, dtype=np.float64)
         cur = 0
-        for t in range(c, n_trees, n_chunks):
+        for t in range(n_trees):
             li = tree_start[t]
             top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
             while top > 0:
@@ -645,7 +658,7 @@ def _tree_ternary_body(
                     p_tern[p] = tern[p_pat[p]]
                 # rows that reach the leaf with some background row
                 n_live = 0
-                for r in range(n_rows):
+                for r in range(n_sub):
                     B = v[r]
                     live[n_live] = r
                     n_live += np.int64((alive[B >> 6] >> np.uint64(B & 63)) & np.uint64(1))
@@ -687,14 +700,8 @@ def _tree_ternary_body(
                             i = e_idx[e]
                             w = e_w[e] * val
                             for j in range(start, stop):
-                                acc[c, o, i, order[j]] += w
+                                out[o, i, r0 + order[j]] += w
                     start = stop
-    out = np.zeros((n_out, n_tern, n_rows), dtype=np.float64)
-    for c in range(n_chunks):
-        for o in range(n_out):
-            for i in range(n_tern):
-                for r in range(n_rows):
-                    out[o, i, r] += acc[c, o, i, r]
     return out
 
 
@@ -892,6 +899,7 @@ def _tree_background_leaves(Z, col_group, roots, node_int, threshold, cat_bits,
 def _tree_class_attributions_body(
     X, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
     ptr, tree_start, pats, counts, coef_a, coef_b, n_groups, max_depth, n_chunks,
+    n_slots,
 ):
     # Leaf-wise attributions for small K, without the 3**K table. At a leaf,
     # every explained row with the same pattern B gets the same attributions,
@@ -917,113 +925,117 @@ def _tree_class_attributions_body(
             bits[M, k] = (M >> k) & 1
     n_q = n_methods * n_out * n_groups
     cols = _tree_columns(X, X[:0])
-    acc = np.zeros((n_chunks, n_rows, n_q), dtype=np.float64)
-    for c in prange(n_chunks):
-        stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
-            n_rows, max_depth)
-        seen = np.zeros(n_words, dtype=np.uint64)
-        alive = np.zeros(n_words, dtype=np.uint64)
-        p_pat = np.empty(n_bg, dtype=np.int64)
-        p_count = np.empty(n_bg, dtype=np.float64)
-        compat = np.empty(n_bg, dtype=np.int64)
-        live_pat = np.empty(n_rows, dtype=np.int64)
-        live_row = np.empty(n_rows, dtype=np.int64)
-        h = np.empty((n_masks, n_q), dtype=np.float64)
-        h_m = np.empty((n_methods, n_groups), dtype=np.float64)
-        s_b = np.empty(n_methods, dtype=np.float64)
-        vals = np.empty(n_out, dtype=np.float64)
-        acc_c = np.zeros((n_rows, n_q), dtype=np.float64)
-        for t in range(c, n_trees, n_chunks):
-            li = tree_start[t]
-            top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
-            while top > 0:
-                leaf, d, top = _tree_next_leaf(
-                    cols, col_group, node_int, threshold, cat_bits,
-                    stack_node, stack_level, stack_bit, top, goes, path,
-                )
-                v = path[d]
-                # background patterns P of the leaf, their counts, and the row
-                # patterns they admit
-                n_pat = _leaf_background(li, ptr, pats, counts, down, p_pat, p_count, alive)
-                li += 1
-                # rows that reach the leaf with some background row
-                n_live = 0
-                for r in range(n_rows):
-                    B = v[r]
-                    live_pat[n_live] = B
-                    live_row[n_live] = r
-                    n_live += np.int64((alive[B >> 6] >> np.uint64(B & 63)) & np.uint64(1))
-                if n_live == 0:
-                    continue
-                for o in range(n_out):
-                    vals[o] = values[leaf, o]
-                for w in range(n_words):
-                    seen[w] = 0
-                for j in range(n_live):
-                    B = live_pat[j]
-                    seen[B >> 6] |= np.uint64(1) << np.uint64(B & 63)
-                # h[B] for every distinct live B
-                for w0 in range(n_words):
-                    word = seen[w0]
-                    while word:
-                        B = (w0 << 6) + _low_bit(word)
-                        word &= word - np.uint64(1)
-                        nb = n_bits[B]
-                        n_c = 0
-                        for p in range(n_pat):
-                            compat[n_c] = p
-                            n_c += np.int64((p_pat[p] & B) == 0)
-                        if n_q == n_groups:
-                            # one method and one output, the usual case: the
-                            # same sums without the method and output loops,
-                            # which cost ~15 % here
-                            for k in range(n_groups):
-                                h[B, k] = 0.0
-                            sb = 0.0
-                            for i in range(n_c):
-                                p = compat[i]
-                                P = p_pat[p]
-                                na = n_bits[P]
-                                cw = p_count[p] * vals[0]
-                                ca = coef_a[0, na, nb] * cw
-                                sb += coef_b[0, na, nb] * cw
-                                for k in range(n_groups):
-                                    h[B, k] += ca * bits[P, k]
-                            for k in range(n_groups):
-                                h[B, k] += sb * bits[B, k]
-                            continue
-                        for m in range(n_methods):
-                            for k in range(n_groups):
-                                h_m[m, k] = 0.0
-                            sb = 0.0
-                            for i in range(n_c):
-                                p = compat[i]
-                                P = p_pat[p]
-                                na = n_bits[P]
-                                ca = coef_a[m, na, nb] * p_count[p]
-                                sb += coef_b[m, na, nb] * p_count[p]
-                                for k in range(n_groups):
-                                    h_m[m, k] += ca * bits[P, k]
-                            s_b[m] = sb
-                        q = 0
-                        for m in range(n_methods):
-                            for o in range(n_out):
-                                for k in range(n_groups):
-                                    h[B, q] = (h_m[m, k] + s_b[m] * bits[B, k]) * vals[o]
-                                    q += 1
-                for j in range(n_live):
-                    B = live_pat[j]
-                    r = live_row[j]
-                    for q in range(n_q):
-                        acc_c[r, q] += h[B, q]
-        for r in range(n_rows):
-            for q in range(n_q):
-                acc[c, r, q] = acc_c[r, q]
     out = np.zeros((n_rows, n_q), dtype=np.float64)
-    for c in range(n_chunks):
-        for r in range(n_rows):
-            for q in range(n_q):
-                out[r, q] += acc[c, r, q]
+    acc = np.empty((n_slots, n_rows, n_q), dtype=np.float64)
+    for c0 in range(0, n_chunks, n_slots):
+        n_wave = min(n_slots, n_chunks - c0)
+        for s in prange(n_wave):
+            c = c0 + s
+            stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
+                n_rows, max_depth)
+            seen = np.zeros(n_words, dtype=np.uint64)
+            alive = np.zeros(n_words, dtype=np.uint64)
+            p_pat = np.empty(n_bg, dtype=np.int64)
+            p_count = np.empty(n_bg, dtype=np.float64)
+            compat = np.empty(n_bg, dtype=np.int64)
+            live_pat = np.empty(n_rows, dtype=np.int64)
+            live_row = np.empty(n_rows, dtype=np.int64)
+            h = np.empty((n_masks, n_q), dtype=np.float64)
+            h_m = np.empty((n_methods, n_groups), dtype=np.float64)
+            s_b = np.empty(n_methods, dtype=np.float64)
+            vals = np.empty(n_out, dtype=np.float64)
+            acc_c = acc[s]
+            for r in range(n_rows):
+                for q in range(n_q):
+                    acc_c[r, q] = 0.0
+            for t in range(c, n_trees, n_chunks):
+                li = tree_start[t]
+                top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
+                while top > 0:
+                    leaf, d, top = _tree_next_leaf(
+                        cols, col_group, node_int, threshold, cat_bits,
+                        stack_node, stack_level, stack_bit, top, goes, path,
+                    )
+                    v = path[d]
+                    # background patterns P of the leaf, their counts, and the row
+                    # patterns they admit
+                    n_pat = _leaf_background(li, ptr, pats, counts, down, p_pat, p_count, alive)
+                    li += 1
+                    # rows that reach the leaf with some background row
+                    n_live = 0
+                    for r in range(n_rows):
+                        B = v[r]
+                        live_pat[n_live] = B
+                        live_row[n_live] = r
+                        n_live += np.int64((alive[B >> 6] >> np.uint64(B & 63)) & np.uint64(1))
+                    if n_live == 0:
+                        continue
+                    for o in range(n_out):
+                        vals[o] = values[leaf, o]
+                    for w in range(n_words):
+                        seen[w] = 0
+                    for j in range(n_live):
+                        B = live_pat[j]
+                        seen[B >> 6] |= np.uint64(1) << np.uint64(B & 63)
+                    # h[B] for every distinct live B
+                    for w0 in range(n_words):
+                        word = seen[w0]
+                        while word:
+                            B = (w0 << 6) + _low_bit(word)
+                            word &= word - np.uint64(1)
+                            nb = n_bits[B]
+                            n_c = 0
+                            for p in range(n_pat):
+                                compat[n_c] = p
+                                n_c += np.int64((p_pat[p] & B) == 0)
+                            if n_q == n_groups:
+                                # one method and one output, the usual case: the
+                                # same sums without the method and output loops,
+                                # which cost ~15 % here
+                                for k in range(n_groups):
+                                    h[B, k] = 0.0
+                                sb = 0.0
+                                for i in range(n_c):
+                                    p = compat[i]
+                                    P = p_pat[p]
+                                    na = n_bits[P]
+                                    cw = p_count[p] * vals[0]
+                                    ca = coef_a[0, na, nb] * cw
+                                    sb += coef_b[0, na, nb] * cw
+                                    for k in range(n_groups):
+                                        h[B, k] += ca * bits[P, k]
+                                for k in range(n_groups):
+                                    h[B, k] += sb * bits[B, k]
+                                continue
+                            for m in range(n_methods):
+                                for k in range(n_groups):
+                                    h_m[m, k] = 0.0
+                                sb = 0.0
+                                for i in range(n_c):
+                                    p = compat[i]
+                                    P = p_pat[p]
+                                    na = n_bits[P]
+                                    ca = coef_a[m, na, nb] * p_count[p]
+                                    sb += coef_b[m, na, nb] * p_count[p]
+                                    for k in range(n_groups):
+                                        h_m[m, k] += ca * bits[P, k]
+                                s_b[m] = sb
+                            q = 0
+                            for m in range(n_methods):
+                                for o in range(n_out):
+                                    for k in range(n_groups):
+                                        h[B, q] = (h_m[m, k] + s_b[m] * bits[B, k]) * vals[o]
+                                        q += 1
+                    for j in range(n_live):
+                        B = live_pat[j]
+                        r = live_row[j]
+                        for q in range(n_q):
+                            acc_c[r, q] += h[B, q]
+        # chunk sums in chunk order, whatever the number of threads
+        for s in range(n_wave):
+            for r in range(n_rows):
+                for q in range(n_q):
+                    out[r, q] += acc[s, r, q]
     for r in range(n_rows):
         for q in range(n_q):
             out[r, q] /= n_bg
@@ -1038,7 +1050,7 @@ def _tree_class_attributions_body(
 
 def _tree_anchored_sums_body(
     X, Z, col_group, roots, node_int, threshold, values, cat_bits, masks, max_depth, n_chunks,
-    same,
+    n_slots, same,
 ):
     # Sums over the background (rows) and over the explained rows (cols) of
     # f(x_{G_S}, z_{-G_S}) for every mask S, without the N x N values. The
@@ -1054,64 +1066,76 @@ def _tree_anchored_sums_body(
     n_trees = roots.shape[0]
     width = n_masks * n_out
     cols = _tree_columns(X, Z[:0] if same else Z)
-    acc_r = np.zeros((n_chunks, n_rows, width), dtype=np.float64)
-    acc_q = np.zeros((n_chunks, n_bg, width), dtype=np.float64)
-    for c in prange(n_chunks):
-        stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
-            x_off + n_rows, max_depth)
-        n_z = np.zeros(n_masks, dtype=np.float64)
-        n_x = np.zeros(n_masks, dtype=np.float64)
-        w_x = np.zeros(width, dtype=np.float64)
-        w_z = np.zeros(width, dtype=np.float64)
-        for t in range(c, n_trees, n_chunks):
-            top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
-            while top > 0:
-                leaf, d, top = _tree_next_leaf(
-                    cols, col_group, node_int, threshold, cat_bits,
-                    stack_node, stack_level, stack_bit, top, goes, path,
-                )
-                v = path[d]
-                for s in range(n_masks):
-                    n_z[s] = 0.0
-                    n_x[s] = 0.0
-                for q in range(n_bg):
-                    P = v[q]
-                    for s in range(n_masks):
-                        n_z[s] += (P & ~masks[s]) == 0
-                for r in range(n_rows):
-                    B = v[x_off + r]
-                    for s in range(n_masks):
-                        n_x[s] += (B & masks[s]) == 0
-                reached = False
-                for s in range(n_masks):
-                    if n_z[s] > 0.0 and n_x[s] > 0.0:
-                        reached = True
-                    for o in range(n_out):
-                        w_x[s * n_out + o] = n_z[s] * values[leaf, o]
-                        w_z[s * n_out + o] = n_x[s] * values[leaf, o]
-                if not reached:
-                    continue
-                for r in range(n_rows):
-                    B = v[x_off + r]
-                    for s in range(n_masks):
-                        if (B & masks[s]) == 0:
-                            for o in range(n_out):
-                                acc_r[c, r, s * n_out + o] += w_x[s * n_out + o]
-                for q in range(n_bg):
-                    P = v[q]
-                    for s in range(n_masks):
-                        if (P & ~masks[s]) == 0:
-                            for o in range(n_out):
-                                acc_q[c, q, s * n_out + o] += w_z[s * n_out + o]
     row_sums = np.zeros((n_masks, n_out, n_rows), dtype=np.float64)
     col_sums = np.zeros((n_masks, n_out, n_bg), dtype=np.float64)
-    for c in range(n_chunks):
-        for s in range(n_masks):
-            for o in range(n_out):
-                for r in range(n_rows):
-                    row_sums[s, o, r] += acc_r[c, r, s * n_out + o]
-                for q in range(n_bg):
-                    col_sums[s, o, q] += acc_q[c, q, s * n_out + o]
+    acc_r = np.empty((n_slots, n_rows, width), dtype=np.float64)
+    acc_q = np.empty((n_slots, n_bg, width), dtype=np.float64)
+    for c0 in range(0, n_chunks, n_slots):
+        n_wave = min(n_slots, n_chunks - c0)
+        for s in prange(n_wave):
+            c = c0 + s
+            acc_rc = acc_r[s]
+            acc_qc = acc_q[s]
+            for r in range(n_rows):
+                for j in range(width):
+                    acc_rc[r, j] = 0.0
+            for q in range(n_bg):
+                for j in range(width):
+                    acc_qc[q, j] = 0.0
+            stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
+                x_off + n_rows, max_depth)
+            n_z = np.zeros(n_masks, dtype=np.float64)
+            n_x = np.zeros(n_masks, dtype=np.float64)
+            w_x = np.zeros(width, dtype=np.float64)
+            w_z = np.zeros(width, dtype=np.float64)
+            for t in range(c, n_trees, n_chunks):
+                top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
+                while top > 0:
+                    leaf, d, top = _tree_next_leaf(
+                        cols, col_group, node_int, threshold, cat_bits,
+                        stack_node, stack_level, stack_bit, top, goes, path,
+                    )
+                    v = path[d]
+                    for i in range(n_masks):
+                        n_z[i] = 0.0
+                        n_x[i] = 0.0
+                    for q in range(n_bg):
+                        P = v[q]
+                        for i in range(n_masks):
+                            n_z[i] += (P & ~masks[i]) == 0
+                    for r in range(n_rows):
+                        B = v[x_off + r]
+                        for i in range(n_masks):
+                            n_x[i] += (B & masks[i]) == 0
+                    reached = False
+                    for i in range(n_masks):
+                        if n_z[i] > 0.0 and n_x[i] > 0.0:
+                            reached = True
+                        for o in range(n_out):
+                            w_x[i * n_out + o] = n_z[i] * values[leaf, o]
+                            w_z[i * n_out + o] = n_x[i] * values[leaf, o]
+                    if not reached:
+                        continue
+                    for r in range(n_rows):
+                        B = v[x_off + r]
+                        for i in range(n_masks):
+                            if (B & masks[i]) == 0:
+                                for o in range(n_out):
+                                    acc_rc[r, i * n_out + o] += w_x[i * n_out + o]
+                    for q in range(n_bg):
+                        P = v[q]
+                        for i in range(n_masks):
+                            if (P & ~masks[i]) == 0:
+                                for o in range(n_out):
+                                    acc_qc[q, i * n_out + o] += w_z[i * n_out + o]
+        # chunk sums in chunk order, whatever the number of threads
+        for s in range(n_wave):
+            for i in range(n_masks):
+                for o in range(n_out):
+                    for r in range(n_rows):
+                        row_sums[i, o, r] += acc_r[s, r, i * n_out + o]
+                    for q in range(n_bg):
+                        col_sums[i, o, q] += acc_q[s, q, i * n_out + o]
     return row_sums, col_sums
 
 

@@ -1,0 +1,514 @@
+"""AGREED: the adaptive grouper, for tables and for images.
+
+:class:`AdaptiveGrouper` implements AGREED (see the user guide, :ref:`agreed`):
+greedy merges of the groups whose between-group interactions are largest, so
+that PDP, SHAP, PFI and the other explainers of :ref:`explainers_as_weights`
+agree on the result. Both modes run the one greedy merge loop of
+:func:`~skdecomp._grouping._merge.greedy_merges` and keep its merge tree;
+:meth:`AdaptiveGrouper.cut` and :meth:`AdaptiveGrouper.cut_label_map` replay
+it with :func:`~skdecomp._grouping._merge.cut`.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._compat import HasMethods, Interval, StrOptions, _fit_context
+from .._game import CoalitionGame
+from .._image import (
+    as_image_rows,
+    baseline_rows,
+    check_image_shape,
+    groups_from_label_map,
+    image_ndim,
+    relabel,
+)
+from .._partition import resolve_groups
+from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _progress
+from ._image import agreed_images, image_response, initial_label_maps
+from ._merge import cut, greedy_merges
+
+__all__ = ["AdaptiveGrouper"]
+
+
+class AdaptiveGrouper(_BaseGrouper):
+    """AGREED: adaptive grouping that removes between-group interactions.
+
+    Starting from one group per column (or ``initial_groups``), repeatedly
+    merges the group with the largest interaction potential Psi with the
+    group that best reduces the AGREED loss ``L = sum_k Psi_k``, the mean
+    squared gap between the PDP and PFI effects of the groups (see
+    :ref:`agreed`). On the learned groups the between-group interactions are
+    small, so PDP, SHAP, PFI and the other explainers agree (see
+    :ref:`why_disagree`).
+
+    Everything is measured on a sample of N rows used both as explained
+    points and as background (B = D). The anchored N x N matrix of a group
+    is ``G_k[n, m] = f(x^n_{G_k}, x^m_{-G_k}) - f(x^m)``; Psi_k depends only
+    on its row and column means, which are cached. A candidate merge
+    of groups i and j costs one new matrix, G_{i∪j} = G_i + G_j + I_ij;
+    groups that are not merged are never evaluated again. Model calls are at
+    most ``N + K N**2 + sum_steps (K_step - 1) N**2``, O(d**2 N**2), and
+    memory is O(K N) plus one chunk of N x N blocks bounded by
+    ``max_memory``.
+
+    Parameters
+    ----------
+    estimator : estimator, callable or None, default=None
+        The model. A fitted model is used as it is, an unfitted one is fitted
+        on ``(X, y)``, and a plain callable ``f(X) -> array`` is a fitted
+        regressor. None is allowed only inside ``Explainer(model,
+        groups=AdaptiveGrouper())``, which passes its own model.
+
+    max_samples : int, default=100
+        Number of rows N drawn from X (without replacement) for the
+        anchored matrices. Cost grows as N**2; 100 is a good default, 50
+        for wide data.
+
+    n_groups : int or None, default=None
+        Merge until this many groups remain (``rel_tol`` is then ignored).
+        None stops on ``rel_tol``.
+
+    rel_tol : float, default=0.25
+        When ``n_groups`` is None, stop as soon as the loss is at most
+        ``rel_tol`` times the initial loss. 0 merges until no between-group
+        interaction is left.
+
+    merge_score : {"loss", "interaction"}, default="loss"
+        How the partner j of the chosen group i is picked: "loss" takes the
+        largest exact loss decrease ``Psi_i + Psi_j - Psi_{i∪j}``; "interaction"
+        the largest interaction strength
+        ``mean_n I_ij.mean(1)[n]**2 + mean_m I_ij.mean(0)[m]**2``.
+
+    initial_groups : None, list of lists, dict, grouper or label map, default=None
+        Partition to start from (e.g. one-hot blocks kept together); None
+        starts from one group per column (one group per pixel for images).
+        For images also an image grouper such as ``PatchGrouper(4)`` or
+        ``SuperpixelGrouper()`` (fitted on the images), or a label map of
+        shape (H, W).
+
+    response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
+        Model output to group on; "auto" uses ``predict_proba``, then
+        ``decision_function`` for classifiers, ``predict`` otherwise.
+
+    target : class label or int, default=None
+        Output to group on (see :class:`Explainer`); None uses all outputs,
+        with the loss summed over them.
+
+    n_jobs : int, default=None
+        Joblib workers over chunks of hybrid rows.
+
+    random_state : int, RandomState instance or None, default=None
+        Draws the N sample rows.
+
+    max_memory : int or str, default="1GB"
+        Largest size of the anchored values held at once, in bytes or as a
+        string such as ``"512MB"``. A ValueError gives the size needed when
+        one N x N block does not fit. Not used on the tree path, which never
+        holds the N x N values.
+
+    verbose : int, default=0
+        Show a progress bar over merges when positive; silent by default, so
+        also inside ``GridSearchCV``.
+
+    algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
+        How the N x N anchored values are computed. "tree" reads their row
+        and column sums exactly from the flattened trees of a scikit-learn
+        tree ensemble (one walk per tree for all N rows, no model calls and
+        no N x N block in memory); "auto" does so when the model allows it
+        (see :class:`~skdecomp.Explainer`) and calls the model otherwise;
+        "model_agnostic" always calls the model.
+
+    image_shape : tuple of int or None, default=None
+        Set it (or pass images of shape (n, H, W) or (n, H, W, C)) for
+        per-image AGREED (see :ref:`agreed`): every image x passed to
+        :meth:`fit` gets its own partition, learned on the mixture
+        Q = (delta_x + delta_b) / 2 of the image and its baseline b (N = 2),
+        with loss ``1/4 sum_k (Arch_k - Occ_k)**2``; merges are limited to
+        adjacent groups, so groups stay connected. (H, W) or (H, W, C) of
+        flattened rows (C order: row, column, channel); all channels of a
+        pixel are in one group. ``max_samples``, ``random_state``, ``verbose``
+        and ``algorithm`` are not used. Estimators get flattened rows; a
+        plain callable gets batches of images of shape (n, *image_shape).
+        All groups and all adjacent pairs are evaluated in one batch, then
+        only the new group's pairs after each merge;
+        images are merged in lockstep, so each round is one batch over all
+        images; a batch holds at most ``min(max_memory, 64 MiB)`` of hybrid
+        images.
+
+    adjacency : {"4", "8"}, default="4"
+        Images: groups are adjacent when their pixels touch through a side
+        ("4") or also through a corner ("8").
+
+    baseline : {"zeros", "mean", "blur"}, array-like or None, default=None
+        Images: the baseline image b. "zeros" is black; "mean" the mean
+        image of a reference set passed as ``fit(X, reference=images)``
+        (never of the explained images); "blur" each image blurred by a
+        Gaussian of standard deviation ``max(H, W) / 8`` pixels; an array
+        of the image's shape is that image. None is "zeros", except inside
+        ``Explainer(baseline=...)``, which passes its baseline image on.
+
+    Attributes
+    ----------
+    groups_ : list of list of int
+        Column positions of each group, ordered by their first column.
+    labels_ : ndarray of shape (n_features_in_,)
+        Group index of every column.
+    n_groups_ : int
+    group_names_ : ndarray of str
+        Column names of each group joined by ``":"``.
+    history_ : list of dict
+        One entry per merge, in order, with keys ``"groups"`` (the two merged
+        groups, as column lists), ``"names"``, ``"score"`` (the loss decrease
+        or interaction strength), ``"loss_before"``, ``"loss_after"``,
+        ``"n_groups"`` (after the merge) and ``"model_calls"`` (so far).
+    loss_ : float
+        AGREED loss of the final partition on the sample.
+    initial_loss_ : float
+        AGREED loss of the initial partition.
+    initial_groups_ : list of list of int
+        The partition merging started from.
+    model_calls_ : int
+        Rows sent to the model during fit (only the N sample rows on the tree
+        path).
+    algorithm_ : str
+        ``"tree"`` or ``"model_agnostic"``, with the reason in parentheses
+        when "auto" could not take the tree path.
+    estimator_ : estimator
+        The fitted model.
+    background_ : ndarray or DataFrame
+        The N sample rows.
+    expected_value_ : float or ndarray
+        Mean model output over the sample.
+    n_outputs_ : int
+    output_names_ : list of str
+    label_maps_ : ndarray of shape (n_images, H, W)
+        Images only: the partition of every image; ``groups_``, ``labels_``,
+        ``history_``, ``loss_`` and the other attributes above describe the
+        first image's, and ``background_`` is its baseline.
+    label_map_ : ndarray of shape (H, W)
+        Images only: the first image's partition (group ``k`` of
+        ``groups_`` is label ``k``).
+    initial_label_maps_ : ndarray of shape (n_images, H, W)
+        Images only: the partitions merging started from.
+    merges_ : list of ndarray of shape (n_merges, 2)
+        Images only: per image, the merges in order, each as one initial
+        group id of either side (see :meth:`cut_label_map`).
+    losses_, initial_losses_ : ndarray of shape (n_images,)
+        Images only: final and initial loss of every image.
+    baseline_images_ : ndarray of shape (n_images, *image_shape)
+        Images only: the baseline of every image.
+    image_shape_ : tuple
+        Images only: (H, W) or (H, W, C).
+    model_batches_ : int
+        Images only: number of calls to the model (batches of hybrid images).
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    PairwiseGrouper : All pairwise interactions, then clustering.
+    CorrelationGrouper : Clustering of column dependence, model-free.
+
+    References
+    ----------
+    "Tackling the XAI Disagreement Problem with Adaptive Feature Grouping".
+    ICLR 2026.
+
+    Examples
+    --------
+    >>> from skdecomp import AdaptiveGrouper
+    >>> from skdecomp.datasets import make_agreed_example
+    >>> data = make_agreed_example(n_samples=300, random_state=0)
+    >>> grouper = AdaptiveGrouper(data.function, max_samples=60, rel_tol=0,
+    ...                           random_state=0).fit(data.data)
+    >>> grouper.groups_
+    [[0, 1], [2, 3], [4], [5]]
+    """
+
+    _parameter_constraints = {
+        "estimator": _MODEL_CONSTRAINT,
+        "max_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_groups": [Interval(Integral, 1, None, closed="left"), None],
+        "rel_tol": [Interval(Real, 0, 1, closed="both")],
+        "merge_score": [StrOptions({"loss", "interaction"})],
+        "initial_groups": [None, list, tuple, dict, HasMethods(["fit"]), np.ndarray],
+        "response_method": [
+            StrOptions({"auto", "predict", "predict_proba", "decision_function"})
+        ],
+        "target": "no_validation",
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), str],
+        "verbose": ["verbose"],
+        "image_shape": [tuple, list, None],
+        "adjacency": [StrOptions({"4", "8"})],
+        "baseline": [StrOptions({"zeros", "mean", "blur"}), "array-like", None],
+        "algorithm": [StrOptions({"auto", "tree", "model_agnostic"})],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        max_samples=100,
+        n_groups=None,
+        rel_tol=0.25,
+        merge_score="loss",
+        initial_groups=None,
+        response_method="auto",
+        target=None,
+        n_jobs=None,
+        random_state=None,
+        max_memory="1GB",
+        verbose=0,
+        algorithm="auto",
+        image_shape=None,
+        adjacency="4",
+        baseline=None,
+    ):
+        self.estimator = estimator
+        self.max_samples = max_samples
+        self.n_groups = n_groups
+        self.rel_tol = rel_tol
+        self.merge_score = merge_score
+        self.initial_groups = initial_groups
+        self.response_method = response_method
+        self.target = target
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.max_memory = max_memory
+        self.verbose = verbose
+        self.algorithm = algorithm
+        self.image_shape = image_shape
+        self.adjacency = adjacency
+        self.baseline = baseline
+
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None, *, reference=None):
+        """Learn the groups by greedy merges.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Tabular rows; or images of shape (n_images, H, W[, C]), or
+            flattened images with ``image_shape``, each grouped on its own.
+        y : array-like of shape (n_samples,) or None
+            Target, needed only to fit an unfitted model (tabular data).
+        reference : array-like of images or None, default=None
+            Images only: the reference set whose mean image is the baseline
+            when ``baseline="mean"``.
+
+        Returns
+        -------
+        self : AdaptiveGrouper
+            The fitted grouper.
+        """
+        if self.image_shape is not None or image_ndim(X) in (3, 4):
+            return self._fit_images(X, reference)
+        if reference is not None:
+            raise ValueError(
+                "reference= gives the images of baseline='mean'; it is used only "
+                "for images (set image_shape or pass images of shape (n, H, W[, C]))."
+            )
+        return self._fit_table(X, y)
+
+    def _fit_table(self, X, y):
+        """Tabular AGREED: the merge loop on the anchored statistics of N rows."""
+        X = self._check_X(X, reset=True)
+        feature_names = getattr(self, "feature_names_in_", None)
+        initial, names = resolve_groups(self.initial_groups, X.shape[1], feature_names)
+        rng = check_random_state(self.random_state)
+        ev = self._sample(self._fit_model(X, y, rng))
+        # groups are kept in the order of their first column
+        order = np.argsort([int(g[0]) for g in initial], kind="stable")
+        groups = [initial[k] for k in order]
+        names = [names[k] for k in order]
+        bar = _progress(self.verbose, len(groups) - 1, "AGREED merges")
+        (tree,) = greedy_merges(
+            ev,
+            [groups],
+            n_groups=self.n_groups,
+            rel_tol=self.rel_tol,
+            merge_score=self.merge_score,
+            order="first",
+            progress=bar,
+        )
+        bar.close()
+        # a merged group is named after its two parts, in merge order
+        for a, b in tree.children:
+            names.append(f"{names[a]}:{names[b]}")
+        self._set_merges([tree], groups, names)
+        self.model_calls_ = ev.model_calls
+        nodes, labels = cut(tree, tree.n_leaves - tree.n_merges)
+        self._set_partition(self._cut_groups(labels), [names[k] for k in nodes])
+        return self
+
+    def _fit_images(self, X, reference):
+        """Per-image AGREED: the merge loop on every image against its baseline."""
+        flat, image_shape = as_image_rows(X, self.image_shape)
+        flat = validate_data(self, flat, dtype="numeric", ensure_min_features=1, reset=True)
+        self.image_shape_ = image_shape = check_image_shape(image_shape, flat.shape[1])
+        self.estimator_, response, self.output_names_ = image_response(
+            self.estimator, self.response_method, self.target, flat, image_shape
+        )
+        self.n_outputs_ = len(self.output_names_)
+        base = "zeros" if self.baseline is None else self.baseline
+        baselines = baseline_rows(base, flat, image_shape, reference=reference)
+        self.baseline_images_ = np.asarray(baselines).reshape(-1, *image_shape).copy()
+        self.initial_label_maps_ = initial_label_maps(
+            self.initial_groups, flat, image_shape, self.adjacency
+        )
+        trees, ev = agreed_images(
+            response, flat, baselines, image_shape, self.initial_label_maps_,
+            adjacency=self.adjacency, n_groups=self.n_groups, rel_tol=self.rel_tol,
+            merge_score=self.merge_score, max_memory=self.max_memory, n_jobs=self.n_jobs,
+        )
+        self.model_calls_ = ev.model_calls
+        self.model_batches_ = ev.model_batches
+        # history_, loss_ and the partition describe the first image
+        initial = groups_from_label_map(self.initial_label_maps_[0], image_shape)
+        names = [f"g{k}" for k in range(len(initial))]
+        merged = trees[0].leaves()[len(initial) :]
+        names += [":".join(f"g{k}" for k in leaves) for leaves in merged]
+        self._set_merges(trees, initial, names, images=True)
+        self.label_maps_ = np.stack(
+            [self._cut_map(s, t.n_leaves - t.n_merges) for s, t in enumerate(trees)]
+        )
+        self.label_map_ = self.label_maps_[0]
+        groups = groups_from_label_map(self.label_map_, image_shape)
+        self._set_partition(groups, [f"g{k}" for k in range(len(groups))])
+        # transform: each group's Arch effect against the first image's baseline
+        self.background_ = np.asarray(baselines[:1]).copy()
+        f_b = ev.baseline_values[0]
+        self.game_ = CoalitionGame(
+            response, self.background_, np.arange(flat.shape[1]),
+            output_names=self.output_names_, n_jobs=self.n_jobs,
+            background_prediction=np.asarray(f_b, dtype=np.float64).reshape(1, -1),
+        )
+        self.expected_value_ = float(f_b[0]) if self.n_outputs_ == 1 else np.asarray(f_b)
+        return self
+
+    def _set_merges(self, trees, initial_groups, names, images=False):
+        """Set the merge history of the first tree, and the merges of every image.
+
+        ``initial_groups`` holds the columns of the first tree's leaves and
+        ``names`` the name of every node of that tree.
+        """
+        self._trees = trees
+        tree = trees[0]
+        self.initial_groups_ = [[int(c) for c in g] for g in initial_groups]
+        self._initial_names = names[: tree.n_leaves]
+        leaves = tree.leaves()
+
+        def columns(node):
+            return sorted(c for k in leaves[node] for c in self.initial_groups_[k])
+
+        self.history_ = [
+            {
+                "groups": (columns(a), columns(b)),
+                "names": (names[a], names[b]),
+                "score": tree.scores[t],
+                "loss_before": tree.losses[t],
+                "loss_after": tree.losses[t + 1],
+                "n_groups": tree.n_leaves - t - 1,
+                "model_calls": tree.model_calls[t],
+            }
+            for t, (a, b) in enumerate(tree.children)
+        ]
+        self.initial_loss_ = tree.losses[0]
+        self.loss_ = tree.losses[-1]
+        if images:
+            # each merge as the first initial group of either side
+            self.merges_ = []
+            for t in trees:
+                first = t.first_leaves()
+                pairs = [[first[a], first[b]] for a, b in t.children]
+                self.merges_.append(np.array(pairs, dtype=np.int64).reshape(-1, 2))
+            self.losses_ = np.array([t.losses[-1] for t in trees])
+            self.initial_losses_ = np.array([t.losses[0] for t in trees])
+
+    def _cut_groups(self, labels):
+        """Columns of every group, from the group of every initial group."""
+        groups = [[] for _ in range(int(labels.max()) + 1)]
+        for k, g in zip(labels, self.initial_groups_):
+            groups[k].extend(g)
+        return [sorted(int(c) for c in g) for g in groups]
+
+    def _cut_map(self, image, n_groups):
+        """Label map of an image with ``n_groups`` groups along its merges."""
+        _, labels = cut(self._trees[image], n_groups)
+        return relabel(labels[self.initial_label_maps_[image]])
+
+    def cut(self, n_groups):
+        """The partition with ``n_groups`` groups along the merge history.
+
+        Parameters
+        ----------
+        n_groups : int
+            Between ``n_groups_`` (the end of the history) and the number of
+            initial groups.
+
+        Returns
+        -------
+        groups : list of list of int
+            Column positions of each group, ordered by their first column.
+        """
+        check_is_fitted(self)
+        n_initial = len(self.initial_groups_)
+        if (
+            not isinstance(n_groups, Integral)
+            or isinstance(n_groups, bool)
+            or not self.n_groups_ <= n_groups <= n_initial
+        ):
+            raise ValueError(
+                f"n_groups={n_groups!r} is outside the merge history, which goes "
+                f"from {n_initial} to {self.n_groups_} groups; refit with a "
+                "smaller n_groups (or rel_tol=0) to go further."
+            )
+        _, labels = cut(self._trees[0], n_groups)
+        return self._cut_groups(labels)
+
+    def cut_label_map(self, n_groups, image=0):
+        """Images: the label map with ``n_groups`` groups along an image's merges.
+
+        Parameters
+        ----------
+        n_groups : int
+            Between the image's final and initial numbers of groups.
+        image : int, default=0
+            Index of the image among those passed to :meth:`fit`.
+
+        Returns
+        -------
+        label_map : ndarray of shape (H, W)
+            Group ids in order of each group's first pixel (row by row).
+        """
+        check_is_fitted(self, "label_maps_")
+        n_images = self.label_maps_.shape[0]
+        if not isinstance(image, Integral) or not -n_images <= image < n_images:
+            raise ValueError(
+                f"image={image!r} is not the index of one of the {n_images} fitted images."
+            )
+        tree = self._trees[image]
+        n_initial = tree.n_leaves
+        n_final = n_initial - tree.n_merges
+        if (
+            not isinstance(n_groups, Integral)
+            or isinstance(n_groups, bool)
+            or not n_final <= n_groups <= n_initial
+        ):
+            raise ValueError(
+                f"n_groups={n_groups!r} is outside the merge history of image "
+                f"{image}, which goes from {n_initial} to {n_final} groups; refit "
+                "with a smaller n_groups (or rel_tol=0) to go further."
+            )
+        return self._cut_map(image, n_groups)

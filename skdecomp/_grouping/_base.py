@@ -1,0 +1,224 @@
+"""Shared plumbing of the groupers: input checks, the model, fitted partitions."""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.utils import get_tags
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._compat import HasMethods, _get_output_config
+from .._game import AnchoredStatistics, CoalitionGame
+from .._image import as_image_rows, image_ndim
+from .._model import as_model, is_fitted, resolve_response
+from .._partition import GroupNamesOutMixin, group_labels
+from .._tree._dispatch import select_algorithm
+
+_MODEL_CONSTRAINT = [
+    HasMethods(["predict"]),
+    HasMethods(["predict_proba"]),
+    HasMethods(["decision_function"]),
+    callable,
+    None,
+]
+
+
+def _take_rows(X, idx):
+    return X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]
+
+
+def _canonical(groups):
+    """Groups as sorted int arrays, ordered by their smallest column."""
+    groups = [np.sort(np.asarray(g, dtype=np.int64)) for g in groups]
+    return sorted(groups, key=lambda g: int(g[0]))
+
+
+# -- base class ----------------------------------------------------------------
+
+
+class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
+    """Shared plumbing: input checks, fitted attributes, transform, names."""
+
+    def _model_given(self):
+        return getattr(self, "estimator", None) is not None
+
+    def _allow_nan(self):
+        estimator = getattr(self, "estimator", None)
+        if estimator is None or not hasattr(estimator, "fit"):
+            return False
+        try:
+            return bool(get_tags(estimator).input_tags.allow_nan)
+        except Exception:  # pragma: no cover - non-sklearn objects
+            return False
+
+    def _lax_input(self):
+        """Whether fit takes any data (the model, not the grouper, reads it)."""
+        return self._model_given()
+
+    def _check_X(self, X, reset, lax=None):
+        if not reset and getattr(self, "image_shape_", None) is not None:
+            if image_ndim(X) > 2:
+                X, _ = as_image_rows(X, self.image_shape_)
+        lax = self._lax_input() if lax is None else lax
+        if isinstance(X, pd.DataFrame) and lax:
+            validate_data(self, X, skip_check_array=True, reset=reset)
+            if X.shape[0] == 0:
+                raise ValueError(
+                    f"Found array with 0 sample(s) (shape={X.shape}) while a "
+                    "minimum of 1 is required."
+                )
+            if X.shape[1] == 0:
+                raise ValueError("X has 0 features; a minimum of 1 is required.")
+            return X
+        return validate_data(
+            self,
+            X,
+            dtype=None if lax else "numeric",
+            ensure_all_finite=not self._allow_nan(),
+            reset=reset,
+        )
+
+    def _set_partition(self, groups, names=None, feature_names=None):
+        """Set groups_, labels_, n_groups_, group_names_ from column arrays."""
+        groups = _canonical(groups) if names is None else groups
+        if names is None:
+            cols = (
+                [str(c) for c in feature_names]
+                if feature_names is not None
+                else [f"x{j}" for j in range(self.n_features_in_)]
+            )
+            names = [":".join(cols[j] for j in g) for g in groups]
+        self.groups_ = [[int(j) for j in g] for g in groups]
+        self.labels_ = group_labels([np.asarray(g) for g in groups], self.n_features_in_)
+        self.n_groups_ = len(groups)
+        self.group_names_ = np.asarray(names, dtype=object)
+        self._n_features_out = self.n_groups_
+
+    def _fit_model(self, X, y, rng):
+        """Fit or take the model; draw the sample; set the response."""
+        estimator = getattr(self, "estimator", None)
+        if estimator is None:
+            raise ValueError(
+                f"{type(self).__name__} measures interactions of a model; pass "
+                "estimator=<fitted or unfitted model>, or use the grouper as "
+                "Explainer(model, groups=...), which passes its model on."
+            )
+        estimator = as_model(estimator)
+        if is_fitted(estimator):
+            self.estimator_ = estimator
+        elif y is None:
+            raise ValueError(
+                f"This {type(self).__name__} estimator requires y to be passed, "
+                f"but the target y is None: {type(estimator).__name__} is not "
+                "fitted, so fit(X, y) fits it first. Pass y, or pass a fitted "
+                "model (wrap it in sklearn.frozen.FrozenEstimator to keep it "
+                "fitted when cloned)."
+            )
+        else:
+            self.estimator_ = clone(estimator).fit(X, y)
+        n = X.shape[0]
+        idx = (
+            np.arange(n)
+            if self.max_samples >= n
+            else np.sort(rng.choice(n, size=self.max_samples, replace=False))
+        )
+        sample = _take_rows(X, idx)
+        self.background_ = sample
+        response, self.output_names_ = resolve_response(
+            self.estimator_, self.response_method, self.target, _take_rows(sample, [0])
+        )
+        self.n_outputs_ = len(self.output_names_)
+        tree, self.algorithm_ = select_algorithm(
+            getattr(self, "algorithm", "auto"), self.estimator_, response, sample
+        )
+        self.game_ = CoalitionGame(
+            response,
+            sample,
+            np.arange(X.shape[1]),
+            output_names=self.output_names_,
+            n_jobs=getattr(self, "n_jobs", None),
+            tree=tree,
+        )
+        base = self.game_.expected_value
+        self.expected_value_ = float(base[0]) if self.n_outputs_ == 1 else base
+        return self.game_
+
+    def _sample(self, game):
+        return AnchoredStatistics(
+            game,
+            self.background_,
+            max_memory=getattr(self, "max_memory", None),
+            anchor_values=game.background_prediction,
+        )
+
+    def transform(self, X):
+        """Each group's main effect, or the mean of its columns without a model.
+
+        With a model, column k is the main effect of group k,
+        ``h_k(x) = mean_z f(x_{G_k}, z_{-G_k}) - mean_z f(z)`` over the
+        background sample (the PDP effect): the model's
+        additive view over the groups, with
+        ``f(x) ≈ expected_value_ + sum_k h_k(x)`` when between-group interactions
+        are gone. Without a model, column k is the mean of the columns of
+        group k, as in :class:`sklearn.cluster.FeatureAgglomeration`.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Rows to transform.
+
+        Returns
+        -------
+        Xt : ndarray of shape (n_samples, n_groups_) or \
+                (n_samples, n_groups_, n_outputs_)
+            One column per group; the last axis holds the model outputs
+            when there are several.
+        """
+        check_is_fitted(self)
+        game = getattr(self, "game_", None)
+        X = self._check_X(X, reset=False, lax=game is not None)
+        if game is None:
+            X = np.asarray(X, dtype=np.float64)
+            out = np.empty((X.shape[0], self.n_groups_))
+            for k, g in enumerate(self.groups_):
+                out[:, k] = X[:, g].mean(axis=1)
+            return out
+        if self.n_outputs_ > 1 and _get_output_config("transform", self)["dense"] != "default":
+            raise ValueError(
+                f"transform returns a 3-D array for {self.n_outputs_} outputs, "
+                "which cannot be a DataFrame; pick one output with target=... "
+                "or use set_output(transform='default')."
+            )
+        game = game.with_partition(self.labels_, self.group_names_)
+        X = game.check_X(X)
+        singles = np.eye(self.n_groups_, dtype=bool)
+        out = game.values(X, singles) - game.expected_value[None, None, :]
+        return out[:, :, 0] if self.n_outputs_ == 1 else out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self._allow_nan()
+        estimator = getattr(self, "estimator", None)
+        if estimator is not None and hasattr(estimator, "fit"):
+            tags.target_tags.required = not is_fitted(estimator)
+        if self._lax_input():
+            tags.input_tags.string = True
+        return tags
+
+
+class _NoProgress:
+    def update(self, n=1):
+        pass
+
+    def close(self):
+        pass
+
+
+def _progress(verbose, total, desc):
+    """A tqdm bar when verbose, else a silent stand-in with the same methods."""
+    if not verbose:
+        return _NoProgress()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc)

@@ -1,0 +1,356 @@
+"""The baseline groupers: PAIRWISE, correlation clustering and fixed groups.
+
+:class:`PairwiseGrouper` measures the interaction of every pair of columns
+and clusters them, :class:`CorrelationGrouper` clusters column dependence
+without a model, and :class:`FixedGrouper` takes given groups. They are the
+baselines of :class:`~skdecomp.AdaptiveGrouper` (see :ref:`agreed`).
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from collections.abc import Mapping
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.cluster.hierarchy import cut_tree, fcluster, linkage
+from scipy.spatial.distance import squareform
+from sklearn.utils import check_random_state
+
+from .._compat import HasMethods, Interval, StrOptions, _fit_context
+from .._partition import resolve_groups
+from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _canonical, _progress
+from ._columns import column_transformer_groups
+
+__all__ = ["PairwiseGrouper", "CorrelationGrouper", "FixedGrouper"]
+
+
+def _cluster(distances, n_groups, threshold, method):
+    """Labels from hierarchical clustering of a square distance matrix."""
+    d = distances.shape[0]
+    if d == 1:
+        return np.zeros(1, dtype=np.int64)
+    Z = linkage(squareform(distances, checks=False), method=method)
+    if n_groups is not None:
+        return cut_tree(Z, n_clusters=min(n_groups, d)).ravel()
+    return fcluster(Z, t=threshold, criterion="distance") - 1
+
+
+def _groups_from_labels(labels):
+    return _canonical([np.flatnonzero(labels == k) for k in np.unique(labels)])
+
+
+class PairwiseGrouper(_BaseGrouper):
+    """The PAIRWISE baseline: all pairwise interactions, then clustering.
+
+    Measures the interaction of every pair of columns on N sample rows, as
+    the strength of the pair's interaction matrix
+    ``I_ij = G_{ij} - G_i - G_j``,
+    ``s_ij = mean_n I_ij.mean(1)[n]**2 + mean_m I_ij.mean(0)[m]**2`` (or the
+    loss decrease of merging the pair, see ``pair_score``), divided by the
+    model's variance, and clusters the
+    columns with ``1 / (1 + s_ij / min_interaction)`` as distance. Costs
+    ``N + (d + d (d - 1) / 2) N**2`` model calls, against O(d N**2) per
+    merge for :class:`AdaptiveGrouper`.
+
+    Parameters
+    ----------
+    estimator : estimator, callable or None, default=None
+        The model (see :class:`AdaptiveGrouper`).
+    max_samples : int, default=100
+        Number of sample rows N.
+    n_groups : int or None, default=None
+        Number of clusters; None cuts the tree at ``min_interaction``.
+    min_interaction : float, default=0.01
+        With ``n_groups=None``, pairs joined by an interaction of at least
+        this fraction of the model's variance end up in the same group
+        (with ``linkage="single"``: connected components of such pairs).
+    pair_score : {"interaction", "loss"}, default="interaction"
+        Pair measure: the interaction strength, which is exactly 0 for a
+        pair without interaction, or the AGREED loss decrease of merging the
+        pair, ``Psi_i + Psi_j - Psi_{ij}``, which also carries sampling
+        noise from other interactions (their products do not average to 0
+        exactly on N rows).
+    linkage : {"single", "average", "complete"}, default="single"
+        Linkage of :func:`scipy.cluster.hierarchy.linkage`.
+    response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
+        Model output to group on (see :class:`AdaptiveGrouper`).
+    target : class label or int, default=None
+        Output to group on (see :class:`AdaptiveGrouper`).
+    n_jobs : int, default=None
+        Joblib workers over chunks of hybrid rows.
+    random_state : int, RandomState instance or None, default=None
+        Draws the N sample rows.
+    max_memory : int or str, default="1GB"
+        Largest size of the anchored values held at once (see
+        :class:`AdaptiveGrouper`).
+
+    verbose : int, default=0
+        Show a progress bar over the pairs when positive.
+
+    algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
+        As for :class:`AdaptiveGrouper`.
+
+    Attributes
+    ----------
+    groups_, labels_, n_groups_, group_names_
+        The partition (see :class:`AdaptiveGrouper`).
+    interactions_ : ndarray of shape (n_features_in_, n_features_in_)
+        Pair measures divided by the model's variance (0 on the diagonal).
+    model_calls_ : int
+    estimator_, background_, expected_value_, n_outputs_, output_names_
+        As in :class:`AdaptiveGrouper`.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+    """
+
+    _parameter_constraints = {
+        "estimator": _MODEL_CONSTRAINT,
+        "max_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_groups": [Interval(Integral, 1, None, closed="left"), None],
+        "min_interaction": [Interval(Real, 0, None, closed="neither")],
+        "pair_score": [StrOptions({"loss", "interaction"})],
+        "linkage": [StrOptions({"single", "average", "complete"})],
+        "response_method": [
+            StrOptions({"auto", "predict", "predict_proba", "decision_function"})
+        ],
+        "target": "no_validation",
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), str],
+        "verbose": ["verbose"],
+        "algorithm": [StrOptions({"auto", "tree", "model_agnostic"})],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        max_samples=100,
+        n_groups=None,
+        min_interaction=0.01,
+        pair_score="interaction",
+        linkage="single",
+        response_method="auto",
+        target=None,
+        n_jobs=None,
+        random_state=None,
+        max_memory="1GB",
+        verbose=0,
+        algorithm="auto",
+    ):
+        self.estimator = estimator
+        self.max_samples = max_samples
+        self.n_groups = n_groups
+        self.min_interaction = min_interaction
+        self.pair_score = pair_score
+        self.linkage = linkage
+        self.response_method = response_method
+        self.target = target
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.max_memory = max_memory
+        self.verbose = verbose
+        self.algorithm = algorithm
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Measure all pairwise interactions and cluster the columns.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Data; the N sample rows are drawn from it.
+        y : array-like of shape (n_samples,) or None
+            Target, needed only to fit an unfitted model.
+
+        Returns
+        -------
+        self : PairwiseGrouper
+            The fitted grouper.
+        """
+        X = self._check_X(X, reset=True)
+        d = X.shape[1]
+        ev = self._sample(self._fit_model(X, y, check_random_state(self.random_state)))
+        singles = [np.array([j], dtype=np.int64) for j in range(d)]
+        bar = _progress(self.verbose, d - 1, "pairwise interactions")
+        pairs, scores = ev.pair_scores(singles, self.pair_score, progress=bar)
+        bar.close()
+        strength = np.zeros((d, d))
+        strength[pairs[:, 0], pairs[:, 1]] = scores
+        strength = np.maximum(strength + strength.T, 0.0)
+        var = ev.variance
+        strength = strength / var if var > 0 else np.zeros_like(strength)
+        self.interactions_ = strength
+        distances = 1.0 / (1.0 + strength / self.min_interaction)
+        np.fill_diagonal(distances, 0.0)
+        labels = _cluster(distances, self.n_groups, 0.5, self.linkage)
+        self.model_calls_ = ev.model_calls
+        self._set_partition(
+            _groups_from_labels(labels), feature_names=getattr(self, "feature_names_in_", None)
+        )
+        return self
+
+
+class CorrelationGrouper(_BaseGrouper):
+    """Hierarchical clustering of column dependence, the model-free baseline.
+
+    Distance between columns is ``1 - |rho|`` with rho the Spearman or
+    Pearson correlation; the columns are clustered with
+    :func:`scipy.cluster.hierarchy.linkage`. :meth:`transform` returns the
+    mean of each group's columns, like
+    :class:`sklearn.cluster.FeatureAgglomeration`.
+
+    Parameters
+    ----------
+    n_groups : int or None, default=None
+        Number of clusters; None cuts the tree at ``distance_threshold``.
+    distance_threshold : float, default=0.5
+        With ``n_groups=None``, columns closer than this (|rho| above
+        ``1 - distance_threshold``) are merged.
+    correlation : {"spearman", "pearson"}, default="spearman"
+    linkage : {"average", "single", "complete"}, default="average"
+
+    Attributes
+    ----------
+    groups_, labels_, n_groups_, group_names_
+        The partition (see :class:`AdaptiveGrouper`).
+    correlation_ : ndarray of shape (n_features_in_, n_features_in_)
+        Column correlations (0 for constant columns).
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+    """
+
+    _parameter_constraints = {
+        "n_groups": [Interval(Integral, 1, None, closed="left"), None],
+        "distance_threshold": [Interval(Real, 0, 1, closed="both")],
+        "correlation": [StrOptions({"spearman", "pearson"})],
+        "linkage": [StrOptions({"single", "average", "complete"})],
+    }
+
+    def __init__(
+        self, n_groups=None, *, distance_threshold=0.5, correlation="spearman", linkage="average"
+    ):
+        self.n_groups = n_groups
+        self.distance_threshold = distance_threshold
+        self.correlation = correlation
+        self.linkage = linkage
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Cluster the columns of X by correlation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data whose columns are clustered.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : CorrelationGrouper
+            The fitted grouper.
+        """
+        X = np.asarray(self._check_X(X, reset=True), dtype=np.float64)
+        if self.correlation == "spearman":
+            X = np.apply_along_axis(_ranks, 0, X) if X.shape[0] > 1 else X
+        centred = X - X.mean(axis=0)
+        norms = np.sqrt((centred**2).sum(axis=0))
+        ok = norms > 0
+        corr = np.zeros((X.shape[1], X.shape[1]))
+        if ok.any():
+            unit = centred[:, ok] / norms[ok]
+            corr[np.ix_(ok, ok)] = np.clip(unit.T @ unit, -1.0, 1.0)
+        np.fill_diagonal(corr, 1.0)
+        self.correlation_ = corr
+        distances = 1.0 - np.abs(corr)
+        np.fill_diagonal(distances, 0.0)
+        labels = _cluster(distances, self.n_groups, self.distance_threshold, self.linkage)
+        self._set_partition(
+            _groups_from_labels(labels), feature_names=getattr(self, "feature_names_in_", None)
+        )
+        return self
+
+
+def _ranks(column):
+    from scipy.stats import rankdata
+
+    return rankdata(column)
+
+
+class FixedGrouper(_BaseGrouper):
+    """Given groups, as an estimator: for pipelines, searches and explainers.
+
+    Parameters
+    ----------
+    groups : None, list of lists, dict or ColumnTransformer, default=None
+        The partition: None gives one group per column; a list of column
+        lists or a dict of named column lists (as ``Explainer(groups=...)``);
+        or a fitted :class:`~sklearn.compose.ColumnTransformer`, giving one
+        group per raw input column over its output columns (see
+        :func:`column_transformer_groups`), for data that it transformed.
+        Wrap it in :class:`sklearn.frozen.FrozenEstimator` to keep it fitted
+        when cloned (e.g. in ``GridSearchCV``).
+
+    Attributes
+    ----------
+    groups_, labels_, n_groups_, group_names_
+        The partition (see :class:`AdaptiveGrouper`).
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdecomp import FixedGrouper
+    >>> FixedGrouper([[0, 2], [1]]).fit(np.zeros((3, 3))).group_names_
+    array(['x0:x2', 'x1'], dtype=object)
+    """
+
+    _parameter_constraints = {
+        "groups": [None, list, tuple, dict, HasMethods(["transform", "get_feature_names_out"])],
+    }
+
+    def __init__(self, groups=None):
+        self.groups = groups
+
+    def _lax_input(self):
+        return True
+
+    def _allow_nan(self):
+        return True
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Check the groups against X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data whose columns are grouped.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : FixedGrouper
+            The fitted grouper.
+        """
+        X = self._check_X(X, reset=True)
+        spec = self.groups
+        if spec is not None and not isinstance(spec, (Mapping, list, tuple)):
+            spec = column_transformer_groups(spec)
+        positions, names = resolve_groups(
+            spec, X.shape[1], getattr(self, "feature_names_in_", None)
+        )
+        self._set_partition(positions, names)
+        return self

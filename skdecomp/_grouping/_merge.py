@@ -1,0 +1,384 @@
+"""The greedy merge loop of AGREED, which returns its merge tree.
+
+:func:`greedy_merges` merges two groups at a time, like
+:func:`sklearn.cluster.ward_tree`, and returns a :class:`MergeTree`: the
+merges in order, with their scores and the loss after each one. :func:`cut`
+replays the first merges of a tree to get the partition with a given number
+of groups, like scikit-learn's ``_hc_cut``. Tabular AGREED runs the loop on
+one partition of the columns. Per-image AGREED runs it on one partition per
+image, with an adjacency graph (scikit-learn's ``connectivity=``) so that
+only adjacent groups merge, and in lockstep: each round sends the requests
+of every image to the model at once.
+
+The loop never calls the model itself. It asks an evaluator for statistics
+of unions of groups, and the evaluator turns them into potentials and
+interaction strengths. An evaluator has:
+
+- ``union_statistics(requests)``: for every request ``(problem, base,
+  parts)`` (``base`` and every part are arrays of units: columns, or pixels
+  of an image), the statistics of ``base ∪ part`` for every part, as a pair
+  of arrays whose first axis runs over the parts;
+- ``potentials_from(stats)``: the interaction potential Psi of every group;
+- ``interactions_from(first, second, union)``: the interaction strength of
+  the pair of groups ``first`` and ``second``, given the statistics of both
+  and of their union;
+- ``output_variance(problem)``: the variance of the model output, which
+  scales the tolerance below which a loss counts as zero;
+- ``model_calls``: the rows sent to the model so far.
+
+:class:`~skdecomp._game.AnchoredStatistics` is the evaluator of tabular
+AGREED and :class:`~skdecomp._game._anchored.ImageStatistics` the one of per-image
+AGREED (see :ref:`agreed`).
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import bisect
+
+import numpy as np
+
+__all__ = ["MergeTree", "greedy_merges", "cut"]
+
+# Losses below this fraction of the output variance count as zero.
+_ATOL = 1e-9
+
+
+class MergeTree:
+    """The merges of one partition by :func:`greedy_merges`, in order.
+
+    The leaves ``0 .. n_leaves - 1`` are the initial groups, in the order
+    they were given; merge ``t`` makes node ``n_leaves + t`` from the two
+    nodes ``children[t]``, the one with the smaller first unit first (as
+    the ``children_`` of :class:`sklearn.cluster.AgglomerativeClustering`).
+
+    Parameters
+    ----------
+    n_leaves : int
+        Number of initial groups.
+    children : array-like of int of shape (n_merges, 2)
+        The two nodes of every merge.
+    scores : array-like of float of shape (n_merges,)
+        Score of every merge: loss decrease or interaction strength.
+    losses : array-like of float of shape (n_merges + 1,)
+        Loss of the initial partition, then after every merge.
+    model_calls : array-like of int of shape (n_merges,)
+        Rows sent to the model so far, after every merge.
+
+    Attributes
+    ----------
+    n_merges : int
+        Number of merges.
+    """
+
+    def __init__(self, n_leaves, children, scores, losses, model_calls):
+        self.n_leaves = int(n_leaves)
+        self.children = np.asarray(children, dtype=np.int64).reshape(-1, 2)
+        self.scores = [float(s) for s in scores]
+        self.losses = [float(v) for v in losses]
+        self.model_calls = [int(c) for c in model_calls]
+
+    @property
+    def n_merges(self):
+        """Number of merges."""
+        return self.children.shape[0]
+
+    def leaves(self):
+        """Leaves under every node.
+
+        Returns
+        -------
+        leaves : list of list of int
+            Sorted leaves of node ``k``, for every node of the tree.
+        """
+        out = [[k] for k in range(self.n_leaves)]
+        for a, b in self.children:
+            out.append(sorted(out[a] + out[b]))
+        return out
+
+    def first_leaves(self):
+        """Smallest leaf under every node.
+
+        Returns
+        -------
+        first : list of int
+            Smallest leaf of node ``k``, for every node of the tree.
+        """
+        out = list(range(self.n_leaves))
+        for a, b in self.children:
+            out.append(min(out[a], out[b]))
+        return out
+
+
+def cut(tree, n_groups):
+    """Replay the first merges of a tree, leaving ``n_groups`` groups.
+
+    Parameters
+    ----------
+    tree : MergeTree
+        The merges.
+    n_groups : int
+        Number of groups, between ``tree.n_leaves - tree.n_merges`` and
+        ``tree.n_leaves``.
+
+    Returns
+    -------
+    nodes : ndarray of int of shape (n_groups,)
+        Node of every group, in order of each group's first leaf.
+    labels : ndarray of int of shape (n_leaves,)
+        Group of every leaf.
+    """
+    n_merges = tree.n_leaves - int(n_groups)
+    if not 0 <= n_merges <= tree.n_merges:
+        raise ValueError(
+            f"n_groups={n_groups} is outside the merge tree, which goes from "
+            f"{tree.n_leaves} to {tree.n_leaves - tree.n_merges} groups."
+        )
+    n_nodes = tree.n_leaves + n_merges
+    top = np.arange(n_nodes)
+    # a node's parent is made later than the node: walk from the last one
+    parent = np.arange(n_nodes)
+    for t in range(n_merges):
+        parent[tree.children[t]] = tree.n_leaves + t
+    for node in range(n_nodes - 1, -1, -1):
+        top[node] = top[parent[node]]
+    roots, first_leaf, labels = np.unique(
+        top[: tree.n_leaves], return_index=True, return_inverse=True
+    )
+    order = np.argsort(first_leaf, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return roots[order], rank[labels.reshape(-1)]
+
+
+class _Partition:
+    """Groups, cached statistics and merges of one problem of the loop."""
+
+    def __init__(self, index, groups, edges, order):
+        self.index = index
+        self.n_leaves = len(groups)
+        self.units = {k: np.asarray(g, dtype=np.int64) for k, g in enumerate(groups)}
+        self.first = {k: int(g.min()) for k, g in self.units.items()}
+        self.next_id = self.n_leaves
+        self.by_first = order == "first"
+        self.active = sorted(range(self.n_leaves), key=self.key)
+        self.neighbours = None
+        if edges is not None:
+            self.neighbours = {k: set() for k in range(self.n_leaves)}
+            for i, j in np.asarray(edges, dtype=np.int64).reshape(-1, 2):
+                self.neighbours[int(i)].add(int(j))
+                self.neighbours[int(j)].add(int(i))
+        self.stats, self.psi, self.unions = {}, {}, {}
+        self.children, self.scores, self.losses, self.model_calls = [], [], [], []
+        self.done = False
+
+    def key(self, node):
+        """Position of a node in the order of the groups."""
+        return self.first[node] if self.by_first else node
+
+    def has_candidates(self, i):
+        """Whether group i may merge with another group."""
+        if self.neighbours is None:
+            return len(self.active) > 1
+        return bool(self.neighbours[i])
+
+    def candidates(self, i):
+        """Groups that may merge with group i, in the order of the groups."""
+        if self.neighbours is None:
+            return [k for k in self.active if k != i]
+        return sorted(self.neighbours[i], key=self.key)
+
+    def loss(self):
+        """AGREED loss of the current partition: the sum of the potentials."""
+        return float(np.sum([self.psi[k] for k in self.active]))
+
+    def merge(self, i, j, stats, psi, score):
+        """Merge groups i and j into a new node; return it."""
+        g = self.next_id
+        self.next_id += 1
+        self.children.append(sorted((i, j), key=lambda k: self.first[k]))
+        self.scores.append(score)
+        self.units[g] = np.sort(np.concatenate([self.units.pop(i), self.units.pop(j)]))
+        self.first[g] = int(self.units[g][0])
+        self.stats[g], self.psi[g] = stats, psi
+        for k in (i, j):
+            del self.stats[k], self.psi[k]
+            self.active.remove(k)
+        keys = [self.key(k) for k in self.active]
+        self.active.insert(bisect.bisect(keys, self.key(g)), g)
+        self.unions = {e: v for e, v in self.unions.items() if i not in e and j not in e}
+        if self.neighbours is not None:
+            nb = (self.neighbours.pop(i) | self.neighbours.pop(j)) - {i, j}
+            self.neighbours[g] = nb
+            for h in nb:
+                self.neighbours[h] -= {i, j}
+                self.neighbours[h].add(g)
+        self.losses.append(self.loss())
+        return g
+
+
+def _pair(i, j):
+    return (i, j) if i < j else (j, i)
+
+
+def _evaluate(evaluator, requests):
+    """Ask the evaluator for one batch and store the statistics it returns.
+
+    ``requests`` holds ``(partition, base, parts)`` with node ids: ``base``
+    None asks for the groups ``parts`` themselves, otherwise for the unions
+    of ``base`` with every part.
+    """
+    if not requests:
+        return
+    empty = np.zeros(0, dtype=np.int64)
+    results = evaluator.union_statistics(
+        [
+            (
+                pb.index,
+                empty if base is None else pb.units[base],
+                [pb.units[k] for k in parts],
+            )
+            for pb, base, parts in requests
+        ]
+    )
+    for (pb, base, parts), stats in zip(requests, results):
+        if base is None:
+            psi = evaluator.potentials_from(stats)
+            for t, k in enumerate(parts):
+                pb.stats[k] = tuple(s[t] for s in stats)
+                pb.psi[k] = psi[t]
+        else:
+            for t, k in enumerate(parts):
+                pb.unions[_pair(base, k)] = tuple(s[t] for s in stats)
+
+
+def greedy_merges(
+    evaluator,
+    initial_groups,
+    *,
+    connectivity=None,
+    n_groups=None,
+    rel_tol=0.0,
+    merge_score="loss",
+    order="first",
+    progress=None,
+):
+    """AGREED's greedy merges, on one or several partitions in lockstep.
+
+    At every step the group i of largest interaction potential Psi_i (among
+    the groups that have a candidate partner) is merged with the candidate j
+    of best score: the loss decrease ``Psi_i + Psi_j - Psi_{i∪j}`` or the
+    interaction strength of the pair (see :ref:`agreed`). Without a
+    connectivity every other group is a candidate, and only the unions of i
+    with them are evaluated; with one only adjacent groups are, the unions
+    of every edge are evaluated at the start and those of the new group's
+    edges after each merge, so a merge never waits for the model.
+
+    Parameters
+    ----------
+    evaluator : object
+        The statistics of unions of groups (see the module docstring), e.g.
+        :class:`~skdecomp._game.AnchoredStatistics`.
+    initial_groups : list of list of array-like of int
+        For every partition (problem), the units of every initial group.
+    connectivity : list of array-like of int of shape (n_edges, 2) or None, \
+            default=None
+        For every partition, the pairs of initial groups that are adjacent;
+        merged groups are adjacent to the neighbours of both. None lets
+        every pair merge.
+    n_groups : int or None, default=None
+        Stop at this many groups; None stops on ``rel_tol``.
+    rel_tol : float, default=0.0
+        With ``n_groups=None``, stop once the loss is at most ``rel_tol``
+        times the initial loss (or ``1e-9`` times the output variance).
+    merge_score : {"loss", "interaction"}, default="loss"
+        Score that picks the partner j.
+    order : {"first", "created"}, default="first"
+        Order of the groups, which breaks ties and sums the loss: "first"
+        keeps them by their first unit, "created" keeps the initial groups
+        first and appends every merged group.
+    progress : object or None, default=None
+        Its ``update(n)`` is called with the number of merges of every round.
+
+    Returns
+    -------
+    trees : list of MergeTree
+        The merges of every partition.
+    """
+    partitions = [
+        _Partition(p, groups, None if connectivity is None else connectivity[p], order)
+        for p, groups in enumerate(initial_groups)
+    ]
+    # every initial group, and every edge of the graph when there is one
+    requests = []
+    for pb in partitions:
+        requests.append((pb, None, list(range(pb.n_leaves))))
+        if pb.neighbours is not None:
+            for i, nb in pb.neighbours.items():
+                later = [j for j in nb if j > i]
+                if later:
+                    requests.append((pb, i, later))
+    _evaluate(evaluator, requests)
+    tiny = np.finfo(float).tiny
+    for pb in partitions:
+        pb.losses.append(pb.loss())
+        pb.atol = _ATOL * max(evaluator.output_variance(pb.index), tiny)
+
+    def stop(pb):
+        K = len(pb.active)
+        if K <= 1:
+            return True
+        if n_groups is not None:
+            return K <= n_groups
+        return pb.losses[-1] <= max(rel_tol * pb.losses[0], pb.atol)
+
+    for pb in partitions:
+        pb.done = stop(pb)
+    while True:
+        # the group to merge, and the unions with its candidates not yet known
+        chosen, requests = [], []
+        for pb in partitions:
+            if pb.done:
+                continue
+            psi = [pb.psi[k] if pb.has_candidates(k) else -np.inf for k in pb.active]
+            if not np.isfinite(np.max(psi)):
+                pb.done = True  # no two groups may merge
+                continue
+            i = pb.active[int(np.argmax(psi))]
+            cands = pb.candidates(i)
+            missing = [j for j in cands if _pair(i, j) not in pb.unions]
+            if missing:
+                requests.append((pb, i, missing))
+            chosen.append((pb, i, cands))
+        if not chosen:
+            break
+        _evaluate(evaluator, requests)
+        # merge, then ask for the new group's edges
+        requests = []
+        for pb, i, cands in chosen:
+            unions = [pb.unions[_pair(i, j)] for j in cands]
+            union = tuple(np.stack(s) for s in zip(*unions))
+            psi_union = evaluator.potentials_from(union)
+            if merge_score == "loss":
+                psi_cands = np.array([pb.psi[j] for j in cands])
+                scores = pb.psi[i] + psi_cands - psi_union
+            else:
+                parts = tuple(np.stack(s) for s in zip(*(pb.stats[j] for j in cands)))
+                scores = evaluator.interactions_from(pb.stats[i], parts, union)
+            best = int(np.argmax(scores))
+            g = pb.merge(
+                i, cands[best], unions[best], psi_union[best], float(scores[best])
+            )
+            pb.done = stop(pb)
+            if pb.neighbours is not None and not pb.done:
+                nb = pb.candidates(g)
+                if nb:
+                    requests.append((pb, g, nb))
+        _evaluate(evaluator, requests)
+        for pb, _, _ in chosen:
+            pb.model_calls.append(evaluator.model_calls)
+        if progress is not None:
+            progress.update(len(chosen))
+    return [
+        MergeTree(pb.n_leaves, pb.children, pb.scores, pb.losses, pb.model_calls)
+        for pb in partitions
+    ]
