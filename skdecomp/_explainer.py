@@ -12,6 +12,8 @@ from sklearn.base import (
     MetaEstimatorMixin,
     TransformerMixin,
     clone,
+    is_classifier,
+    is_regressor,
 )
 from sklearn.utils import Bunch, check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -42,7 +44,7 @@ from ._methods import (
 )
 from ._config import MAX_EXACT_GROUPS
 from ._game import AnchoredStatistics, CoalitionGame
-from ._model import fitted_model, is_fitted, resolve_response
+from ._model import fitted_model, is_fitted, non_numeric_columns, resolve_response
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
 
@@ -91,6 +93,42 @@ def _fit_grouper(
             "such as AdaptiveGrouper, or a list of column lists."
         )
     return grouper
+
+
+def _as_background_array(bg, dtype=None):
+    """``np.asarray(bg)``, with a clear error for ragged rows."""
+    try:
+        return np.asarray(bg, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "background is not a table of rows (its rows differ in length, or "
+            "hold sequences); give a 2-D array or DataFrame with the columns of X, "
+            "or an int number of rows to sample from X."
+        ) from exc
+
+
+def _check_baseline_values(baseline):
+    """Refuse a baseline image that does not hold numbers."""
+    if baseline is None or isinstance(baseline, str):
+        return
+    try:
+        np.asarray(baseline, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "baseline must be an image of numbers (or 'zeros', 'mean', "
+            f"'blur'), got values of dtype {np.asarray(baseline).dtype}; give the "
+            "baseline image as a numeric array of the images' shape."
+        ) from exc
+
+
+def _check_grouper_spec(groups):
+    """Refuse a model passed as ``groups``; a grouper learns a partition."""
+    if hasattr(groups, "fit") and (is_classifier(groups) or is_regressor(groups)):
+        raise TypeError(
+            f"groups={type(groups).__name__}(...) is a model, not a grouper; "
+            "pass the model as the explainer's estimator, and as groups a "
+            "grouper (e.g. AdaptiveGrouper()), a list of column lists or a dict."
+        )
 
 
 class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEstimator):
@@ -447,6 +485,12 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             else:
                 idx = np.sort(rng.choice(n, size=bg, replace=False))
             return X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]
+        if isinstance(bg, (bool, np.bool_, dict, set)) or np.isscalar(bg):
+            raise TypeError(
+                f"background={bg!r} is not rows; give an int number of rows to "
+                "sample from X, or the background rows as a 2-D array or "
+                "DataFrame (a 1-D array for a single row)."
+            )
         if isinstance(bg, pd.Series):
             bg = bg.to_frame().T
         if isinstance(X, pd.DataFrame):
@@ -460,7 +504,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                     )
                 bg = bg[X.columns]
             else:
-                arr = np.asarray(bg, dtype=object)
+                arr = _as_background_array(bg, dtype=object)
                 if arr.ndim == 1:
                     arr = arr[None, :]
                 if arr.ndim != 2 or arr.shape[1] != X.shape[1]:
@@ -469,17 +513,32 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                         f"{X.shape[1]} columns like X."
                     )
                 bg = pd.DataFrame(arr, columns=X.columns)
-            bg = bg.astype(dict(zip(X.columns, X.dtypes)))
+            try:
+                bg = bg.astype(dict(zip(X.columns, X.dtypes)))
+            except (TypeError, ValueError) as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise ValueError(
+                    "background cannot take the column types of X "
+                    f"({first}); give background rows with the same kind of "
+                    "values as X in every column (numbers where X has numbers), "
+                    "or an int number of rows to sample from X."
+                ) from exc
         else:
             if isinstance(bg, pd.DataFrame):
                 bg = bg.to_numpy()
-            bg = np.asarray(bg)
+            bg = _as_background_array(bg)
             if bg.ndim == 1:
                 bg = bg[None, :]
             if bg.ndim != 2 or bg.shape[1] != X.shape[1]:
                 raise ValueError(
                     f"background has shape {bg.shape}; it needs "
                     f"{X.shape[1]} columns like X."
+                )
+            if X.dtype.kind in "biuf" and non_numeric_columns(bg):
+                raise ValueError(
+                    f"background has non-numeric values (dtype {bg.dtype}), but X "
+                    "is numeric; give background rows of numbers like X, or an "
+                    "int number of rows to sample from X."
                 )
             if bg.dtype != X.dtype and X.dtype != object:
                 bg = bg.astype(np.result_type(bg.dtype, X.dtype))
@@ -511,6 +570,13 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         """
         X = self._check_X(X, reset=True)
         rng = check_random_state(self.random_state)
+        if self.n_jobs == 0:
+            raise ValueError(
+                "n_jobs=0 runs no worker; give None or 1 (one process), a "
+                "positive number of workers, or -1 (all cores)."
+            )
+        _check_baseline_values(self.baseline)
+        _check_grouper_spec(self.groups)
 
         self.estimator_ = fitted_model(self.estimator, X, y, "Explainer")
 
@@ -551,7 +617,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         bg = self._resolve_background(X, rng) if base_row is None else base_row[None, :]
         response, self.output_names_ = resolve_response(
             self.estimator_, self.response_method, self.target, bg.iloc[:1]
-            if isinstance(bg, pd.DataFrame) else bg[:1]
+            if isinstance(bg, pd.DataFrame) else bg[:1], what="the background",
         )
         self.response_method_ = response.method
         tree, self.algorithm_ = select_algorithm(
@@ -640,7 +706,16 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             )
         elif isinstance(methods, str):
             methods = [methods]
-        check_is_fitted(self)
+        elif not isinstance(methods, (list, tuple)):
+            raise TypeError(
+                "methods must be a method name, a list of method names or None, "
+                f"got {type(methods).__name__}."
+            )
+        if len(methods) == 0:
+            raise ValueError(
+                "methods is empty; give at least one method name, or None for "
+                "the default set."
+            )
         X = self._check_X(X, reset=False)
         return Bunch(**self._attributions(X, list(methods)))
 
@@ -734,6 +809,11 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         bg = self.background
         size = bg if isinstance(bg, Integral) and not isinstance(bg, bool) else 100
         n = X.shape[0]
+        if n < 2:
+            raise ValueError(
+                f"score compares every row of X with every other and needs at "
+                f"least 2 rows, got {n}; give more held-out rows."
+            )
         rng = check_random_state(self.random_state)
         idx = np.arange(n) if size >= n else np.sort(rng.choice(n, size, replace=False))
         sample = X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]

@@ -107,7 +107,7 @@ def image_ndim(X):
 
 
 def as_image_rows(X, image_shape, what="X"):
-    """Images or flattened rows as a 2-D array, with the image shape.
+    """Return images or flattened rows as a 2-D array, with the image shape.
 
     Parameters
     ----------
@@ -253,7 +253,7 @@ def patch_label_map(height, width, patch_size, remainder="shrink"):
 
 
 def region_adjacency(label_map, adjacency="4"):
-    """Edges (i, j), i < j, between groups with touching pixels.
+    """Find the edges (i, j), i < j, between groups with touching pixels.
 
     Parameters
     ----------

@@ -11,6 +11,7 @@ what the model returns.
 import numbers
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin, clone, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
@@ -22,6 +23,7 @@ __all__ = [
     "as_model",
     "fitted_model",
     "is_fitted",
+    "non_numeric_columns",
     "resolve_response",
 ]
 
@@ -78,7 +80,99 @@ def fitted_model(estimator, X, y, owner):
             "sklearn.frozen.FrozenEstimator to keep it fitted when cloned, "
             "e.g. in GridSearchCV)."
         )
-    return clone(estimator).fit(X, y)
+    try:
+        return clone(estimator).fit(X, y)
+    except (ValueError, TypeError) as exc:
+        _raise_input_error(exc, type(estimator).__name__, X, "X")
+        raise
+
+
+def non_numeric_columns(X):
+    """Columns of X that are not numbers (text, categories, dates).
+
+    Booleans count as numbers. Object columns count as numbers when every
+    value converts to a float.
+
+    Parameters
+    ----------
+    X : ndarray or DataFrame of shape (n_samples, n_features)
+        The data.
+
+    Returns
+    -------
+    columns : list
+        The names (DataFrames) or positions (arrays) of the columns that
+        are not numbers.
+    """
+    if isinstance(X, pd.DataFrame):
+        bad = []
+        for j, (name, dtype) in enumerate(zip(X.columns, X.dtypes)):
+            if pd.api.types.is_numeric_dtype(dtype):  # booleans included
+                continue
+            if dtype == object and _converts_to_float(X.iloc[:, j].to_numpy()):
+                continue
+            bad.append(name)
+        return bad
+    arr = np.asarray(X)
+    if arr.ndim != 2 or arr.dtype.kind in "biuf":
+        return []
+    if arr.dtype.kind != "O":
+        return list(range(arr.shape[1]))
+    return [j for j in range(arr.shape[1]) if not _converts_to_float(arr[:, j])]
+
+
+def _converts_to_float(values):
+    if any(isinstance(v, (str, bytes)) for v in values):
+        return False
+    try:
+        np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _has_non_finite(X):
+    """Whether the numeric columns of X hold NaN or infinity."""
+    if isinstance(X, pd.DataFrame):
+        num = X.select_dtypes(include=[np.number])
+        values = num.to_numpy(dtype=np.float64, na_value=np.nan) if num.shape[1] else None
+    else:
+        arr = np.asarray(X)
+        values = arr if arr.dtype.kind in "iuf" else None
+    return values is not None and not np.all(np.isfinite(values))
+
+
+def _raise_input_error(exc, model_name, X, what):
+    """Re-raise a model's failure on X with a message naming the cause and the fix.
+
+    The error stays a TypeError when the model raised one, else it is a
+    ValueError. Does nothing when X has neither non-numeric columns nor NaN
+    or infinity, so that the caller re-raises the original error.
+    """
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    error = TypeError if isinstance(exc, TypeError) else ValueError
+    columns = non_numeric_columns(X)
+    if columns:
+        if isinstance(X, pd.DataFrame):
+            kinds = sorted({str(dt) for c, dt in zip(X.columns, X.dtypes) if c in columns})
+        else:
+            kinds = [str(np.asarray(X).dtype)]
+        shown = [c.item() if isinstance(c, np.generic) else c for c in columns[:10]]
+        more = f" (and {len(columns) - 10} more)" if len(columns) > 10 else ""
+        raise error(
+            f"{what} has non-numeric columns {shown}{more} (dtype "
+            f"{', '.join(kinds)}), which {model_name} cannot take ({first}). "
+            "Encode them inside the model, e.g. make_pipeline(make_column_"
+            "transformer((OneHotEncoder(), columns), remainder='passthrough'), "
+            "model), or drop them; explanations then move each raw column as one."
+        ) from exc
+    if _has_non_finite(X):
+        raise error(
+            f"{what} contains NaN or infinity, which {model_name} cannot take "
+            f"({first}). Impute or drop those values, or explain a model that "
+            "accepts missing values (e.g. HistGradientBoosting* or a Pipeline "
+            "with an imputer)."
+        ) from exc
 
 
 def as_model(estimator):
@@ -108,6 +202,16 @@ class NonFiniteOutputError(ValueError):
 def _n_rows(data):
     shape = getattr(data, "shape", None)
     return int(shape[0]) if shape is not None else len(data)
+
+
+def _check_output_shape(name, out, n_rows):
+    """Raise a ValueError unless ``out`` has one value or one row per input row."""
+    if out.ndim == 0 or out.ndim > 2 or out.shape[0] != n_rows:
+        raise ValueError(
+            f"{name} returned an array of shape {out.shape} for "
+            f"{n_rows} input rows; it must return one value (shape (n,)) or "
+            "one row of outputs (shape (n, n_outputs)) per input row."
+        )
 
 
 class ResponseFunction:
@@ -141,12 +245,7 @@ class ResponseFunction:
     def __call__(self, data):
         out = np.asarray(getattr(self.estimator, self.method)(data))
         n_rows = _n_rows(data)
-        if out.ndim == 0 or out.ndim > 2 or out.shape[0] != n_rows:
-            raise ValueError(
-                f"{self.name} returned an array of shape {out.shape} for "
-                f"{n_rows} input rows; it must return one value (shape (n,)) or "
-                "one row of outputs (shape (n, n_outputs)) per input row."
-            )
+        _check_output_shape(self.name, out, n_rows)
         if out.ndim == 1:
             out = out[:, None]
         if self.columns is not None:
@@ -176,7 +275,7 @@ class ResponseFunction:
         return out
 
 
-def resolve_response(estimator, response_method, target, probe):
+def resolve_response(estimator, response_method, target, probe, what="the data"):
     """Choose the response method and the output columns to explain.
 
     Parameters
@@ -188,6 +287,8 @@ def resolve_response(estimator, response_method, target, probe):
         binary classifier's probabilities. A class label (classifiers) or an
         output index (multi-output regressors) picks one output.
     probe : data accepted by the estimator, used to learn the output shape.
+    what : str, default="the data"
+        Name of the probe's data in error messages.
 
     Returns
     -------
@@ -215,7 +316,12 @@ def resolve_response(estimator, response_method, target, probe):
                 f"{name} has no method {method!r}; use response_method='auto' "
                 f"or one of {available}."
             )
-    raw = np.asarray(getattr(estimator, method)(probe))
+    try:
+        raw = np.asarray(getattr(estimator, method)(probe))
+    except (ValueError, TypeError) as exc:
+        _raise_input_error(exc, f"{name}.{method}", probe, what)
+        raise
+    _check_output_shape(f"{name}.{method}", raw, _n_rows(probe))
     n_out = 1 if raw.ndim == 1 else raw.shape[1]
     classes = getattr(estimator, "classes_", None)
     by_class = method in ("predict_proba", "decision_function") and classes is not None

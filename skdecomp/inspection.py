@@ -26,7 +26,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from sklearn.metrics import check_scoring
-from sklearn.utils import Bunch, check_array, check_random_state
+from sklearn.utils import Bunch, check_array, check_random_state, get_tags
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.random import sample_without_replacement
 from sklearn.utils.validation import check_is_fitted
@@ -412,7 +412,13 @@ def _resolve_any_groups(groups, X):
         where = f"group {name!r}" if name is not None else f"group {k}"
         if isinstance(cols, (str, numbers.Integral)):
             cols = [cols]
-        cols = list(cols)
+        try:
+            cols = list(cols)
+        except TypeError:
+            raise TypeError(
+                f"{where}: expected a list of columns, got {cols!r}; give column "
+                "positions or names."
+            ) from None
         if not cols:
             raise ValueError(f"{where} is empty; every group needs a column.")
         pos = np.unique(
@@ -609,6 +615,34 @@ def _axis(values, grid_resolution, percentiles):
     return np.linspace(lo, hi, num=grid_resolution, endpoint=True)
 
 
+def _check_grid(points, X, cols, estimator):
+    """Raise a ValueError for grid values a numeric column cannot hold."""
+    numeric = [
+        i for i, j in enumerate(cols)
+        if (pd.api.types.is_numeric_dtype(X.dtypes.iloc[j]) if hasattr(X, "iloc")
+            else np.issubdtype(X.dtype, np.number))
+    ]
+    if not numeric:
+        return
+    try:
+        values = np.asarray(points[:, numeric], dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "grid has non-numeric values for numeric columns of the group; give "
+            "grid points of numbers like those columns."
+        ) from exc
+    if not np.all(np.isfinite(values)):
+        try:
+            allow_nan = get_tags(estimator).input_tags.allow_nan
+        except Exception:  # pragma: no cover - non-sklearn objects
+            allow_nan = False
+        if not allow_nan:
+            raise ValueError(
+                f"grid contains NaN or infinity, which {type(estimator).__name__} "
+                "cannot take; give finite grid points."
+            )
+
+
 def _assign(X_eval, X, cols, point):
     n = X.shape[0]
     if hasattr(X_eval, "iloc"):
@@ -730,6 +764,16 @@ def partial_dependence(
             raise ValueError(
                 f"sample_weight has shape {sample_weight.shape}; expected ({n},)."
             )
+        if not np.all(np.isfinite(sample_weight)):
+            raise ValueError(
+                "sample_weight contains NaN or infinity; give one finite weight "
+                "per row of X."
+            )
+        if sample_weight.sum() == 0:
+            raise ValueError(
+                "sample_weight sums to 0, so the average over rows is undefined; "
+                "give at least one row a positive weight."
+            )
 
     grid_values = None
     if grid is not None:
@@ -740,6 +784,7 @@ def partial_dependence(
             raise ValueError(
                 f"grid has shape {points.shape}; expected (n_points, {len(cols)})."
             )
+        _check_grid(points, X, cols, estimator)
         shape = (points.shape[0],)
     elif len(cols) <= 2:
         grid_values = [_axis(_column(X, j), grid_resolution, percentiles) for j in cols]

@@ -24,6 +24,7 @@ them, and drawn from the metric's distribution otherwise.
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+import inspect
 import itertools
 from math import comb
 from numbers import Integral, Real
@@ -34,6 +35,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._compat import HasMethods, Interval, StrOptions, validate_params
 from ._decomposition import Decomposition
+from ._config import MAX_MASK_GROUPS as _MAX_MASK_GROUPS
 from ._methods import shapley_kernel
 
 __all__ = [
@@ -48,7 +50,6 @@ __all__ = [
 ]
 
 #: Largest number of groups a coalition bitmask can hold.
-_MAX_MASK_GROUPS = 62
 
 _COMMON = {
     "explainer": [HasMethods(["decompose"]), None],
@@ -141,6 +142,19 @@ def _indicator(masks, K):
 
 
 # -- inputs ---------------------------------------------------------------------
+def _as_float_array(values, what):
+    """``values`` as a float64 array, or a ValueError naming ``what``."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ValueError(
+            f"{what} must be an array of numbers, one row per explained row and "
+            f"one column per group ({first}); give the output of an explainer's "
+            "transform or of Decomposition.attributions."
+        ) from exc
+
+
 class _Problem:
     """Games, prediction and attributions of one metric call.
 
@@ -198,7 +212,7 @@ class _Problem:
         self._cache = {}
 
     def _check_attributions(self, phi):
-        phi = np.asarray(phi, dtype=np.float64)
+        phi = _as_float_array(phi, "attributions")
         n, K, o = self.n_rows, self.K, self.n_outputs
         if phi.ndim == 2 and o == 1:
             phi = phi[:, :, None]
@@ -656,7 +670,7 @@ def _as_rows(name, a, expected):
     A (n_groups,) vector is one row; any other shape raises a ValueError
     whose message ends with ``expected``.
     """
-    a = np.asarray(a, dtype=np.float64)
+    a = _as_float_array(a, f"attributions {name!r}")
     if a.ndim == 1:
         a = a[None, :]
     if a.ndim != 2:
@@ -780,6 +794,10 @@ def disagreement(attributions, *, measure="l2", top_k=None):
             f"{[m.shape for m in mats]}."
         )
     K = mats[0].shape[1]
+    if K == 0:
+        raise ValueError(
+            "attribution arrays have no column; give one column per group."
+        )
     k = K if top_k is None else top_k
     if k > K:
         raise ValueError(f"top_k={k} is larger than the number of groups ({K}).")
@@ -886,7 +904,25 @@ def metric_disagreement(
     metric_params = dict(metric_params or {})
     bad = [m for m in metric_params if m not in metric_names]
     if bad:
-        raise ValueError(f"metric_params names metrics {bad} that are not scored.")
+        raise ValueError(
+            f"metric_params names metrics {bad} that are not scored; give "
+            f"parameters only for the metrics in {metric_names}."
+        )
+    shared = {"explainer", "X", "attributions", "n_samples", "random_state",
+              "decomposition"}
+    for m, params in metric_params.items():
+        if not isinstance(params, dict):
+            raise TypeError(
+                f"metric_params[{m!r}] must be a dict of keyword arguments of "
+                f"{m}, got {type(params).__name__}."
+            )
+        allowed = set(inspect.signature(METRICS[m]).parameters) - shared
+        unknown = sorted(str(k) for k in params if k not in allowed)
+        if unknown:
+            raise TypeError(
+                f"metric_params[{m!r}] has keys {unknown} that {m} does not "
+                f"take; allowed keys: {sorted(allowed) or 'none'}."
+            )
     if decomposition is None and explainer is not None and X is not None:
         check_is_fitted(explainer)
         if explainer.n_groups_ <= 10:

@@ -130,8 +130,6 @@ TEXT_SUFFIXES = {".py", ".rst", ".md", ".txt", ".html", ".css", ".js", ".cfg"}
 NOT_SCANNED = {
     # this file names the internal document to look for it
     Path(__file__).resolve(),
-    ROOT / "tests" / "test_grouper.py",  # owned elsewhere until cleaned
-    ROOT / "benchmarks" / "bench_images.py",  # owned elsewhere until cleaned
 }
 
 

@@ -56,6 +56,20 @@ def size_weights(method, n_groups):
     return w
 
 
+def _check_order(value, name):
+    """Raise unless ``value`` is a number of groups, an int >= 0."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(
+            f"{name}={value!r} must be an int, a number of groups (0 for the "
+            "baseline, 1 for main effects, 2 for pairs, ...)."
+        )
+    if value < 0:
+        raise ValueError(
+            f"{name}={value} is negative; give a number of groups >= 0 (0 for "
+            "the baseline, 1 for main effects, 2 for pairs, ...)."
+        )
+
+
 class Decomposition:
     """Grouped functional decomposition of a model at explained points.
 
@@ -100,12 +114,46 @@ class Decomposition:
 
     def __init__(self, components, group_names, output_names, prediction):
         components = np.asarray(components, dtype=np.float64)
+        if components.ndim != 3:
+            raise ValueError(
+                f"components have shape {components.shape}; expected "
+                "(n_samples, n_outputs, 2**n_groups), one value per subset of "
+                "groups (by bitmask) for every row and output."
+            )
+        n_samples, n_outputs, n_masks = components.shape
+        if n_masks < 1 or n_masks & (n_masks - 1):
+            raise ValueError(
+                f"components have {n_masks} subsets on their last axis; expected "
+                "2**n_groups, one per subset of groups (by bitmask)."
+            )
+        n_groups = n_masks.bit_length() - 1
+        group_names = list(group_names)
+        output_names = list(output_names)
+        if len(group_names) != n_groups:
+            raise ValueError(
+                f"{len(group_names)} group names for {n_groups} groups (2**{n_groups} "
+                "subsets of components); give one name per group."
+            )
+        if len(output_names) != n_outputs:
+            raise ValueError(
+                f"{len(output_names)} output names for {n_outputs} outputs; give "
+                "one name per output."
+            )
+        prediction = np.asarray(prediction, dtype=np.float64)
+        if prediction.ndim == 1 and n_outputs == 1:
+            prediction = prediction[:, None]
+        if prediction.shape != (n_samples, n_outputs):
+            raise ValueError(
+                f"prediction has shape {prediction.shape}; expected "
+                f"({n_samples}, {n_outputs}), the model output for every row "
+                "and output of the components."
+            )
         self._F = components
-        self.group_names = list(group_names)
-        self.output_names = list(output_names)
-        self._prediction = np.asarray(prediction, dtype=np.float64)
-        self.n_samples, self.n_outputs, n_masks = components.shape
-        self.n_groups = n_masks.bit_length() - 1
+        self.group_names = group_names
+        self.output_names = output_names
+        self._prediction = prediction
+        self.n_samples, self.n_outputs = n_samples, n_outputs
+        self.n_groups = n_groups
 
     def _squeeze(self, arr):
         # (n, n_outputs, ...) -> (n, ..., n_outputs), output axis dropped if single
@@ -128,6 +176,11 @@ class Decomposition:
         """
         if isinstance(subset, (str, int, np.integer)):
             subset = (subset,)
+        elif not hasattr(subset, "__iter__"):
+            raise KeyError(
+                f"A subset holds group indices or names, got {subset!r}; give a "
+                "group, or a tuple of groups, by index or by name."
+            )
         mask = 0
         for g in subset:
             if isinstance(g, str):
@@ -204,6 +257,7 @@ class Decomposition:
         total : ndarray of shape (n_samples,) or (n_samples, n_outputs)
             Sum of ``F_U(x)`` over the subsets U with ``size`` groups.
         """
+        _check_order(size, "size")
         F = self._F[:, :, popcounts(self.n_groups) == size].sum(axis=2)
         return F[:, 0] if self.n_outputs == 1 else F
 
@@ -265,6 +319,7 @@ class Decomposition:
         sizes = popcounts(self.n_groups)
         keep = np.arange(1 << self.n_groups)
         if max_order is not None:
+            _check_order(max_order, "max_order")
             keep = keep[sizes <= max_order]
         labels = [subset_name(int(m), self.group_names) for m in keep]
         data = self._F[:, :, keep]

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.parallel import Parallel, delayed
 
-from .._config import MAX_MASK_GROUPS, format_bytes, parse_memory
+from .._config import MAX_MASK_GROUPS, format_bytes, kernel_block_cells, parse_memory
 from .._table import Table, common_dtypes
 from ._game import run_blocks
 from ._kernels import anchored_means, interaction_potentials, pair_interaction_strengths
@@ -236,13 +236,17 @@ class AnchoredStatistics:
         Parameters
         ----------
         groups : list of array-like of int
+            Disjoint column sets.
         rows, cols : ndarray of shape (K, n_outputs, N) or None
             Means of the single groups, when already known.
 
         Returns
         -------
         pairs : ndarray of shape (n_pairs, 2)
+            The pairs (j, k), j < k, in lexicographic order (see
+            :meth:`pair_means`).
         pure, full, joint : ndarray of shape (n_pairs,)
+            The three strengths of every pair, summed over outputs.
         """
         if rows is None or cols is None:
             rows, cols = self.group_means(groups)
@@ -314,7 +318,7 @@ class AnchoredStatistics:
 
     # -- the evaluator of the greedy merge loop ------------------------------
     def union_statistics(self, requests):
-        """Means of the matrices of unions of column sets, for the merge loop.
+        """Compute the means of the matrices of unions of column sets (merge loop).
 
         Parameters
         ----------
@@ -383,11 +387,6 @@ class AnchoredStatistics:
             Summed over outputs.
         """
         return self.variance
-
-
-# Largest number of cells (rows x columns) of hybrid images sent to the model
-# at once: 64 MiB of float64, or less with a smaller max_memory.
-_MAX_IMAGE_CELLS = 2**23
 
 
 def _image_hybrids(response, images, baselines, pixel_masks, channels, image_idx):
@@ -470,7 +469,8 @@ class ImageStatistics:
         self.channels = 1 if len(image_shape) == 2 else int(image_shape[2])
         n_images, d = self.images.shape
         self.n_pixels = d // self.channels
-        cells = min(_MAX_IMAGE_CELLS, max(1, parse_memory(max_memory) // 8))
+        # at most one block of the working memory (64 MiB by default)
+        cells = min(kernel_block_cells(), max(1, parse_memory(max_memory) // 8))
         self.rows_per_call = max(2, cells // d)
         self.n_jobs = n_jobs
         self.image_values = [None] * n_images

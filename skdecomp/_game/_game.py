@@ -21,7 +21,12 @@ from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._config import batch_rows
-from .._model import FunctionModel, NonFiniteOutputError, ResponseFunction
+from .._model import (
+    FunctionModel,
+    NonFiniteOutputError,
+    ResponseFunction,
+    non_numeric_columns,
+)
 from .._table import Table, column_masks, common_dtypes
 from ._kernels import mean_over_background
 
@@ -392,20 +397,55 @@ class CoalitionGame:
                     f"{what} has shape {np.shape(X)}; it needs {self.n_features} "
                     "columns, like the data the explainer was fitted on."
                 )
-            X = (
-                pd.DataFrame(arr, columns=self.columns).astype(
-                    dict(zip(self.columns, self.dtypes))
-                )
-                if self.frame
-                else arr
-            )
+            if self.frame:
+                try:
+                    X = pd.DataFrame(arr, columns=self.columns).astype(
+                        dict(zip(self.columns, self.dtypes))
+                    )
+                except (TypeError, ValueError) as exc:
+                    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                    raise ValueError(
+                        f"{what} cannot take the column types of the data the "
+                        f"explainer was fitted on ({first}); give a DataFrame "
+                        "with the columns and types of that data."
+                    ) from exc
+            else:
+                X = arr
         if X.shape[0] == 0:
             raise ValueError(
                 f"Found array with 0 sample(s) (shape={X.shape}) while a "
                 "minimum of 1 is required."
             )
+        self._check_kinds(X, what)
         self.check_finite(X, what)
         return X
+
+    def _check_kinds(self, X, what):
+        """Raise a ValueError where X has text but the background has numbers."""
+        if self.frame:
+            if not isinstance(X, pd.DataFrame):  # pragma: no cover - made a frame above
+                return
+            numeric = [
+                c for c, dt in zip(self.columns, self.dtypes)
+                if pd.api.types.is_numeric_dtype(dt)
+            ]
+            bad = [c for c in non_numeric_columns(X[numeric]) if c in numeric] if numeric else []
+            if bad:
+                kinds = sorted({str(X[c].dtype) for c in bad})
+                raise ValueError(
+                    f"{what} has non-numeric values (dtype {', '.join(kinds)}) in "
+                    f"the columns {bad}, which hold numbers in the data the "
+                    "explainer was fitted on; give rows with the column types of "
+                    "that data."
+                )
+            return
+        bg_kind = np.asarray(self.background).dtype.kind
+        if bg_kind in "biuf" and non_numeric_columns(X):
+            raise ValueError(
+                f"{what} has non-numeric values (dtype {np.asarray(X).dtype}), but "
+                "the explainer was fitted on numbers; give numeric rows like the "
+                "data passed to fit."
+            )
 
     def check_finite(self, X, what="X"):
         """Raise a clear ValueError if X has NaN or infinity the model cannot take.

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._compat import HasMethods, Interval, StrOptions, _fit_context
+from .._compat import HasMethods, Interval, StrOptions, _fit_context, transactional_fit
 from .._game import CoalitionGame
 from .._image import (
     as_image_rows,
@@ -65,8 +65,8 @@ class AdaptiveGrouper(_BaseGrouper):
         groups=AdaptiveGrouper())``, which passes its own model.
 
     max_samples : int, default=100
-        Number of rows N drawn from X (without replacement) for the
-        anchored matrices. Cost grows as N**2; 100 is a good default, 50
+        Number of rows N (at least 2) drawn from X (without replacement) for
+        the anchored matrices. Cost grows as N**2; 100 is a good default, 50
         for wide data.
 
     n_groups : int or None, default=None
@@ -105,9 +105,10 @@ class AdaptiveGrouper(_BaseGrouper):
     random_state : int, RandomState instance or None, default=None
         Draws the N sample rows.
 
-    max_memory : int or str, default="1GB"
+    max_memory : int, str or None, default=None
         Largest size of the anchored values held at once, in bytes or as a
-        string such as ``"512MB"``. A ValueError gives the size needed when
+        string such as ``"512MB"``; None uses scikit-learn's
+        ``working_memory`` (:func:`sklearn.set_config`). A ValueError gives the size needed when
         one N x N block does not fit. Not used on the tree path, which never
         holds the N x N values.
 
@@ -172,6 +173,8 @@ class AdaptiveGrouper(_BaseGrouper):
         AGREED loss of the initial partition.
     initial_groups_ : list of list of int
         The partition merging started from.
+    initial_group_names_ : ndarray of str
+        Names of the groups of ``initial_groups_``.
     model_calls_ : int
         Rows sent to the model during fit (only the N sample rows on the tree
         path).
@@ -235,7 +238,7 @@ class AdaptiveGrouper(_BaseGrouper):
 
     _parameter_constraints = {
         "estimator": _MODEL_CONSTRAINT,
-        "max_samples": [Interval(Integral, 1, None, closed="left")],
+        "max_samples": [Interval(Integral, 2, None, closed="left")],
         "n_groups": [Interval(Integral, 1, None, closed="left"), None],
         "rel_tol": [Interval(Real, 0, 1, closed="both")],
         "merge_score": [StrOptions({"loss", "interaction"})],
@@ -246,7 +249,7 @@ class AdaptiveGrouper(_BaseGrouper):
         "target": "no_validation",
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
-        "max_memory": [Interval(Integral, 1, None, closed="left"), str],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), str, None],
         "verbose": ["verbose"],
         "image_shape": [tuple, list, None],
         "adjacency": [StrOptions({"4", "8"})],
@@ -267,7 +270,7 @@ class AdaptiveGrouper(_BaseGrouper):
         target=None,
         n_jobs=None,
         random_state=None,
-        max_memory="1GB",
+        max_memory=None,
         verbose=0,
         algorithm="auto",
         image_shape=None,
@@ -293,6 +296,7 @@ class AdaptiveGrouper(_BaseGrouper):
 
 
     @_fit_context(prefer_skip_nested_validation=False)
+    @transactional_fit
     def fit(self, X, y=None, *, reference=None):
         """Learn the groups by greedy merges.
 
@@ -406,7 +410,7 @@ class AdaptiveGrouper(_BaseGrouper):
         self._trees = trees
         tree = trees[0]
         self.initial_groups_ = [[int(c) for c in g] for g in initial_groups]
-        self._initial_names = names[: tree.n_leaves]
+        self.initial_group_names_ = np.asarray(names[: tree.n_leaves], dtype=object)
         leaves = tree.leaves()
 
         def columns(node):

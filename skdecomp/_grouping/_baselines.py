@@ -16,7 +16,7 @@ from scipy.cluster.hierarchy import cut_tree, fcluster, linkage
 from scipy.spatial.distance import squareform
 from sklearn.utils import check_random_state
 
-from .._compat import HasMethods, Interval, StrOptions, _fit_context
+from .._compat import HasMethods, Interval, StrOptions, _fit_context, transactional_fit
 from .._partition import resolve_groups
 from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _canonical, _progress
 from ._columns import column_transformer_groups
@@ -57,7 +57,7 @@ class PairwiseGrouper(_BaseGrouper):
     estimator : estimator, callable or None, default=None
         The model (see :class:`AdaptiveGrouper`).
     max_samples : int, default=100
-        Number of sample rows N.
+        Number of sample rows N (at least 2).
     n_groups : int or None, default=None
         Number of clusters; None cuts the tree at ``min_interaction``.
     min_interaction : float, default=0.01
@@ -80,7 +80,7 @@ class PairwiseGrouper(_BaseGrouper):
         Joblib workers over chunks of hybrid rows.
     random_state : int, RandomState instance or None, default=None
         Draws the N sample rows.
-    max_memory : int or str, default="1GB"
+    max_memory : int, str or None, default=None
         Largest size of the anchored values held at once (see
         :class:`AdaptiveGrouper`).
 
@@ -108,7 +108,7 @@ class PairwiseGrouper(_BaseGrouper):
 
     _parameter_constraints = {
         "estimator": _MODEL_CONSTRAINT,
-        "max_samples": [Interval(Integral, 1, None, closed="left")],
+        "max_samples": [Interval(Integral, 2, None, closed="left")],
         "n_groups": [Interval(Integral, 1, None, closed="left"), None],
         "min_interaction": [Interval(Real, 0, None, closed="neither")],
         "pair_score": [StrOptions({"loss", "interaction"})],
@@ -119,7 +119,7 @@ class PairwiseGrouper(_BaseGrouper):
         "target": "no_validation",
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
-        "max_memory": [Interval(Integral, 1, None, closed="left"), str],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), str, None],
         "verbose": ["verbose"],
         "algorithm": [StrOptions({"auto", "tree", "model_agnostic"})],
     }
@@ -137,7 +137,7 @@ class PairwiseGrouper(_BaseGrouper):
         target=None,
         n_jobs=None,
         random_state=None,
-        max_memory="1GB",
+        max_memory=None,
         verbose=0,
         algorithm="auto",
     ):
@@ -156,6 +156,7 @@ class PairwiseGrouper(_BaseGrouper):
         self.algorithm = algorithm
 
     @_fit_context(prefer_skip_nested_validation=False)
+    @transactional_fit
     def fit(self, X, y=None):
         """Measure all pairwise interactions and cluster the columns.
 
@@ -242,6 +243,7 @@ class CorrelationGrouper(_BaseGrouper):
         self.linkage = linkage
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @transactional_fit
     def fit(self, X, y=None):
         """Cluster the columns of X by correlation.
 
@@ -330,6 +332,7 @@ class FixedGrouper(_BaseGrouper):
         return True
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @transactional_fit
     def fit(self, X, y=None):
         """Check the groups against X.
 

@@ -22,7 +22,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._compat import Interval, StrOptions, _fit_context
+from .._compat import Interval, StrOptions, _fit_context, transactional_fit
 from .._game._anchored import ImageStatistics
 from .._image import (
     as_image_rows,
@@ -303,6 +303,7 @@ class PatchGrouper(_ImageGrouper):
         self.remainder = remainder
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @transactional_fit
     def fit(self, X, y=None):
         """Lay the grid of patches over the images' shape.
 
@@ -380,6 +381,7 @@ class SuperpixelGrouper(_ImageGrouper):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @transactional_fit
     def fit(self, X, y=None):
         """Segment every image.
 

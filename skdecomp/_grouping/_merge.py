@@ -83,7 +83,7 @@ class MergeTree:
         return self.children.shape[0]
 
     def leaves(self):
-        """Leaves under every node.
+        """List the leaves under every node.
 
         Returns
         -------
@@ -96,7 +96,7 @@ class MergeTree:
         return out
 
     def first_leaves(self):
-        """Smallest leaf under every node.
+        """List the smallest leaf under every node.
 
         Returns
         -------
@@ -262,7 +262,7 @@ def greedy_merges(
     order="first",
     progress=None,
 ):
-    """AGREED's greedy merges, on one or several partitions in lockstep.
+    """Run the greedy merges of AGREED on one or several partitions in lockstep.
 
     At every step the group i of largest interaction potential Psi_i (among
     the groups that have a candidate partner) is merged with the candidate j
@@ -271,7 +271,8 @@ def greedy_merges(
     connectivity every other group is a candidate, and only the unions of i
     with them are evaluated; with one only adjacent groups are, the unions
     of every edge are evaluated at the start and those of the new group's
-    edges after each merge, so a merge never waits for the model.
+    edges right after each merge (as :func:`sklearn.cluster.ward_tree` does
+    with its distances), so each round is one batch of model calls.
 
     Parameters
     ----------

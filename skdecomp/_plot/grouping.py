@@ -300,7 +300,7 @@ class GroupingDisplay:
         if grouper is not None:
             history = list(grouper.history_)
             initial_groups = [list(g) for g in grouper.initial_groups_]
-            initial_names = list(getattr(grouper, "_initial_names", []) or []) or None
+            initial_names = list(getattr(grouper, "initial_group_names_", [])) or None
             if initial_loss is None:
                 initial_loss = grouper.initial_loss_
         else:

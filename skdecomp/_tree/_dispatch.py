@@ -372,7 +372,8 @@ def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel):
     tern = np.zeros(1 << n_groups, dtype=np.int64)
     for k in range(n_groups):
         tern[1 << k:2 << k] = tern[: 1 << k] + 3**k
-    per_row = 3**n_groups * tree_model.n_outputs
+    # the tables of a block, and those of its parts
+    per_row = 2 * 3**n_groups * tree_model.n_outputs
     block = max(1, kernel_block_cells() // per_row)
     kernel = _tree_ternary_parallel if parallel else _tree_ternary_serial
     leaves = _background_leaves(tree_model, Zm, col_group, n_groups)

@@ -640,6 +640,7 @@ def _tree_ternary_body(
         order = np.empty(n_sub, dtype=np.int64)
         e_idx = np.empty(n_bg, dtype=np.int64)
         e_w = np.empty(n_bg, dtype=np.float64)
+        acc = np.zeros((n_out, n_tern, n_sub), dtype=np.float64)
         cur = 0
         for t in range(n_trees):
             li = tree_start[t]
@@ -700,8 +701,12 @@ def _tree_ternary_body(
                             i = e_idx[e]
                             w = e_w[e] * val
                             for j in range(start, stop):
-                                out[o, i, r0 + order[j]] += w
+                                acc[o, i, order[j]] += w
                     start = stop
+        for o in range(n_out):
+            for i in range(n_tern):
+                for r in range(n_sub):
+                    out[o, i, r0 + r] = acc[o, i, r]
     return out
 
 

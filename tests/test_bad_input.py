@@ -1,0 +1,746 @@
+"""A catalogue of bad input across the public API and the command line.
+
+Every case gives bad input to one public entry point and asserts the type of
+the error (ValueError or TypeError, including scikit-learn's
+InvalidParameterError and NotFittedError, which subclass ValueError; KeyError
+for Decomposition subsets; ImportError for a missing optional dependency) and
+a fragment of the message that names the problem or its fix: never a silent
+wrong number, a hang, or a raw error from deep inside NumPy or pandas.
+
+Cases marked xfail (strict) are defects in modules other people are editing
+(the groupers); their reason says what the fix is. The command line is
+covered in depth by ``tests/test_cli_hardening.py`` (e.g.
+``test_bad_groups_file_refused_before_model_work``,
+``test_target_checked_before_fitting``,
+``test_other_options_are_usage_errors``) and ``tests/test_cli.py``
+(``test_report_errors``, ``test_empty_and_missing_files``); the few command
+line cases here are ones those files do not have.
+"""
+
+import copy
+import functools
+import importlib.util
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import make_column_transformer
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skdecomp import (
+    AdaptiveGrouper,
+    CorrelationGrouper,
+    Decomposition,
+    Explainer,
+    FixedGrouper,
+    PairwiseGrouper,
+    PatchGrouper,
+    SuperpixelGrouper,
+    column_transformer_groups,
+    datasets,
+    inspection,
+    metrics,
+)
+from skdecomp.__main__ import main
+from skdecomp.interactions import arch_detect
+
+HAS_SKIMAGE = importlib.util.find_spec("skimage") is not None
+
+
+# -- shared data, built once ----------------------------------------------------------
+@functools.cache
+def data():
+    """30 rows, 3 numeric columns, a linear target."""
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    return X, X @ np.array([1.0, 2.0, 3.0])
+
+
+def X():
+    return data()[0].copy()
+
+
+def y():
+    return data()[1].copy()
+
+
+def frame():
+    return pd.DataFrame(X(), columns=list("abc"))
+
+
+@functools.cache
+def lin():
+    return LinearRegression().fit(*data())
+
+
+@functools.cache
+def lin_df():
+    return LinearRegression().fit(frame(), y())
+
+
+@functools.cache
+def clf():
+    X_, y_ = data()
+    return LogisticRegression().fit(X_, y_ > 0)
+
+
+@functools.cache
+def _ex():
+    return Explainer(lin(), background=10, random_state=0).fit(X())
+
+
+def ex():
+    """A fitted explainer (a fresh copy, so no case can change another's)."""
+    return copy.deepcopy(_ex())
+
+
+@functools.cache
+def _dec():
+    return _ex().decompose(X()[:4])
+
+
+def dec():
+    return copy.deepcopy(_dec())
+
+
+def phi():
+    return _ex().transform(X()[:4])
+
+
+def with_text(kind):
+    """``frame()`` with a column ``c`` of text, categories or dates."""
+    rng = np.random.default_rng(1)
+    values = {
+        "str": rng.choice(["u", "v"], 30),
+        "category": pd.Categorical(rng.choice(["u", "v"], 30)),
+        "datetime": pd.date_range("2020-01-01", periods=30),
+    }[kind]
+    return frame().assign(c=values)
+
+
+def E(**params):
+    """An unfitted explainer of the linear model."""
+    return Explainer(lin(), **params)
+
+
+def fit_E(**params):
+    return lambda: E(**params).fit(X())
+
+
+def callable_model(output):
+    """A plain callable model whose output is ``output(Z)``."""
+    return Explainer(output, background=2, random_state=0)
+
+
+def images():
+    return np.random.default_rng(0).random((2, 4, 4))
+
+
+def many_columns(n=17):
+    return np.random.default_rng(0).normal(size=(5, n))
+
+
+def run_cli(args, ctx):
+    """Run ``python -m skdecomp`` in this process: (exit code, last stderr line)."""
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:  # argparse usage errors
+        code = exc.code
+    _, err = ctx.capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.strip()]
+    return code, lines[-1] if lines else ""
+
+
+def small_csv(ctx, columns=("a", "b", "y")):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(30, len(columns))), columns=list(columns))
+    path = ctx.tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def cli(build):
+    """A command-line case: ``build(ctx)`` gives the arguments."""
+
+    def call(ctx):
+        return run_cli(build(ctx), ctx)
+
+    call.is_cli = True
+    return call
+
+
+def bad_json(ctx):
+    path = ctx.tmp_path / "groups.json"
+    path.write_text("{not json")
+    return path
+
+
+def xfail(reason):
+    return pytest.mark.xfail(strict=True, reason=reason)
+
+
+IPE = InvalidParameterError
+MUST_RETURN = "it must return one value (shape (n,))"
+NON_NUMERIC = "has non-numeric columns ['c']"
+# a grouper needs two rows to compare: the parameter check or a message naming it
+AT_LEAST_2 = ("'max_samples' parameter", "at least 2 rows")
+GROUPER_ROWS = (
+    "a grouper fitted on a single row returns singletons silently; fix in "
+    "skdecomp/_grouping/_base.py (_BaseGrouper._fit_model): after drawing the "
+    "sample, raise ValueError(f'{name} compares rows with each other and needs at "
+    "least 2 rows, got {n}; give more rows') (max_samples >= 2 is checked already)"
+)
+
+# Each case: (call, expected, fragment). ``expected`` is an exception type, or an
+# exit code for command-line cases; ``fragment`` is a piece of the message (of
+# the last stderr line for the command line).
+CASES = [
+    # -- Explainer: every parameter --------------------------------------------------
+    pytest.param(fit_E(method="foo"), IPE, "'method' parameter", id="method-unknown"),
+    pytest.param(fit_E(groups=3), IPE, "'groups' parameter", id="groups-int"),
+    pytest.param(fit_E(groups=[[0, 1], [1, 2]]), ValueError,
+                 "put each column in one group", id="groups-overlap"),
+    pytest.param(fit_E(groups=[[0, 1]]), ValueError,
+                 "every column must be in exactly one group", id="groups-miss-column"),
+    pytest.param(fit_E(groups=[[0, 1], [5]]), ValueError,
+                 "position 5 is out of range", id="groups-position-out-of-range"),
+    pytest.param(fit_E(groups=[]), ValueError, "groups is empty", id="groups-empty"),
+    pytest.param(fit_E(groups=[[0, 1, 2], []]), ValueError,
+                 "every group needs a column", id="groups-empty-group"),
+    pytest.param(fit_E(groups=[["a"], [1, 2]]), ValueError,
+                 "pass a pandas DataFrame or use integer positions",
+                 id="groups-name-without-frame"),
+    pytest.param(lambda: Explainer(lin_df(), groups=[["a", "zz"], ["b", "c"]]).fit(frame()),
+                 ValueError, "unknown column 'zz'", id="groups-unknown-name"),
+    pytest.param(fit_E(groups=[[0.0, 1], [2]]), TypeError,
+                 "must be an integer position or a column name", id="groups-float-column"),
+    pytest.param(fit_E(groups=[[True, 1], [2]]), TypeError, "is a bool",
+                 id="groups-bool-column"),
+    pytest.param(fit_E(groups={"a": None, "b": [0, 1, 2]}), TypeError,
+                 "expected a list of columns", id="groups-dict-none"),
+    pytest.param(fit_E(groups=[[[0, 1]], [2]]), TypeError,
+                 "must be an integer position or a column name", id="groups-nested"),
+    pytest.param(fit_E(groups=LinearRegression()), TypeError,
+                 "is a model, not a grouper", id="groups-model"),
+    pytest.param(lambda: Explainer(lambda Z: Z.sum(axis=1)).fit(many_columns()),
+                 ValueError, "Merge columns into fewer groups", id="groups-too-many-exact"),
+    pytest.param(fit_E(background=0), IPE, "'background' parameter", id="background-0"),
+    pytest.param(fit_E(background=True), TypeError, "is not rows", id="background-bool"),
+    pytest.param(fit_E(background={"a": 1}), TypeError, "is not rows",
+                 id="background-dict"),
+    pytest.param(fit_E(background=np.zeros((4, 2))), ValueError,
+                 "it needs 3 columns like X", id="background-wrong-columns"),
+    pytest.param(fit_E(background=np.zeros((0, 3))), ValueError,
+                 "background has 0 rows", id="background-no-rows"),
+    pytest.param(fit_E(background=np.array([["a", "b", "c"]])), ValueError,
+                 "background has non-numeric values", id="background-strings"),
+    pytest.param(fit_E(background=np.array([[1, "b", 3]], dtype=object)), ValueError,
+                 "give background rows of numbers like X", id="background-object"),
+    pytest.param(fit_E(background=[[1, 2, 3], [1]]), ValueError,
+                 "background is not a table of rows", id="background-ragged"),
+    pytest.param(fit_E(background=np.full((2, 3), np.nan)), ValueError,
+                 "the background contains NaN or infinity", id="background-nan"),
+    pytest.param(
+        lambda: Explainer(lin_df(), background=pd.DataFrame(
+            np.zeros((2, 3)), columns=list("xyz"))).fit(frame()),
+        ValueError, "give background rows with the columns of X",
+        id="background-frame-wrong-columns"),
+    pytest.param(
+        lambda: Explainer(lin_df(), background=pd.DataFrame(
+            [["a", "b", "c"]], columns=list("abc"))).fit(frame()),
+        ValueError, "background cannot take the column types of X",
+        id="background-frame-strings"),
+    pytest.param(fit_E(baseline="foo"), IPE, "'baseline' parameter", id="baseline-unknown"),
+    pytest.param(fit_E(baseline=np.zeros(5)), ValueError, "give one image of that shape",
+                 id="baseline-wrong-shape"),
+    pytest.param(fit_E(baseline=np.full(3, np.nan)), ValueError,
+                 "baseline contains NaN or infinity", id="baseline-nan"),
+    pytest.param(fit_E(baseline="blur"), ValueError, "needs the image shape",
+                 id="baseline-blur-without-shape"),
+    pytest.param(fit_E(baseline=np.array(["a", "b", "c"])), ValueError,
+                 "baseline must be an image of numbers", id="baseline-strings"),
+    pytest.param(fit_E(response_method="predict_log"), IPE, "'response_method' parameter",
+                 id="response-method-unknown"),
+    pytest.param(fit_E(response_method="predict_proba"), ValueError,
+                 "has no method 'predict_proba'", id="response-method-missing"),
+    pytest.param(fit_E(target=5), ValueError, "give an output index in [0, 0]",
+                 id="target-regressor"),
+    pytest.param(lambda: Explainer(clf(), target="cat").fit(X()), ValueError,
+                 "is not a class of LogisticRegression", id="target-classifier"),
+    pytest.param(fit_E(batch_size=0), IPE, "'batch_size' parameter", id="batch-size-0"),
+    pytest.param(fit_E(n_jobs="2"), IPE, "'n_jobs' parameter", id="n-jobs-str"),
+    pytest.param(fit_E(n_jobs=0), ValueError, "n_jobs=0 runs no worker", id="n-jobs-0"),
+    pytest.param(fit_E(method="kernel_shap", n_samples=0), IPE, "'n_samples' parameter",
+                 id="n-samples-0"),
+    pytest.param(fit_E(method="kernel_shap", n_samples=2), ValueError,
+                 "it needs at least n_samples=6", id="n-samples-too-small"),
+    pytest.param(fit_E(method="lime", method_params=[1]), IPE,
+                 "'method_params' parameter", id="method-params-list"),
+    pytest.param(fit_E(method="lime", method_params={"q": 1}), ValueError,
+                 "allowed keys: ['alpha', 'kernel', 'kernel_width', 'p']",
+                 id="method-params-unknown-key"),
+    pytest.param(fit_E(method="rise", method_params={"p": 1.5}), ValueError,
+                 "strictly between 0 and 1", id="method-params-p"),
+    pytest.param(fit_E(method="lime", method_params={"kernel": "rbf"}), ValueError,
+                 "choose 'constant' or 'distance'", id="method-params-kernel"),
+    pytest.param(fit_E(method="integrated_gradients", method_params={"n_steps": 0}),
+                 ValueError, "must be an integer >= 1", id="method-params-n-steps"),
+    pytest.param(fit_E(method="integrated_gradients", method_params={"scheme": "left"}),
+                 ValueError, "choose 'path'", id="method-params-scheme"),
+    pytest.param(fit_E(method="shapley", method_params={"p": 0.5}), ValueError,
+                 "allowed keys: none", id="method-params-exact-method"),
+    pytest.param(fit_E(algorithm="fast"), IPE, "'algorithm' parameter",
+                 id="algorithm-unknown"),
+    pytest.param(fit_E(algorithm="tree"), ValueError,
+                 "Use algorithm='auto' or 'model_agnostic'", id="algorithm-tree-not-a-tree"),
+    pytest.param(fit_E(group_penalty=-1), IPE, "'group_penalty' parameter",
+                 id="group-penalty-negative"),
+    pytest.param(lambda: Explainer(None).fit(X()), IPE, "'estimator' parameter",
+                 id="estimator-none"),
+    pytest.param(lambda: Explainer(LinearRegression()).fit(X()), ValueError,
+                 "Pass y, or pass a fitted model", id="unfitted-model-without-y"),
+    # -- Explainer.fit: the data ----------------------------------------------------------
+    pytest.param(lambda: E().fit(np.zeros((0, 3))), ValueError, "0 sample(s)",
+                 id="fit-empty"),
+    pytest.param(lambda: E().fit(X()[0]), ValueError, "Reshape your data", id="fit-1d"),
+    pytest.param(lambda: E().fit(np.full((3, 3), np.nan)), ValueError,
+                 "contains NaN or infinity", id="fit-nan"),
+    pytest.param(lambda: E().fit(X().astype(str)), ValueError,
+                 "has non-numeric columns [0, 1, 2]", id="fit-strings-array"),
+    pytest.param(lambda: Explainer(LinearRegression()).fit(with_text("str"), y()),
+                 ValueError, NON_NUMERIC, id="fit-text-column-unfitted-model"),
+    pytest.param(lambda: Explainer(lin_df()).fit(with_text("str")), ValueError,
+                 NON_NUMERIC, id="fit-text-column-fitted-model"),
+    # the type is the model's own (its TypeError stays a TypeError), the message ours
+    pytest.param(lambda: Explainer(lin_df()).fit(with_text("category")),
+                 (ValueError, TypeError), NON_NUMERIC, id="fit-category-column"),
+    pytest.param(lambda: Explainer(LinearRegression()).fit(with_text("datetime"), y()),
+                 (ValueError, TypeError), NON_NUMERIC, id="fit-datetime-column"),
+    pytest.param(lambda: Explainer(lambda Z: np.asarray(Z, dtype=float).sum(axis=1))
+                 .fit(with_text("str")), ValueError, "Encode them inside the model",
+                 id="fit-text-column-callable"),
+    # -- a callable model with a bad output -------------------------------------------
+    pytest.param(lambda: callable_model(lambda Z: np.zeros(27)).fit(X()), ValueError,
+                 MUST_RETURN, id="callable-fixed-length"),
+    pytest.param(lambda: callable_model(lambda Z: 1.0).fit(X()), ValueError,
+                 MUST_RETURN, id="callable-scalar"),
+    pytest.param(lambda: callable_model(lambda Z: None).fit(X()), ValueError,
+                 MUST_RETURN, id="callable-none"),
+    pytest.param(lambda: callable_model(lambda Z: np.zeros(len(Z) + 1)).fit(X()),
+                 ValueError, MUST_RETURN, id="callable-one-too-many"),
+    pytest.param(lambda: callable_model(lambda Z: np.zeros((len(Z), 2, 2))).fit(X()),
+                 ValueError, MUST_RETURN, id="callable-3d"),
+    pytest.param(lambda: callable_model(lambda Z: np.full(len(Z), np.nan)).fit(X()),
+                 ValueError, "returned NaN or infinity on rows [0, 1] of the background",
+                 id="callable-nan"),
+    pytest.param(lambda: callable_model(lambda Z: np.array(["a"] * len(Z))).fit(X()),
+                 ValueError, "which cannot be averaged", id="callable-strings"),
+    pytest.param(
+        lambda: callable_model(lambda Z: np.where(Z[:, 0] > 1.5, np.nan, 0.0))
+        .fit(X()[:2]).transform(X()),
+        ValueError, "make the model return finite values", id="callable-nan-at-transform"),
+    # -- transform, explain, decompose, score ----------------------------------------
+    pytest.param(lambda: ex().transform(X()[:, :2]), ValueError,
+                 "is expecting 3 features", id="transform-wrong-columns"),
+    pytest.param(lambda: ex().transform(X()[0]), ValueError, "Reshape your data",
+                 id="transform-1d"),
+    pytest.param(lambda: ex().transform(np.zeros((0, 3))), ValueError, "0 sample(s)",
+                 id="transform-empty"),
+    pytest.param(lambda: ex().transform(np.full((2, 3), np.nan)), ValueError,
+                 "Impute or drop those values", id="transform-nan"),
+    pytest.param(lambda: ex().transform(np.full((2, 3), "a")), ValueError,
+                 "give numeric rows like the data passed to fit", id="transform-strings"),
+    pytest.param(
+        lambda: Explainer(lin_df(), background=5).fit(frame()).transform(
+            frame().assign(a="x")),
+        ValueError, "give rows with the column types of that data",
+        id="transform-frame-text-column"),
+    pytest.param(
+        lambda: Explainer(lin_df(), background=5).fit(frame()).transform(
+            frame()[["a", "b"]]),
+        ValueError, "seen at fit time, yet now missing", id="transform-frame-missing-column"),
+    pytest.param(lambda: E().transform(X()), NotFittedError, "not fitted yet",
+                 id="transform-unfitted"),
+    pytest.param(
+        lambda: Explainer(LogisticRegression().fit(X(), np.digitize(X()[:, 0], [-0.5, 0.5])),
+                          background=2).set_output(transform="pandas").fit(X()).transform(X()),
+        ValueError, "pick one output with target=", id="transform-pandas-multi-output"),
+    pytest.param(lambda: ex().explain(X()[:2], methods=["foo"]), ValueError,
+                 "Unknown method 'foo'", id="explain-unknown-method"),
+    pytest.param(lambda: ex().explain(X()[:2], methods=3), TypeError,
+                 "methods must be a method name", id="explain-methods-int"),
+    pytest.param(lambda: ex().explain(X()[:2], methods=[]), ValueError, "methods is empty",
+                 id="explain-methods-empty"),
+    pytest.param(lambda: ex().decompose(X()[:2, :2]), ValueError,
+                 "is expecting 3 features", id="decompose-wrong-columns"),
+    pytest.param(
+        lambda: Explainer(lambda Z: Z.sum(axis=1), method="occlusion", background=2)
+        .fit(many_columns()).decompose(many_columns()[:1]),
+        ValueError, "'decompose' enumerates all 2**K coalitions", id="decompose-too-many-groups"),
+    pytest.param(lambda: ex().score(X()[:1]), ValueError, "needs at least 2 rows",
+                 id="score-one-row"),
+    pytest.param(lambda: ex().score(X()[:, :2]), ValueError, "is expecting 3 features",
+                 id="score-wrong-columns"),
+    # -- Decomposition ------------------------------------------------------------------
+    pytest.param(lambda: dec()["zz"], KeyError, "Unknown group 'zz'",
+                 id="decomposition-unknown-group"),
+    pytest.param(lambda: dec()[7], KeyError, "out of range for 3 groups",
+                 id="decomposition-group-out-of-range"),
+    pytest.param(lambda: dec()[1.5], KeyError, "A subset holds group indices or names",
+                 id="decomposition-float-subset"),
+    pytest.param(lambda: dec().attributions("kernel_shap"), ValueError,
+                 "Unknown exact method 'kernel_shap'", id="decomposition-sampled-method"),
+    pytest.param(lambda: dec().order(-1), ValueError, "give a number of groups >= 0",
+                 id="decomposition-order-negative"),
+    pytest.param(lambda: dec().order("a"), TypeError, "must be an int",
+                 id="decomposition-order-str"),
+    pytest.param(lambda: dec().to_frame(max_order=-1), ValueError,
+                 "give a number of groups >= 0", id="decomposition-to-frame-negative"),
+    pytest.param(lambda: Decomposition(np.zeros((2, 1, 3)), ["a", "b"], ["y"],
+                                       np.zeros((2, 1))),
+                 ValueError, "expected 2**n_groups", id="decomposition-not-power-of-two"),
+    pytest.param(lambda: Decomposition(np.zeros((2, 4)), ["a", "b"], ["y"], np.zeros((2, 1))),
+                 ValueError, "expected (n_samples, n_outputs, 2**n_groups)",
+                 id="decomposition-2d"),
+    pytest.param(lambda: Decomposition(np.zeros((2, 1, 4)), ["a"], ["y"], np.zeros((2, 1))),
+                 ValueError, "give one name per group", id="decomposition-names"),
+    pytest.param(lambda: Decomposition(np.zeros((2, 1, 4)), ["a", "b"], ["y"],
+                                       np.zeros((3, 1))),
+                 ValueError, "prediction has shape (3, 1); expected (2, 1)",
+                 id="decomposition-prediction"),
+    # -- metrics -------------------------------------------------------------------------
+    *[
+        pytest.param(
+            functools.partial(
+                lambda name: getattr(metrics, name)(ex(), X()[:4], attributions=phi()[:, :2]),
+                name),
+            ValueError, "expected (4, 3): one row per explained row",
+            id=f"{name}-attributions-shape")
+        for name in ["sensitivity_n", "infidelity", "insertion_error", "deletion_error",
+                     "shapley_weighted_faithfulness", "faithfulness_correlation"]
+    ],
+    pytest.param(lambda: metrics.sensitivity_n(ex(), X()[:4], attributions=np.full((4, 3), "a")),
+                 ValueError, "attributions must be an array of numbers",
+                 id="sensitivity_n-attributions-strings"),
+    pytest.param(lambda: metrics.infidelity(ex(), X()[:4],
+                                            attributions=np.full((4, 3), np.nan)),
+                 ValueError, "attributions contain NaN or infinity",
+                 id="infidelity-attributions-nan"),
+    pytest.param(lambda: metrics.insertion_error(None, X()[:4]), ValueError,
+                 "Pass a fitted explainer and the rows X", id="insertion_error-no-explainer"),
+    pytest.param(lambda: metrics.deletion_error(ex(), X()[:3], decomposition=dec()),
+                 ValueError, "pass the decomposition of the rows X",
+                 id="deletion_error-decomposition-rows"),
+    pytest.param(lambda: metrics.shapley_weighted_faithfulness(ex(), X()[:4], n_samples=0),
+                 IPE, "'n_samples' parameter", id="shapley_weighted_faithfulness-n-samples"),
+    pytest.param(lambda: metrics.faithfulness_correlation(ex(), X()[:4], p=1), IPE,
+                 "'p' parameter", id="faithfulness_correlation-p"),
+    pytest.param(lambda: metrics.sensitivity_n(ex(), X()[:4], n=5), ValueError,
+                 "larger than the number of groups", id="sensitivity_n-n-too-large"),
+    pytest.param(lambda: metrics.infidelity(ex(), X()[:4, :2]), ValueError,
+                 "it needs 3 columns", id="infidelity-X-wrong-columns"),
+    pytest.param(lambda: metrics.disagreement([phi()]), ValueError,
+                 "needs at least two attribution arrays", id="disagreement-one"),
+    pytest.param(lambda: metrics.disagreement(phi()), IPE, "'attributions' parameter",
+                 id="disagreement-array"),
+    pytest.param(lambda: metrics.disagreement([phi(), phi()[:, :2]]), ValueError,
+                 "must share one shape", id="disagreement-shapes"),
+    pytest.param(lambda: metrics.disagreement([phi(), np.full((4, 3), np.nan)]), ValueError,
+                 "contain NaN or infinity", id="disagreement-nan"),
+    pytest.param(lambda: metrics.disagreement([phi(), phi()], top_k=5), ValueError,
+                 "larger than the number of groups", id="disagreement-top-k"),
+    pytest.param(lambda: metrics.disagreement([phi()[:, :, None]] * 2), ValueError,
+                 "selecting one output", id="disagreement-3d"),
+    pytest.param(lambda: metrics.disagreement([phi(), [[1, 2], [3]]]), ValueError,
+                 "must be an array of numbers", id="disagreement-ragged"),
+    pytest.param(lambda: metrics.disagreement([np.zeros((4, 0))] * 2), ValueError,
+                 "give one column per group", id="disagreement-no-groups"),
+    pytest.param(lambda: metrics.metric_disagreement(ex(), X()[:4], metrics=["foo"]),
+                 ValueError, "choose among", id="metric_disagreement-unknown-metric"),
+    pytest.param(lambda: metrics.metric_disagreement(
+        ex(), X()[:4], metric_params={"infidelity": 3}), TypeError,
+        "must be a dict of keyword arguments", id="metric_disagreement-params-not-dict"),
+    pytest.param(lambda: metrics.metric_disagreement(
+        ex(), X()[:4], metric_params={"infidelity": {"q": 1}}), TypeError,
+        "allowed keys: ['p']", id="metric_disagreement-params-unknown-key"),
+    pytest.param(lambda: metrics.metric_disagreement(ex(), X()[:4], attributions={"a": phi()}),
+                 ValueError, "needs at least two explainers",
+                 id="metric_disagreement-one-explainer"),
+    pytest.param(
+        lambda: metrics.metric_disagreement(
+            Explainer(lin(), groups=[[0, 1], [2]], background=5).fit(X()), X()[:4],
+            decomposition=dec()),
+        ValueError, "pass the decomposition of the same explainer",
+        id="metric_disagreement-other-decomposition"),
+    # -- inspection ----------------------------------------------------------------------
+    *[
+        pytest.param(functools.partial(
+            lambda name: getattr(inspection, name)(ex(), X()[:1]), name),
+            ValueError, "need at least 2 rows", id=f"{name}-one-row")
+        for name in ["agreed_loss", "cost_of_exclusion", "h_statistic", "interaction_matrix"]
+    ],
+    pytest.param(lambda: inspection.agreed_loss(lin(), X()), IPE, "'explainer' parameter",
+                 id="agreed_loss-model"),
+    pytest.param(lambda: inspection.h_statistic(ex(), np.full((3, 3), "a")), ValueError,
+                 "give numeric rows", id="h_statistic-strings"),
+    pytest.param(lambda: inspection.cost_of_exclusion(ex(), np.full((3, 3), np.nan)),
+                 ValueError, "Impute or drop those values", id="cost_of_exclusion-nan"),
+    pytest.param(lambda: inspection.interaction_matrix(ex(), X(), kind="foo"), IPE,
+                 "'kind' parameter", id="interaction_matrix-kind"),
+    pytest.param(lambda: inspection.importance(), ValueError,
+                 "Pass a fitted explainer or a decomposition", id="importance-nothing"),
+    pytest.param(lambda: inspection.permutation_importance(lin(), X(), y(), groups=[None]),
+                 TypeError, "expected a list of columns",
+                 id="permutation_importance-group-none"),
+    pytest.param(lambda: inspection.permutation_importance(lin(), X(), y(), groups=[[]]),
+                 ValueError, "every group needs a column",
+                 id="permutation_importance-empty-group"),
+    pytest.param(lambda: inspection.permutation_importance(lin(), X(), y(), max_samples=100),
+                 ValueError, "give at most that many",
+                 id="permutation_importance-max-samples"),
+    pytest.param(lambda: inspection.partial_dependence(lin(), X(), 5), ValueError,
+                 "out of range", id="partial_dependence-group-out-of-range"),
+    pytest.param(lambda: inspection.partial_dependence(lin(), X(), [0, 0]), ValueError,
+                 "repeats a column", id="partial_dependence-group-repeats"),
+    pytest.param(lambda: inspection.partial_dependence(lin(), X(), 0, percentiles=(0.9, 0.1)),
+                 ValueError, "0 <= low < high <= 1", id="partial_dependence-percentiles"),
+    pytest.param(lambda: inspection.partial_dependence(lin(), X(), [0, 1],
+                                                       grid=np.zeros((3, 3))),
+                 ValueError, "expected (n_points, 2)", id="partial_dependence-grid-shape"),
+    pytest.param(lambda: inspection.partial_dependence(lin(), X(), 0, grid=["a", "b"]),
+                 ValueError, "grid has non-numeric values", id="partial_dependence-grid-strings"),
+    pytest.param(lambda: inspection.partial_dependence(lin(), X(), 0, grid=[np.nan, 1.0]),
+                 ValueError, "give finite grid points", id="partial_dependence-grid-nan"),
+    pytest.param(lambda: inspection.partial_dependence(lin(), X(), 0,
+                                                       sample_weight=np.zeros(30)),
+                 ValueError, "sample_weight sums to 0", id="partial_dependence-zero-weights"),
+    # -- interactions.arch_detect -------------------------------------------------------
+    pytest.param(lambda: arch_detect(lin(), X()), IPE, "'explainer' parameter",
+                 id="arch_detect-model"),
+    pytest.param(lambda: arch_detect(E(), X()), NotFittedError, "not fitted yet",
+                 id="arch_detect-unfitted"),
+    pytest.param(lambda: arch_detect(ex(), X()[:, :2]), ValueError, "it needs 3 columns",
+                 id="arch_detect-wrong-columns"),
+    pytest.param(lambda: arch_detect(ex(), np.full((2, 3), "a")), ValueError,
+                 "give numeric rows", id="arch_detect-strings"),
+    # -- groupers ------------------------------------------------------------------------
+    pytest.param(lambda: AdaptiveGrouper().fit(X()), ValueError, "pass estimator=",
+                 id="AdaptiveGrouper-no-model"),
+    pytest.param(lambda: AdaptiveGrouper(lin(), rel_tol=2).fit(X()), IPE,
+                 "'rel_tol' parameter", id="AdaptiveGrouper-rel-tol"),
+    pytest.param(lambda: AdaptiveGrouper(lin(), initial_groups=[[0, 1]]).fit(X()),
+                 ValueError, "every column must be in exactly one group",
+                 id="AdaptiveGrouper-initial-groups"),
+    pytest.param(lambda: AdaptiveGrouper(lin(), max_samples=1).fit(X()), ValueError,
+                 AT_LEAST_2, id="AdaptiveGrouper-max-samples-1"),
+    pytest.param(lambda: AdaptiveGrouper(lin()).fit(X()[:1]), ValueError,
+                 AT_LEAST_2, id="AdaptiveGrouper-one-row", marks=xfail(GROUPER_ROWS)),
+    pytest.param(lambda: Explainer(lin(), groups=AdaptiveGrouper(max_samples=1)).fit(X()),
+                 ValueError, AT_LEAST_2, id="Explainer-AdaptiveGrouper-max-samples-1"),
+    pytest.param(
+        lambda: AdaptiveGrouper(LinearRegression(), max_samples=5).fit(with_text("str"), y()),
+        ValueError, NON_NUMERIC, id="AdaptiveGrouper-text-column-unfitted-model",
+        marks=xfail(
+            "an unfitted model is fitted by clone(estimator).fit(X, y) in "
+            "skdecomp/_grouping/_base.py (_BaseGrouper._fit_model), whose error is "
+            "pandas' 'could not convert string to float'; fix: fit it with "
+            "skdecomp._model.fitted_model(estimator, X, y, type(self).__name__), "
+            "which names the non-numeric columns and the Pipeline fix")),
+    pytest.param(lambda: PairwiseGrouper(lin(), max_samples=1).fit(X()), ValueError,
+                 AT_LEAST_2, id="PairwiseGrouper-max-samples-1"),
+    pytest.param(lambda: PairwiseGrouper(lin()).fit(X()[:1]), ValueError,
+                 AT_LEAST_2, id="PairwiseGrouper-one-row", marks=xfail(GROUPER_ROWS)),
+    pytest.param(lambda: PairwiseGrouper(lin(), min_interaction=0).fit(X()), IPE,
+                 "'min_interaction' parameter", id="PairwiseGrouper-min-interaction"),
+    pytest.param(lambda: PairwiseGrouper(lin(), target=3).fit(X()), ValueError,
+                 "give an output index", id="PairwiseGrouper-target"),
+    pytest.param(lambda: CorrelationGrouper().fit(X()[:1]), ValueError, AT_LEAST_2,
+                 id="CorrelationGrouper-one-row",
+                 marks=xfail(
+                     "correlations of one row are undefined but fit returns a partition; "
+                     "fix in skdecomp/_grouping/_baselines.py (CorrelationGrouper.fit): "
+                     "raise ValueError('CorrelationGrouper needs at least 2 rows to "
+                     "correlate columns, got 1; give more rows') after _check_X")),
+    pytest.param(lambda: CorrelationGrouper().fit(with_text("str")), ValueError,
+                 "non-numeric", id="CorrelationGrouper-text-column",
+                 marks=xfail(
+                     "pandas' 'could not convert string to float' names neither the "
+                     "column nor the fix; fix in skdecomp/_grouping/_baselines.py "
+                     "(CorrelationGrouper.fit): before _check_X, cols = "
+                     "skdecomp._model.non_numeric_columns(X); if cols: raise "
+                     "ValueError(f'CorrelationGrouper correlates numbers, but X has "
+                     "non-numeric columns {cols}; encode them first or drop them')")),
+    pytest.param(lambda: CorrelationGrouper(correlation="kendall").fit(X()), IPE,
+                 "'correlation' parameter", id="CorrelationGrouper-correlation"),
+    pytest.param(lambda: FixedGrouper([[0, 1], [1, 2]]).fit(X()), ValueError,
+                 "put each column in one group", id="FixedGrouper-overlap"),
+    pytest.param(lambda: FixedGrouper(make_column_transformer((StandardScaler(), [0])))
+                 .fit(X()), ValueError, "fit it first", id="FixedGrouper-unfitted-transformer"),
+    pytest.param(lambda: PatchGrouper(patch_size=(2, 2, 2)).fit(images()), ValueError,
+                 "patch_size=(2, 2, 2)", id="PatchGrouper-patch-size-3",
+                 marks=xfail(
+                     "'too many values to unpack (expected 2)' from "
+                     "skdecomp/_image.py patch_label_map; fix in PatchGrouper.fit "
+                     "(skdecomp/_grouping/_image.py) or patch_label_map: unless "
+                     "patch_size is an int or a pair of ints >= 1, raise ValueError("
+                     "f'patch_size={patch_size!r} must be an int or a pair (height, "
+                     "width) of ints >= 1')")),
+    pytest.param(lambda: PatchGrouper(patch_size=("a", 2)).fit(images()), ValueError,
+                 "patch_size=('a', 2)", id="PatchGrouper-patch-size-str",
+                 marks=xfail(
+                     "'invalid literal for int()' from skdecomp/_image.py "
+                     "patch_label_map; same fix as PatchGrouper-patch-size-3")),
+    pytest.param(lambda: PatchGrouper(patch_size=(0, 2)).fit(images()), ValueError,
+                 "must be positive", id="PatchGrouper-patch-size-0"),
+    pytest.param(lambda: PatchGrouper(3, remainder="error").fit(images()), ValueError,
+                 "pick a patch size that divides the image", id="PatchGrouper-remainder"),
+    pytest.param(lambda: PatchGrouper(2).fit(np.zeros((1, 16))), ValueError,
+                 "flattened images need image_shape=", id="PatchGrouper-no-image-shape"),
+    pytest.param(lambda: PatchGrouper(2, image_shape=(3, 3)).fit(np.zeros((1, 16))),
+                 ValueError, "has 9 values per image, but X has 16 columns",
+                 id="PatchGrouper-image-shape"),
+    pytest.param(lambda: SuperpixelGrouper().fit(images()), ImportError,
+                 "pip install", id="SuperpixelGrouper-without-scikit-image",
+                 marks=pytest.mark.skipif(HAS_SKIMAGE, reason="scikit-image is installed")),
+    pytest.param(lambda: SuperpixelGrouper("watershed").fit(images()), IPE,
+                 "'segmentation' parameter", id="SuperpixelGrouper-segmentation"),
+    pytest.param(lambda: column_transformer_groups(
+        make_column_transformer((StandardScaler(), [0]))), ValueError, "fit it first",
+        id="column_transformer_groups-unfitted"),
+    pytest.param(lambda: column_transformer_groups(lin()), ValueError,
+                 "is not a fitted ColumnTransformer", id="column_transformer_groups-model"),
+    # -- datasets ------------------------------------------------------------------------
+    pytest.param(lambda: datasets.make_agreed_example(0), IPE, "'n_samples' parameter",
+                 id="make_agreed_example-n-samples"),
+    pytest.param(lambda: datasets.make_agreed_example(10, noise=-1), IPE,
+                 "'noise' parameter", id="make_agreed_example-noise"),
+    pytest.param(lambda: datasets.make_agreed_example(10).function(np.zeros((2, 4))),
+                 ValueError, "X must have shape (n_samples, 6)",
+                 id="make_agreed_example-function-columns"),
+    pytest.param(lambda: datasets.make_block_function(10, n_features=0), IPE,
+                 "'n_features' parameter", id="make_block_function-n-features"),
+    pytest.param(lambda: datasets.make_block_function(10, n_features=3).function(
+        np.zeros((2, 4))), ValueError, "X must have shape (n_samples, 3)",
+        id="make_block_function-function-columns"),
+    pytest.param(lambda: datasets.load_digit_images(model="cnn"), IPE, "'model' parameter",
+                 id="load_digit_images-model"),
+    pytest.param(lambda: datasets.make_shape_images(10, image_size=8), IPE,
+                 "'image_size' parameter", id="make_shape_images-image-size"),
+    # -- the command line (more in test_cli_hardening.py and test_cli.py) ----------------
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--model",
+                                  ctx.tmp_path / "absent.skops", "--out", ctx.tmp_path / "r"]),
+                 1, "no such model file; check the path given to --model",
+                 id="cli-missing-model-file"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--groups",
+                                  ctx.tmp_path / "absent.json", "--out", ctx.tmp_path / "r"]),
+                 1, "use auto, columns or a JSON file", id="cli-missing-groups-file"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--groups",
+                                  bad_json(ctx), "--out", ctx.tmp_path / "r"]),
+                 1, "is not valid JSON", id="cli-groups-not-json"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx, ("y",)), "--target", "y",
+                                  "--out", ctx.tmp_path / "r"]),
+                 1, "has no columns besides the target 'y'", id="cli-only-target-column"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y",
+                                  "--n-jobs", "x"]),
+                 2, "argument --n-jobs: 'x' is not a whole number", id="cli-n-jobs-text"),
+    pytest.param(cli(lambda ctx: ["explain"]), 2, "invalid choice: 'explain'",
+                 id="cli-unknown-command"),
+]
+
+
+class _Context:
+    def __init__(self, tmp_path, capsys):
+        self.tmp_path = tmp_path
+        self.capsys = capsys
+
+
+def _pattern(fragment):
+    """Regex of a fragment, or of any of a tuple of fragments."""
+    fragments = (fragment,) if isinstance(fragment, str) else fragment
+    return "|".join(re.escape(f) for f in fragments)
+
+
+def test_catalogue_is_large():
+    assert len(CASES) >= 80
+
+
+@pytest.mark.parametrize("call, expected, fragment", CASES)
+def test_bad_input(call, expected, fragment, tmp_path, capsys):
+    if getattr(call, "is_cli", False):
+        code, line = call(_Context(tmp_path, capsys))
+        assert code == expected, line
+        assert "Traceback" not in line
+        assert re.search(_pattern(fragment), line), line
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(expected, match=_pattern(fragment)):
+            call()
+
+
+# -- nothing the user passed is modified in place -----------------------------------------
+def _snapshot(obj):
+    return copy.deepcopy(obj)
+
+
+def _assert_same(before, after):
+    if isinstance(before, pd.DataFrame):
+        pd.testing.assert_frame_equal(before, after)
+    elif isinstance(before, np.ndarray):
+        np.testing.assert_array_equal(before, after)
+        assert before.dtype == after.dtype
+    else:
+        assert before == after
+
+
+@pytest.mark.parametrize("as_frame", [False, True])
+def test_inputs_are_never_modified_in_place(as_frame):
+    rng = np.random.default_rng(0)
+    Xa = rng.normal(size=(30, 4))
+    ya = Xa[:, 0] * Xa[:, 1] + Xa[:, 2] - Xa[:, 3]
+    Xd = pd.DataFrame(Xa, columns=list("abcd")) if as_frame else Xa
+    model = LinearRegression().fit(Xd, ya)
+    background = Xd.iloc[:5].copy() if as_frame else Xa[:5].copy()
+    group_lists = [["a", "b"], ["c"], ["d"]] if as_frame else [[0, 1], [2], [3]]
+    groups_dict = {"ab": group_lists[0], "c": group_lists[1], "d": group_lists[2]}
+    method_params = {"p": 0.4}
+    inputs = [Xd, background, group_lists, groups_dict, method_params]
+    before = [_snapshot(v) for v in inputs]
+
+    for groups in (group_lists, groups_dict):
+        e = Explainer(model, groups=groups, background=background, method="lime",
+                      method_params=method_params, n_samples=40, random_state=0).fit(Xd)
+        e.transform(Xd)
+        e.explain(Xd, methods=["shapley", "occlusion", "rise", "kernel_shap"])
+        e.decompose(Xd)
+        e.score(Xd)
+    e = Explainer(model, groups=groups_dict, background=4, random_state=0).fit(Xd)
+    dec_ = e.decompose(Xd[:5] if not as_frame else Xd.iloc[:5])
+    rows = Xd[:5] if not as_frame else Xd.iloc[:5]
+    attributions = e.transform(rows)
+    attributions_before = attributions.copy()
+    for name in metrics.METRICS:
+        getattr(metrics, name)(e, rows, attributions=attributions, n_samples=16,
+                               random_state=0)
+        getattr(metrics, name)(None, None, attributions=attributions, decomposition=dec_)
+    named = {"shapley": attributions, "arch": dec_.attributions("arch")}
+    named_before = {k: v.copy() for k, v in named.items()}
+    metrics.disagreement(named, measure="spearman")
+    metrics.disagreement(list(named.values()), measure="sign_agreement", top_k=2)
+    metrics.metric_disagreement(e, rows, attributions=named, n_samples=16, random_state=0)
+    inspection.agreed_loss(e, Xd)
+    inspection.h_statistic(e, Xd)
+    inspection.permutation_importance(model, Xd, ya, groups=group_lists, n_repeats=2,
+                                      random_state=0)
+    inspection.partial_dependence(model, Xd, group_lists[0], grid_resolution=3)
+    arch_detect(e, rows)
+
+    for b, v in zip(before, inputs):
+        _assert_same(b, v)
+    np.testing.assert_array_equal(attributions, attributions_before)
+    for k in named:
+        np.testing.assert_array_equal(named[k], named_before[k])
