@@ -469,6 +469,13 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             if X.shape[1] == 0:
                 raise ValueError("X has 0 features; a minimum of 1 is required.")
         else:
+            if hasattr(X, "shape") and len(X.shape) > 2:
+                raise ValueError(
+                    f"X has shape {tuple(X.shape)}; the Explainer takes 2-D rows. "
+                    "For images, pass flattened rows X.reshape(len(X), -1) and "
+                    "give the image shape to the image grouper, e.g. "
+                    "groups=PatchGrouper(4, image_shape=X.shape[1:])."
+                )
             X = validate_data(
                 self, X, dtype=None, ensure_all_finite=False, reset=reset
             )

@@ -227,12 +227,19 @@ def patch_label_map(height, width, patch_size, remainder="shrink"):
     label_map : ndarray of shape (height, width)
         Patch ids in row-major order of the patches.
     """
-    if isinstance(patch_size, Integral):
-        ph = pw = int(patch_size)
-    else:
-        ph, pw = (int(s) for s in patch_size)
-    if ph < 1 or pw < 1:
-        raise ValueError(f"patch_size={patch_size!r} must be positive.")
+    sizes = (patch_size, patch_size) if isinstance(patch_size, Integral) else patch_size
+    if (
+        isinstance(sizes, (str, bytes))
+        or not hasattr(sizes, "__len__")
+        or len(sizes) != 2
+        or not all(isinstance(v, Integral) and not isinstance(v, bool) for v in sizes)
+        or min(sizes) < 1
+    ):
+        raise ValueError(
+            f"patch_size={patch_size!r} must be an int or a pair (height, width) "
+            "of ints >= 1."
+        )
+    ph, pw = int(sizes[0]), int(sizes[1])
     rest_h, rest_w = height % ph, width % pw
     if (rest_h or rest_w) and remainder == "error":
         raise ValueError(

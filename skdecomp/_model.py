@@ -90,8 +90,8 @@ def fitted_model(estimator, X, y, owner):
 def non_numeric_columns(X):
     """Columns of X that are not numbers (text, categories, dates).
 
-    Booleans count as numbers. Object columns count as numbers when every
-    value converts to a float.
+    Booleans and complex numbers count as numbers. Object columns count as
+    numbers when every value converts to a float.
 
     Parameters
     ----------
@@ -114,7 +114,7 @@ def non_numeric_columns(X):
             bad.append(name)
         return bad
     arr = np.asarray(X)
-    if arr.ndim != 2 or arr.dtype.kind in "biuf":
+    if arr.ndim != 2 or arr.dtype.kind in "biufc":
         return []
     if arr.dtype.kind != "O":
         return list(range(arr.shape[1]))

@@ -26,6 +26,7 @@ them, and drawn from the metric's distribution otherwise.
 
 import inspect
 import itertools
+import warnings
 from math import comb
 from numbers import Integral, Real
 
@@ -318,6 +319,15 @@ def sensitivity_n(
     0 (see :ref:`why_disagree`). When both sides are constant over the
     coalitions r is taken as 1; when only one side is, as 0.
 
+    A correlation needs at least 3 distinct points: over 2 coalitions (for
+    example ``n=1`` with 2 groups) r is always -1, 0 or 1, so any
+    attribution, even a random one, scores 0 or 2. A row whose coalitions
+    give fewer than 3 distinct points ``(phi(S), w_del(S))``, and whose
+    two sides are not both constant, therefore scores NaN, with a
+    RuntimeWarning that says how many rows; ``score`` is the mean over the
+    other rows (NaN when there is none). Use at least 3 groups (and
+    ``1 <= n <= n_groups - 1``) to get a score on every row.
+
     Parameters
     ----------
     explainer : Explainer or None
@@ -341,8 +351,9 @@ def sensitivity_n(
     Returns
     -------
     result : Bunch
-        ``score`` (mean over rows) and ``scores`` (one per row; with several
-        outputs, the mean over outputs).
+        ``score`` (mean over the rows that are not NaN) and ``scores`` (one
+        per row, NaN when the row has fewer than 3 distinct points; with
+        several outputs, the mean over outputs).
 
     References
     ----------
@@ -355,8 +366,46 @@ def sensitivity_n(
         raise ValueError(f"n={n} is larger than the number of groups ({prob.K}).")
     rng = check_random_state(random_state)
     masks, w = _design("size", prob.K, n_samples=n_samples, rng=rng, size=n)
-    r = _weighted_corr(prob.predicted(masks), prob.deletion(masks), w)
-    return _result(1.0 - r)
+    pred, target = prob.predicted(masks), prob.deletion(masks)
+    r = _weighted_corr(pred, target, w)
+    few = _too_few_points(pred, target, w)
+    if np.any(few):
+        n_few = int(np.any(few, axis=-1).sum())
+        warnings.warn(
+            f"sensitivity_n: {n_few} of {prob.n_rows} rows have fewer than 3 "
+            f"distinct coalition points (n={n} over {prob.K} groups gives "
+            f"{np.unique(masks).size} distinct coalitions); a correlation over "
+            "2 points is always -1, 0 or 1, so these rows score NaN. Use at "
+            "least 3 groups and 1 <= n <= n_groups - 1.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    scores = np.where(few, np.nan, 1.0 - r).mean(axis=-1)
+    valid = scores[~np.isnan(scores)]
+    score = float(valid.mean()) if valid.size else float("nan")
+    return Bunch(score=score, scores=scores)
+
+
+def _too_few_points(a, b, w, rel_tol=1e-10):
+    """Rows and outputs whose coalitions give fewer than 3 distinct points.
+
+    ``a`` and ``b`` are (n_rows, n_masks, n_outputs); only coalitions of
+    positive weight count, and points closer than ``rel_tol`` times the
+    scale of the values are the same. Rows on which both sides are
+    constant (one point) are left to the convention of
+    :func:`_weighted_corr`.
+    """
+    keep = np.asarray(w) > 0
+    a, b = a[:, keep, :], b[:, keep, :]
+    n_rows, _, n_out = a.shape
+    out = np.zeros((n_rows, n_out), dtype=bool)
+    for i in range(n_rows):
+        for o in range(n_out):
+            pts = np.stack([a[i, :, o], b[i, :, o]], axis=1)
+            scale = max(float(np.max(np.abs(pts), initial=0.0)), np.finfo(float).tiny)
+            n_distinct = np.unique(np.round(pts / (rel_tol * scale)), axis=0).shape[0]
+            out[i, o] = n_distinct == 2
+    return out
 
 
 @validate_params(_COMMON_P, prefer_skip_nested_validation=True)
@@ -728,16 +777,18 @@ def _pair_disagreement(a, b, measure, k):
             )
         ],
         "top_k": [Interval(Integral, 1, None, closed="left"), None],
+        "normalize": [StrOptions({"mean", "sum"})],
     },
     prefer_skip_nested_validation=True,
 )
-def disagreement(attributions, *, measure="l2", top_k=None):
+def disagreement(attributions, *, measure="l2", top_k=None, normalize="mean"):
     """Disagreement between two or more attribution arrays.
 
     Each measure is 0 when the explanations agree and is averaged over all
     pairs of explanations (see :ref:`why_disagree`):
 
-    - ``"l2"``: mean over groups of ``(phi - phi')**2``;
+    - ``"l2"``: mean (or, with ``normalize="sum"``, sum) over groups of
+      ``(phi - phi')**2``;
     - ``"pearson"``: ``1 - r`` with r the Pearson correlation across groups;
     - ``"spearman"``: ``1 - rho`` with rho the Spearman correlation of
       ``|phi|`` across groups;
@@ -757,6 +808,15 @@ def disagreement(attributions, *, measure="l2", top_k=None):
         The disagreement measure, as listed above.
     top_k : int or None, default=None
         The k of the top-k measures; None uses all groups.
+    normalize : {"mean", "sum"}, default="mean"
+        How ``"l2"`` combines the groups. "mean" (the mean over groups)
+        compares explanations of one partition. "sum" (the sum over groups)
+        is the choice for comparing partitions of different sizes, e.g.
+        along the merges of :class:`~skdecomp.AdaptiveGrouper`: the mean
+        divides by the number of groups, which falls as groups merge, so it
+        can rise while the summed disagreement falls. The other measures
+        are correlations or fractions of the top-k groups and take only
+        "mean"; "sum" with them raises a ValueError.
 
     Returns
     -------
@@ -801,11 +861,18 @@ def disagreement(attributions, *, measure="l2", top_k=None):
     k = K if top_k is None else top_k
     if k > K:
         raise ValueError(f"top_k={k} is larger than the number of groups ({K}).")
+    if normalize == "sum" and measure != "l2":
+        raise ValueError(
+            f"normalize='sum' applies to measure='l2' only; measure={measure!r} "
+            "is a correlation or a fraction of groups. Use normalize='mean'."
+        )
     E = len(mats)
     pairwise = np.zeros((E, E))
     per_row = []
     for i, j in itertools.combinations(range(E), 2):
         d = _pair_disagreement(mats[i], mats[j], measure, k)
+        if normalize == "sum":
+            d = d * K
         per_row.append(d)
         pairwise[i, j] = pairwise[j, i] = d.mean()
     scores = np.mean(per_row, axis=0)

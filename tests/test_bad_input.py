@@ -7,8 +7,9 @@ for Decomposition subsets; ImportError for a missing optional dependency) and
 a fragment of the message that names the problem or its fix: never a silent
 wrong number, a hang, or a raw error from deep inside NumPy or pandas.
 
-Cases marked xfail (strict) are defects in modules other people are editing
-(the groupers); their reason says what the fix is. The command line is
+The grouper cases include findings of this catalogue that were fixed in the
+grouper modules (a single sample row, text columns, a patch size of three
+values), so a regression there fails here. The command line is
 covered in depth by ``tests/test_cli_hardening.py`` (e.g.
 ``test_bad_groups_file_refused_before_model_work``,
 ``test_target_checked_before_fitting``,
@@ -179,21 +180,11 @@ def bad_json(ctx):
     return path
 
 
-def xfail(reason):
-    return pytest.mark.xfail(strict=True, reason=reason)
-
-
 IPE = InvalidParameterError
 MUST_RETURN = "it must return one value (shape (n,))"
 NON_NUMERIC = "has non-numeric columns ['c']"
 # a grouper needs two rows to compare: the parameter check or a message naming it
 AT_LEAST_2 = ("'max_samples' parameter", "at least 2 rows")
-GROUPER_ROWS = (
-    "a grouper fitted on a single row returns singletons silently; fix in "
-    "skdecomp/_grouping/_base.py (_BaseGrouper._fit_model): after drawing the "
-    "sample, raise ValueError(f'{name} compares rows with each other and needs at "
-    "least 2 rows, got {n}; give more rows') (max_samples >= 2 is checked already)"
-)
 
 # Each case: (call, expected, fragment). ``expected`` is an exception type, or an
 # exit code for command-line cases; ``fragment`` is a piece of the message (of
@@ -350,6 +341,9 @@ CASES = [
                  id="transform-1d"),
     pytest.param(lambda: ex().transform(np.zeros((0, 3))), ValueError, "0 sample(s)",
                  id="transform-empty"),
+    pytest.param(lambda: Explainer(lambda Z: Z.sum(axis=(1, 2)), groups=PatchGrouper(2),
+                                   baseline="zeros").fit(images()),
+                 ValueError, "pass flattened rows X.reshape(len(X), -1)", id="fit-images-3d"),
     pytest.param(lambda: ex().transform(np.full((2, 3), np.nan)), ValueError,
                  "Impute or drop those values", id="transform-nan"),
     pytest.param(lambda: ex().transform(np.full((2, 3), "a")), ValueError,
@@ -538,42 +532,24 @@ CASES = [
     pytest.param(lambda: AdaptiveGrouper(lin(), max_samples=1).fit(X()), ValueError,
                  AT_LEAST_2, id="AdaptiveGrouper-max-samples-1"),
     pytest.param(lambda: AdaptiveGrouper(lin()).fit(X()[:1]), ValueError,
-                 AT_LEAST_2, id="AdaptiveGrouper-one-row", marks=xfail(GROUPER_ROWS)),
+                 AT_LEAST_2, id="AdaptiveGrouper-one-row"),
     pytest.param(lambda: Explainer(lin(), groups=AdaptiveGrouper(max_samples=1)).fit(X()),
                  ValueError, AT_LEAST_2, id="Explainer-AdaptiveGrouper-max-samples-1"),
     pytest.param(
         lambda: AdaptiveGrouper(LinearRegression(), max_samples=5).fit(with_text("str"), y()),
-        ValueError, NON_NUMERIC, id="AdaptiveGrouper-text-column-unfitted-model",
-        marks=xfail(
-            "an unfitted model is fitted by clone(estimator).fit(X, y) in "
-            "skdecomp/_grouping/_base.py (_BaseGrouper._fit_model), whose error is "
-            "pandas' 'could not convert string to float'; fix: fit it with "
-            "skdecomp._model.fitted_model(estimator, X, y, type(self).__name__), "
-            "which names the non-numeric columns and the Pipeline fix")),
+        ValueError, NON_NUMERIC, id="AdaptiveGrouper-text-column-unfitted-model"),
     pytest.param(lambda: PairwiseGrouper(lin(), max_samples=1).fit(X()), ValueError,
                  AT_LEAST_2, id="PairwiseGrouper-max-samples-1"),
     pytest.param(lambda: PairwiseGrouper(lin()).fit(X()[:1]), ValueError,
-                 AT_LEAST_2, id="PairwiseGrouper-one-row", marks=xfail(GROUPER_ROWS)),
+                 AT_LEAST_2, id="PairwiseGrouper-one-row"),
     pytest.param(lambda: PairwiseGrouper(lin(), min_interaction=0).fit(X()), IPE,
                  "'min_interaction' parameter", id="PairwiseGrouper-min-interaction"),
     pytest.param(lambda: PairwiseGrouper(lin(), target=3).fit(X()), ValueError,
                  "give an output index", id="PairwiseGrouper-target"),
     pytest.param(lambda: CorrelationGrouper().fit(X()[:1]), ValueError, AT_LEAST_2,
-                 id="CorrelationGrouper-one-row",
-                 marks=xfail(
-                     "correlations of one row are undefined but fit returns a partition; "
-                     "fix in skdecomp/_grouping/_baselines.py (CorrelationGrouper.fit): "
-                     "raise ValueError('CorrelationGrouper needs at least 2 rows to "
-                     "correlate columns, got 1; give more rows') after _check_X")),
+                 id="CorrelationGrouper-one-row"),
     pytest.param(lambda: CorrelationGrouper().fit(with_text("str")), ValueError,
-                 "non-numeric", id="CorrelationGrouper-text-column",
-                 marks=xfail(
-                     "pandas' 'could not convert string to float' names neither the "
-                     "column nor the fix; fix in skdecomp/_grouping/_baselines.py "
-                     "(CorrelationGrouper.fit): before _check_X, cols = "
-                     "skdecomp._model.non_numeric_columns(X); if cols: raise "
-                     "ValueError(f'CorrelationGrouper correlates numbers, but X has "
-                     "non-numeric columns {cols}; encode them first or drop them')")),
+                 "non-numeric columns ['c']", id="CorrelationGrouper-text-column"),
     pytest.param(lambda: CorrelationGrouper(correlation="kendall").fit(X()), IPE,
                  "'correlation' parameter", id="CorrelationGrouper-correlation"),
     pytest.param(lambda: FixedGrouper([[0, 1], [1, 2]]).fit(X()), ValueError,
@@ -581,23 +557,17 @@ CASES = [
     pytest.param(lambda: FixedGrouper(make_column_transformer((StandardScaler(), [0])))
                  .fit(X()), ValueError, "fit it first", id="FixedGrouper-unfitted-transformer"),
     pytest.param(lambda: PatchGrouper(patch_size=(2, 2, 2)).fit(images()), ValueError,
-                 "patch_size=(2, 2, 2)", id="PatchGrouper-patch-size-3",
-                 marks=xfail(
-                     "'too many values to unpack (expected 2)' from "
-                     "skdecomp/_image.py patch_label_map; fix in PatchGrouper.fit "
-                     "(skdecomp/_grouping/_image.py) or patch_label_map: unless "
-                     "patch_size is an int or a pair of ints >= 1, raise ValueError("
-                     "f'patch_size={patch_size!r} must be an int or a pair (height, "
-                     "width) of ints >= 1')")),
+                 "patch_size=(2, 2, 2) must be an int or a pair",
+                 id="PatchGrouper-patch-size-3"),
     pytest.param(lambda: PatchGrouper(patch_size=("a", 2)).fit(images()), ValueError,
-                 "patch_size=('a', 2)", id="PatchGrouper-patch-size-str",
-                 marks=xfail(
-                     "'invalid literal for int()' from skdecomp/_image.py "
-                     "patch_label_map; same fix as PatchGrouper-patch-size-3")),
+                 "patch_size=('a', 2) must be an int or a pair",
+                 id="PatchGrouper-patch-size-str"),
     pytest.param(lambda: PatchGrouper(patch_size=(0, 2)).fit(images()), ValueError,
-                 "must be positive", id="PatchGrouper-patch-size-0"),
+                 "patch_size=(0, 2) must be", id="PatchGrouper-patch-size-0"),
     pytest.param(lambda: PatchGrouper(3, remainder="error").fit(images()), ValueError,
                  "pick a patch size that divides the image", id="PatchGrouper-remainder"),
+    pytest.param(lambda: PatchGrouper(2).fit(np.zeros((1, 4, 4, 1, 1))), ValueError,
+                 "height, width", id="PatchGrouper-5d"),
     pytest.param(lambda: PatchGrouper(2).fit(np.zeros((1, 16))), ValueError,
                  "flattened images need image_shape=", id="PatchGrouper-no-image-shape"),
     pytest.param(lambda: PatchGrouper(2, image_shape=(3, 3)).fit(np.zeros((1, 16))),

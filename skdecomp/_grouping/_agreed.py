@@ -124,6 +124,15 @@ class AdaptiveGrouper(_BaseGrouper):
         (see :class:`~skdecomp.Explainer`) and calls the model otherwise;
         "model_agnostic" always calls the model.
 
+    max_group_size : int or None, default=None
+        Tables only: the largest number of columns of a group. A merge whose
+        union would have more columns is not a candidate; when the group of
+        largest Psi has no admissible partner, the next group is taken, and
+        merging stops when no admissible merge is left (``stop_reason_`` is
+        then ``"max_group_size"``). Initial groups larger than the bound are
+        kept as they are and never merged. None sets no bound. Setting it
+        for images raises a ValueError.
+
     image_shape : tuple of int or None, default=None
         Set it (or pass images of shape (n, H, W) or (n, H, W, C)) for
         per-image AGREED (see :ref:`agreed`): every image x passed to
@@ -169,6 +178,13 @@ class AdaptiveGrouper(_BaseGrouper):
         ``"n_groups"`` (after the merge) and ``"model_calls"`` (so far).
     loss_ : float
         AGREED loss of the final partition on the sample.
+    stop_reason_ : str
+        Why merging stopped: ``"n_groups"`` (``n_groups`` groups, or a
+        single group, were reached), ``"rel_tol"`` (the loss fell to
+        ``rel_tol`` times the initial loss), ``"max_group_size"`` (every
+        remaining merge would exceed ``max_group_size``) or
+        ``"connectivity"`` (images: no two adjacent groups are left). For
+        images, the first image's.
     initial_loss_ : float
         AGREED loss of the initial partition.
     initial_groups_ : list of list of int
@@ -251,6 +267,7 @@ class AdaptiveGrouper(_BaseGrouper):
         "random_state": ["random_state"],
         "max_memory": [Interval(Integral, 1, None, closed="left"), str, None],
         "verbose": ["verbose"],
+        "max_group_size": [Interval(Integral, 1, None, closed="left"), None],
         "image_shape": [tuple, list, None],
         "adjacency": [StrOptions({"4", "8"})],
         "baseline": [StrOptions({"zeros", "mean", "blur"}), "array-like", None],
@@ -273,6 +290,7 @@ class AdaptiveGrouper(_BaseGrouper):
         max_memory=None,
         verbose=0,
         algorithm="auto",
+        max_group_size=None,
         image_shape=None,
         adjacency="4",
         baseline=None,
@@ -290,6 +308,7 @@ class AdaptiveGrouper(_BaseGrouper):
         self.max_memory = max_memory
         self.verbose = verbose
         self.algorithm = algorithm
+        self.max_group_size = max_group_size
         self.image_shape = image_shape
         self.adjacency = adjacency
         self.baseline = baseline
@@ -345,6 +364,7 @@ class AdaptiveGrouper(_BaseGrouper):
             merge_score=self.merge_score,
             order="first",
             progress=bar,
+            max_group_size=self.max_group_size,
         )
         bar.close()
         # a merged group is named after its two parts, in merge order
@@ -358,6 +378,13 @@ class AdaptiveGrouper(_BaseGrouper):
 
     def _fit_images(self, X, reference):
         """Per-image AGREED: the merge loop on every image against its baseline."""
+        if self.max_group_size is not None:
+            raise ValueError(
+                f"max_group_size={self.max_group_size} bounds the number of "
+                "columns of a group and applies to tables only; per-image "
+                "AGREED keeps groups connected instead. Set max_group_size=None "
+                "for images, or bound the groups with n_groups or rel_tol."
+            )
         flat, image_shape = as_image_rows(X, self.image_shape)
         flat = validate_data(self, flat, dtype="numeric", ensure_min_features=1, reset=True)
         self.image_shape_ = image_shape = check_image_shape(image_shape, flat.shape[1])
@@ -430,6 +457,7 @@ class AdaptiveGrouper(_BaseGrouper):
         ]
         self.initial_loss_ = tree.losses[0]
         self.loss_ = tree.losses[-1]
+        self.stop_reason_ = tree.stop_reason
         if images:
             # each merge as the first initial group of either side
             self.merges_ = []

@@ -4,14 +4,14 @@
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import HasMethods, _get_output_config
 from .._game import AnchoredStatistics, CoalitionGame
 from .._image import as_image_rows, image_ndim
-from .._model import as_model, is_fitted, resolve_response
+from .._model import fitted_model, is_fitted, resolve_response
 from .._partition import GroupNamesOutMixin, group_labels
 from .._tree._dispatch import select_algorithm
 
@@ -104,19 +104,12 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
                 "estimator=<fitted or unfitted model>, or use the grouper as "
                 "Explainer(model, groups=...), which passes its model on."
             )
-        estimator = as_model(estimator)
-        if is_fitted(estimator):
-            self.estimator_ = estimator
-        elif y is None:
+        self.estimator_ = fitted_model(estimator, X, y, type(self).__name__)
+        if X.shape[0] < 2:
             raise ValueError(
-                f"This {type(self).__name__} estimator requires y to be passed, "
-                f"but the target y is None: {type(estimator).__name__} is not "
-                "fitted, so fit(X, y) fits it first. Pass y, or pass a fitted "
-                "model (wrap it in sklearn.frozen.FrozenEstimator to keep it "
-                "fitted when cloned)."
+                f"{type(self).__name__} compares rows with each other and needs "
+                f"at least 2 rows, got {X.shape[0]} sample; give more rows."
             )
-        else:
-            self.estimator_ = clone(estimator).fit(X, y)
         n = X.shape[0]
         idx = (
             np.arange(n)

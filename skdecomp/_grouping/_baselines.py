@@ -12,23 +12,62 @@ from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
+import pandas as pd
 from scipy.cluster.hierarchy import cut_tree, fcluster, linkage
 from scipy.spatial.distance import squareform
 from sklearn.utils import check_random_state
 
 from .._compat import HasMethods, Interval, StrOptions, _fit_context, transactional_fit
+from .._model import non_numeric_columns
 from .._partition import resolve_groups
 from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _canonical, _progress
 from ._columns import column_transformer_groups
+from ._merge import _ATOL
 
 __all__ = ["PairwiseGrouper", "CorrelationGrouper", "FixedGrouper"]
 
 
-def _cluster(distances, n_groups, threshold, method):
+def _bounded_cluster(distances, n_groups, threshold, method, max_size):
+    """Agglomerative clustering in which no cluster exceeds ``max_size`` columns.
+
+    At every step the two closest clusters whose union has at most
+    ``max_size`` columns are merged (cluster distances by ``method``, from
+    the column distances, as in :func:`scipy.cluster.hierarchy.linkage`).
+    Merging stops at ``n_groups`` clusters, or, with ``n_groups=None``, once
+    the closest admissible pair is farther apart than ``threshold``; it also
+    stops when no admissible pair is left, so there may be more than
+    ``n_groups`` clusters.
+    """
+    d = distances.shape[0]
+    clusters = [[j] for j in range(d)]
+    reduce = {"single": np.min, "complete": np.max, "average": np.mean}[method]
+    target = 1 if n_groups is None else n_groups
+    while len(clusters) > target:
+        best, pair = np.inf, None
+        for a in range(len(clusters)):
+            for b in range(a + 1, len(clusters)):
+                if len(clusters[a]) + len(clusters[b]) > max_size:
+                    continue
+                dist = float(reduce(distances[np.ix_(clusters[a], clusters[b])]))
+                if dist < best:
+                    best, pair = dist, (a, b)
+        if pair is None or (n_groups is None and best > threshold):
+            break
+        a, b = pair
+        clusters[a] = clusters[a] + clusters.pop(b)
+    labels = np.empty(d, dtype=np.int64)
+    for k, cols in enumerate(clusters):
+        labels[cols] = k
+    return labels
+
+
+def _cluster(distances, n_groups, threshold, method, max_size=None):
     """Labels from hierarchical clustering of a square distance matrix."""
     d = distances.shape[0]
     if d == 1:
         return np.zeros(1, dtype=np.int64)
+    if max_size is not None:
+        return _bounded_cluster(distances, n_groups, threshold, method, max_size)
     Z = linkage(squareform(distances, checks=False), method=method)
     if n_groups is not None:
         return cut_tree(Z, n_clusters=min(n_groups, d)).ravel()
@@ -46,9 +85,13 @@ class PairwiseGrouper(_BaseGrouper):
     the strength of the pair's interaction matrix
     ``I_ij = G_{ij} - G_i - G_j``,
     ``s_ij = mean_n I_ij.mean(1)[n]**2 + mean_m I_ij.mean(0)[m]**2`` (or the
-    loss decrease of merging the pair, see ``pair_score``), divided by the
-    model's variance, and clusters the
-    columns with ``1 / (1 + s_ij / min_interaction)`` as distance. Costs
+    loss decrease of merging the pair, see ``pair_score``), and clusters the
+    columns with ``1 / (1 + max(s_ij, 0) / (min_interaction * L_1))`` as
+    distance, where ``L_1 = sum_j Psi_j`` is the AGREED loss of the
+    singletons (one group per column): the total interaction that grouping
+    can remove. A pair is thus joined when its score is at least
+    ``min_interaction`` times the measured interaction loss, whatever the
+    size of the interactions relative to the model's variance. Costs
     ``N + (d + d (d - 1) / 2) N**2`` model calls, against O(d N**2) per
     merge for :class:`AdaptiveGrouper`.
 
@@ -60,10 +103,14 @@ class PairwiseGrouper(_BaseGrouper):
         Number of sample rows N (at least 2).
     n_groups : int or None, default=None
         Number of clusters; None cuts the tree at ``min_interaction``.
-    min_interaction : float, default=0.01
-        With ``n_groups=None``, pairs joined by an interaction of at least
-        this fraction of the model's variance end up in the same group
-        (with ``linkage="single"``: connected components of such pairs).
+    min_interaction : float, default=0.05
+        With ``n_groups=None``, pairs whose score is at least this share of
+        the AGREED loss of the singletons (``singleton_loss_``) end up in
+        the same group (with ``linkage="single"``: connected components of
+        such pairs). For ``pair_score="loss"`` a share of 1 is the decrease
+        of a pair that carries all the interaction of the model. Scores
+        below ``1e-9`` times the model's variance count as zero, so a model
+        without interaction gives one group per column.
     pair_score : {"interaction", "loss"}, default="interaction"
         Pair measure: the interaction strength, which is exactly 0 for a
         pair without interaction, or the AGREED loss decrease of merging the
@@ -90,12 +137,27 @@ class PairwiseGrouper(_BaseGrouper):
     algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
         As for :class:`AdaptiveGrouper`.
 
+    max_group_size : int or None, default=None
+        The largest number of columns of a group. The clustering is then a
+        constrained agglomeration: at every step the two closest clusters
+        whose union has at most ``max_group_size`` columns merge, so larger
+        clusters are never formed; it stops at ``n_groups`` clusters, at the
+        ``min_interaction`` cut, or when no admissible pair is left (so
+        there may be more than ``n_groups`` groups). None uses
+        :func:`scipy.cluster.hierarchy.linkage` without a bound.
+
     Attributes
     ----------
     groups_, labels_, n_groups_, group_names_
         The partition (see :class:`AdaptiveGrouper`).
     interactions_ : ndarray of shape (n_features_in_, n_features_in_)
-        Pair measures divided by the model's variance (0 on the diagonal).
+        Pair scores divided by the model's variance (0 on the diagonal),
+        with their sign: the loss decrease of ``pair_score="loss"`` is
+        negative for some pairs through sampling noise. Only the clustering
+        treats negative scores as 0.
+    singleton_loss_ : float
+        AGREED loss of one group per column, ``sum_j Psi_j``, the scale of
+        ``min_interaction``.
     model_calls_ : int
     estimator_, background_, expected_value_, n_outputs_, output_names_
         As in :class:`AdaptiveGrouper`.
@@ -122,6 +184,7 @@ class PairwiseGrouper(_BaseGrouper):
         "max_memory": [Interval(Integral, 1, None, closed="left"), str, None],
         "verbose": ["verbose"],
         "algorithm": [StrOptions({"auto", "tree", "model_agnostic"})],
+        "max_group_size": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -130,7 +193,7 @@ class PairwiseGrouper(_BaseGrouper):
         *,
         max_samples=100,
         n_groups=None,
-        min_interaction=0.01,
+        min_interaction=0.05,
         pair_score="interaction",
         linkage="single",
         response_method="auto",
@@ -140,6 +203,7 @@ class PairwiseGrouper(_BaseGrouper):
         max_memory=None,
         verbose=0,
         algorithm="auto",
+        max_group_size=None,
     ):
         self.estimator = estimator
         self.max_samples = max_samples
@@ -154,6 +218,7 @@ class PairwiseGrouper(_BaseGrouper):
         self.max_memory = max_memory
         self.verbose = verbose
         self.algorithm = algorithm
+        self.max_group_size = max_group_size
 
     @_fit_context(prefer_skip_nested_validation=False)
     @transactional_fit
@@ -177,17 +242,29 @@ class PairwiseGrouper(_BaseGrouper):
         ev = self._sample(self._fit_model(X, y, check_random_state(self.random_state)))
         singles = [np.array([j], dtype=np.int64) for j in range(d)]
         bar = _progress(self.verbose, d - 1, "pairwise interactions")
-        pairs, scores = ev.pair_scores(singles, self.pair_score, progress=bar)
+        rows, cols = ev.group_means(singles)
+        pairs, prow, pcol = ev.pair_means(singles, progress=bar)
         bar.close()
-        strength = np.zeros((d, d))
-        strength[pairs[:, 0], pairs[:, 1]] = scores
-        strength = np.maximum(strength + strength.T, 0.0)
+        j, k = pairs[:, 0], pairs[:, 1]
+        psi = ev.potentials_from((rows, cols))
+        if self.pair_score == "loss":
+            scores = psi[j] + psi[k] - ev.potentials_from((prow, pcol))
+        else:
+            scores = ev.interactions_from((rows[j], cols[j]), (rows[k], cols[k]), (prow, pcol))
+        score = np.zeros((d, d))
+        score[j, k] = scores
+        score = score + score.T
         var = ev.variance
-        strength = strength / var if var > 0 else np.zeros_like(strength)
-        self.interactions_ = strength
-        distances = 1.0 / (1.0 + strength / self.min_interaction)
+        self.interactions_ = score / var if var > 0 else np.zeros_like(score)
+        self.singleton_loss_ = float(np.sum(psi))
+        # losses below _ATOL times the variance are rounding noise (as in AGREED)
+        scale = max(self.min_interaction * self.singleton_loss_, _ATOL * var)
+        if scale > 0:
+            distances = 1.0 / (1.0 + np.maximum(score, 0.0) / scale)
+        else:
+            distances = np.ones((d, d))
         np.fill_diagonal(distances, 0.0)
-        labels = _cluster(distances, self.n_groups, 0.5, self.linkage)
+        labels = _cluster(distances, self.n_groups, 0.5, self.linkage, self.max_group_size)
         self.model_calls_ = ev.model_calls
         self._set_partition(
             _groups_from_labels(labels), feature_names=getattr(self, "feature_names_in_", None)
@@ -212,7 +289,16 @@ class CorrelationGrouper(_BaseGrouper):
         With ``n_groups=None``, columns closer than this (|rho| above
         ``1 - distance_threshold``) are merged.
     correlation : {"spearman", "pearson"}, default="spearman"
+        The correlation rho.
     linkage : {"average", "single", "complete"}, default="average"
+        Linkage of :func:`scipy.cluster.hierarchy.linkage`.
+    max_group_size : int or None, default=None
+        The largest number of columns of a group, by a constrained
+        agglomeration as in :class:`PairwiseGrouper`: the two closest
+        clusters whose union has at most ``max_group_size`` columns merge,
+        so larger clusters are never formed; there may be more than
+        ``n_groups`` groups when no admissible pair is left. None uses
+        :func:`scipy.cluster.hierarchy.linkage` without a bound.
 
     Attributes
     ----------
@@ -232,15 +318,23 @@ class CorrelationGrouper(_BaseGrouper):
         "distance_threshold": [Interval(Real, 0, 1, closed="both")],
         "correlation": [StrOptions({"spearman", "pearson"})],
         "linkage": [StrOptions({"single", "average", "complete"})],
+        "max_group_size": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
-        self, n_groups=None, *, distance_threshold=0.5, correlation="spearman", linkage="average"
+        self,
+        n_groups=None,
+        *,
+        distance_threshold=0.5,
+        correlation="spearman",
+        linkage="average",
+        max_group_size=None,
     ):
         self.n_groups = n_groups
         self.distance_threshold = distance_threshold
         self.correlation = correlation
         self.linkage = linkage
+        self.max_group_size = max_group_size
 
     @_fit_context(prefer_skip_nested_validation=True)
     @transactional_fit
@@ -259,7 +353,18 @@ class CorrelationGrouper(_BaseGrouper):
         self : CorrelationGrouper
             The fitted grouper.
         """
+        cols = non_numeric_columns(X) if isinstance(X, pd.DataFrame) else []
+        if cols:
+            raise ValueError(
+                f"CorrelationGrouper correlates numbers, but X has non-numeric "
+                f"columns {cols}; encode them as numbers first, or drop them."
+            )
         X = np.asarray(self._check_X(X, reset=True), dtype=np.float64)
+        if X.shape[0] < 2:
+            raise ValueError(
+                "CorrelationGrouper needs at least 2 rows to correlate columns, "
+                f"got {X.shape[0]} sample; give more rows."
+            )
         if self.correlation == "spearman":
             X = np.apply_along_axis(_ranks, 0, X) if X.shape[0] > 1 else X
         centred = X - X.mean(axis=0)
@@ -273,7 +378,9 @@ class CorrelationGrouper(_BaseGrouper):
         self.correlation_ = corr
         distances = 1.0 - np.abs(corr)
         np.fill_diagonal(distances, 0.0)
-        labels = _cluster(distances, self.n_groups, self.distance_threshold, self.linkage)
+        labels = _cluster(
+            distances, self.n_groups, self.distance_threshold, self.linkage, self.max_group_size
+        )
         self._set_partition(
             _groups_from_labels(labels), feature_names=getattr(self, "feature_names_in_", None)
         )

@@ -200,6 +200,12 @@ class _ImageGrouper(_BaseGrouper):
         return False
 
     def _check_X(self, X, reset, lax=None):
+        if image_ndim(X) > 4:
+            raise ValueError(
+                f"X has shape {np.shape(X)}; give images of shape (n, height, "
+                "width[, channels]) or flattened rows with image_shape=(height, "
+                "width[, channels])."
+            )
         if image_ndim(X) in (3, 4):
             shape = self.image_shape if reset else self.image_shape_
             X, _ = as_image_rows(X, shape)

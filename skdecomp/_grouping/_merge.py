@@ -63,6 +63,8 @@ class MergeTree:
         Loss of the initial partition, then after every merge.
     model_calls : array-like of int of shape (n_merges,)
         Rows sent to the model so far, after every merge.
+    stop_reason : str, default="n_groups"
+        Why the merges stopped (see :func:`greedy_merges`).
 
     Attributes
     ----------
@@ -70,8 +72,9 @@ class MergeTree:
         Number of merges.
     """
 
-    def __init__(self, n_leaves, children, scores, losses, model_calls):
+    def __init__(self, n_leaves, children, scores, losses, model_calls, stop_reason="n_groups"):
         self.n_leaves = int(n_leaves)
+        self.stop_reason = str(stop_reason)
         self.children = np.asarray(children, dtype=np.int64).reshape(-1, 2)
         self.scores = [float(s) for s in scores]
         self.losses = [float(v) for v in losses]
@@ -153,8 +156,9 @@ def cut(tree, n_groups):
 class _Partition:
     """Groups, cached statistics and merges of one problem of the loop."""
 
-    def __init__(self, index, groups, edges, order):
+    def __init__(self, index, groups, edges, order, max_size=None):
         self.index = index
+        self.max_size = max_size
         self.n_leaves = len(groups)
         self.units = {k: np.asarray(g, dtype=np.int64) for k, g in enumerate(groups)}
         self.first = {k: int(g.min()) for k, g in self.units.items()}
@@ -170,13 +174,22 @@ class _Partition:
         self.stats, self.psi, self.unions = {}, {}, {}
         self.children, self.scores, self.losses, self.model_calls = [], [], [], []
         self.done = False
+        self.stop_reason = None
 
     def key(self, node):
         """Position of a node in the order of the groups."""
         return self.first[node] if self.by_first else node
 
+    def admissible(self, i, j):
+        """Whether the union of groups i and j respects the size bound."""
+        if self.max_size is None:
+            return True
+        return self.units[i].size + self.units[j].size <= self.max_size
+
     def has_candidates(self, i):
         """Whether group i may merge with another group."""
+        if self.max_size is not None:
+            return bool(self.candidates(i))
         if self.neighbours is None:
             return len(self.active) > 1
         return bool(self.neighbours[i])
@@ -184,8 +197,12 @@ class _Partition:
     def candidates(self, i):
         """Groups that may merge with group i, in the order of the groups."""
         if self.neighbours is None:
-            return [k for k in self.active if k != i]
-        return sorted(self.neighbours[i], key=self.key)
+            cands = [k for k in self.active if k != i]
+        else:
+            cands = sorted(self.neighbours[i], key=self.key)
+        if self.max_size is None:
+            return cands
+        return [k for k in cands if self.admissible(i, k)]
 
     def loss(self):
         """AGREED loss of the current partition: the sum of the potentials."""
@@ -261,6 +278,7 @@ def greedy_merges(
     merge_score="loss",
     order="first",
     progress=None,
+    max_group_size=None,
 ):
     """Run the greedy merges of AGREED on one or several partitions in lockstep.
 
@@ -273,6 +291,17 @@ def greedy_merges(
     of every edge are evaluated at the start and those of the new group's
     edges right after each merge (as :func:`sklearn.cluster.ward_tree` does
     with its distances), so each round is one batch of model calls.
+
+    With ``max_group_size``, a pair of groups whose union would hold more
+    units than the bound is not a candidate: the chosen group i is the one of
+    largest Psi among the groups that still have an admissible partner, and
+    the loop stops when no admissible merge remains.
+
+    The ``stop_reason`` of every returned tree says why its merges stopped:
+    ``"n_groups"`` (the requested number of groups, or a single group, was
+    reached), ``"rel_tol"`` (the loss fell to the tolerance),
+    ``"max_group_size"`` (no two groups may merge without exceeding the
+    bound) or ``"connectivity"`` (no two adjacent groups are left).
 
     Parameters
     ----------
@@ -299,6 +328,9 @@ def greedy_merges(
         first and appends every merged group.
     progress : object or None, default=None
         Its ``update(n)`` is called with the number of merges of every round.
+    max_group_size : int or None, default=None
+        Largest number of units of a merged group; None sets no bound.
+        Initial groups larger than the bound are kept but never merged.
 
     Returns
     -------
@@ -306,7 +338,13 @@ def greedy_merges(
         The merges of every partition.
     """
     partitions = [
-        _Partition(p, groups, None if connectivity is None else connectivity[p], order)
+        _Partition(
+            p,
+            groups,
+            None if connectivity is None else connectivity[p],
+            order,
+            max_group_size,
+        )
         for p, groups in enumerate(initial_groups)
     ]
     # every initial group, and every edge of the graph when there is one
@@ -326,11 +364,13 @@ def greedy_merges(
 
     def stop(pb):
         K = len(pb.active)
-        if K <= 1:
+        if K <= 1 or (n_groups is not None and K <= n_groups):
+            pb.stop_reason = "n_groups"
             return True
-        if n_groups is not None:
-            return K <= n_groups
-        return pb.losses[-1] <= max(rel_tol * pb.losses[0], pb.atol)
+        if n_groups is None and pb.losses[-1] <= max(rel_tol * pb.losses[0], pb.atol):
+            pb.stop_reason = "rel_tol"
+            return True
+        return False
 
     for pb in partitions:
         pb.done = stop(pb)
@@ -343,6 +383,11 @@ def greedy_merges(
             psi = [pb.psi[k] if pb.has_candidates(k) else -np.inf for k in pb.active]
             if not np.isfinite(np.max(psi)):
                 pb.done = True  # no two groups may merge
+                bounded = pb.max_size is not None and (
+                    pb.neighbours is None
+                    or any(pb.neighbours[k] for k in pb.active)
+                )
+                pb.stop_reason = "max_group_size" if bounded else "connectivity"
                 continue
             i = pb.active[int(np.argmax(psi))]
             cands = pb.candidates(i)
@@ -380,6 +425,13 @@ def greedy_merges(
         if progress is not None:
             progress.update(len(chosen))
     return [
-        MergeTree(pb.n_leaves, pb.children, pb.scores, pb.losses, pb.model_calls)
+        MergeTree(
+            pb.n_leaves,
+            pb.children,
+            pb.scores,
+            pb.losses,
+            pb.model_calls,
+            stop_reason=pb.stop_reason,
+        )
         for pb in partitions
     ]

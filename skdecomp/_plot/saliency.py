@@ -155,9 +155,10 @@ class SaliencyDisplay:
             Patch size when ``label_map`` is None.
         methods : str or list of str, default=("shapley",)
             Methods of :meth:`Explainer.explain <skdecomp.Explainer.explain>`.
-        baseline : float, ndarray or "mean", default=0.0
-            The background image: a constant, an image of the same shape, or
-            "mean" for the image's mean value.
+        baseline : float or ndarray, default=0.0
+            The reference image: a constant (e.g. ``image.mean()`` for a
+            flat image of the image's mean value) or an image of the same
+            shape.
         target : class label, "predicted" or None, default="predicted"
             Output explained; "predicted" takes the class the model predicts
             for the image (classifiers), None the model's default.
@@ -196,13 +197,11 @@ class SaliencyDisplay:
             f"g{k}": np.flatnonzero(pixel_groups == k).tolist() for k in range(n_groups)
         }
         if isinstance(baseline, str):
-            if baseline != "mean":
-                raise ValueError(
-                    f"baseline must be a number, an image or 'mean', got {baseline!r}."
-                )
-            base = np.full(image.shape, image.mean())
-        else:
-            base = np.broadcast_to(np.asarray(baseline, dtype=np.float64), image.shape)
+            raise ValueError(
+                f"baseline must be a number or an image, got {baseline!r}; for a "
+                "flat image of the image's mean value pass baseline=image.mean()."
+            )
+        base = np.broadcast_to(np.asarray(baseline, dtype=np.float64), image.shape)
         x = image.reshape(1, -1)
         if isinstance(target, str) and target == "predicted":
             target = estimator.predict(x)[0] if hasattr(estimator, "classes_") else None

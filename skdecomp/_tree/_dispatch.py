@@ -208,24 +208,39 @@ def _check_kernel(task, kernel):
 # -- threads --------------------------------------------------------------------
 #: Most chunks of trees whose sums the leaf-wise kernels keep apart.
 _MAX_TREE_CHUNKS = 8
-#: Fewest trees in one chunk, so that a chunk's own costs (its accumulator is
-#: cleared and added to the total) stay small next to walking its trees.
+#: Fewest trees in one chunk.
 _MIN_CHUNK_TREES = 4
+#: Fewest tree nodes per cell of a row's table in one chunk of the ternary
+#: kernel (see _n_chunks).
+_NODES_PER_TABLE_CELL = 16
 
 
-def _n_chunks(tree_model):
-    """Chunks of trees of the leaf-wise kernels, from the number of trees alone.
+def _n_chunks(tree_model, table_cells=0):
+    """Chunks of trees of the leaf-wise kernels; never depends on the threads.
 
     Tree ``t`` goes to chunk ``t % n_chunks``; each chunk is summed apart and
-    the chunk sums are added in chunk order, so the reduction order, hence
-    every bit of the result, does not depend on the number of threads.
+    the chunk sums are added in chunk order, serially and in parallel alike,
+    so that the result does not depend on the number of threads. The number
+    of chunks depends on the model alone: one per ``_MIN_CHUNK_TREES`` trees,
+    at most ``_MAX_TREE_CHUNKS``. Each chunk clears its accumulators and adds
+    them to the result, which costs little next to the walk of its trees
+    when every leaf adds to a row about as many cells as the row holds
+    (patterns, hashed, anchored sums). A row's ternary table of
+    ``table_cells`` cells is far wider than what one leaf adds to it, so
+    that kernel takes one chunk per ``_NODES_PER_TABLE_CELL * table_cells``
+    tree nodes at most (serially, the walk costs 3-15 ns per node and row;
+    clearing and adding a table about 1-2 ns per cell).
     """
     n_trees = tree_model.roots.shape[0]
-    return int(min(_MAX_TREE_CHUNKS, max(1, n_trees // _MIN_CHUNK_TREES)))
+    n = min(_MAX_TREE_CHUNKS, n_trees // _MIN_CHUNK_TREES)
+    if table_cells:
+        n_nodes = tree_model.node_int.shape[0]
+        n = min(n, n_nodes // (_NODES_PER_TABLE_CELL * table_cells))
+    return int(max(1, n))
 
 
 def _n_slots(n_chunks, parallel):
-    """Chunks summed at once: one serially, one per thread in parallel."""
+    """Chunks walked at once: one serially, one per thread in parallel."""
     return min(numba.get_num_threads(), n_chunks) if parallel else 1
 
 
@@ -364,24 +379,27 @@ def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel):
     """Per block of explained rows, the leaf values summed by (V(z), V(x)).
 
     Yields arrays of shape (n_outputs, 3**n_groups, n_block_rows) from the
-    leaf-wise kernel; blocks keep them below ``kernel_block_cells()``. The
-    parallel kernel shares the rows of a block between the threads, each
-    entry being summed over the trees in their order, so the tables do not
-    depend on the number of threads.
+    leaf-wise kernel; blocks keep them, with the tables of the chunks walked
+    at once, below ``kernel_block_cells()``. Threads beyond the chunks share
+    the rows of each chunk, which does not change any sum.
     """
     tern = np.zeros(1 << n_groups, dtype=np.int64)
     for k in range(n_groups):
         tern[1 << k:2 << k] = tern[: 1 << k] + 3**k
-    # the tables of a block, and those of its parts
-    per_row = 2 * 3**n_groups * tree_model.n_outputs
-    block = max(1, kernel_block_cells() // per_row)
+    cells = 3**n_groups * tree_model.n_outputs
+    n_chunks = _n_chunks(tree_model, cells)
+    n_slots = _n_slots(n_chunks, parallel)
+    # threads left over by the chunks share the rows of each chunk
+    n_parts = max(1, numba.get_num_threads() // n_slots) if parallel else 1
+    # the output table of a block and one table per chunk walked at once
+    block = max(1, kernel_block_cells() // ((n_slots + 1) * cells))
     kernel = _tree_ternary_parallel if parallel else _tree_ternary_serial
     leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
     for i in range(0, Xm.shape[0], block):
         rows = Xm[i:i + block]
-        n_parts = min(numba.get_num_threads(), rows.shape[0]) if parallel else 1
         yield kernel(rows, Zm.shape[0], col_group, *tree_model._arrays(), *leaves,
-                     tern, int(n_groups), tree_model.max_depth, max(1, n_parts))
+                     tern, int(n_groups), tree_model.max_depth, n_chunks, n_slots,
+                     max(1, min(n_parts, rows.shape[0])))
 
 
 def _exact(w):
