@@ -29,7 +29,7 @@ from ._compat import (
 from ._decomposition import Decomposition
 from ._decomposition._kernels import moebius_transform
 from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
-from ._tree._dispatch import explainer_attributions, select_algorithm, tree_components
+from ._tree import explainer_attributions, select_algorithm, tree_components
 from ._image import explainer_image_setup, image_model
 from ._methods import (
     EXACT_METHODS,

@@ -13,7 +13,7 @@ from .._game import AnchoredStatistics, CoalitionGame
 from .._image import as_image_rows, image_ndim
 from .._model import fitted_model, is_fitted, resolve_response
 from .._partition import GroupNamesOutMixin, group_labels
-from .._tree._dispatch import select_algorithm
+from .._tree import select_algorithm
 
 _MODEL_CONSTRAINT = [
     HasMethods(["predict"]),
