@@ -293,6 +293,71 @@ def test_serial_parallel_pickle_clone():
     np.testing.assert_array_equal(again.transform(X[:9]), serial)
 
 
+
+# -- the same bits for any n_jobs ---------------------------------------------------
+def _n_jobs_model(kind):
+    """Data and a small model whose trees the leaf-wise kernels sum in chunks."""
+    X, y = _data(n=160, d=7, nan=0.1 if kind == "hgb" else 0.0, seed=3)
+    if kind == "forest":
+        model = RandomForestRegressor(n_estimators=16, max_depth=6, random_state=0)
+        return X, model.fit(X, y), "predict"
+    if kind == "gb_classifier":
+        model = GradientBoostingClassifier(n_estimators=6, max_depth=3, random_state=0)
+        return X, model.fit(X, np.digitize(y, [-0.5, 0.5])), "decision_function"
+    model = HistGradientBoostingRegressor(max_iter=12, max_leaf_nodes=15,
+                                          random_state=0)
+    return X, model.fit(X, y), "predict"
+
+
+@pytest.mark.parametrize("kind", ["forest", "gb_classifier", "hgb"])
+@pytest.mark.parametrize("k", [3, 7])
+def test_every_tree_entry_point_gives_the_same_bits_for_any_n_jobs(kind, k):
+    from skdecomp._tree._dispatch import _n_chunks
+
+    X, model, method = _n_jobs_model(kind)
+    response, _ = resolve_response(model, method, None, X[:1])
+    tm = extract_tree_model(model, response)
+    assert _n_chunks(tm) > 1  # several chunks of trees, summed apart
+    if kind == "forest" and k == 3:
+        assert _n_chunks(tm, 3**k) > 1  # the ternary tables too
+    labels = np.arange(7) % k
+    Xe, Z, sample = X[:6], X[6:16], X[16:24]
+    w = _weights(["shapley", "banzhaf"], k)
+    masks = np.random.default_rng(k).choice(1 << k, size=min(12, 1 << k), replace=False)
+
+    def run(n_jobs):
+        out = {"predict": tree_predict(tm, X[:30], n_jobs=n_jobs)}
+        for kernel in ("pairwise", "ternary"):
+            out[f"components {kernel}"] = tree_components(
+                tm, Xe, Z, labels, k, n_jobs=n_jobs, kernel=kernel)
+        for kernel in ("pairwise", "patterns", "ternary", "hashed"):
+            phi = tree_attributions(tm, Xe, Z, labels, k, w, n_jobs=n_jobs,
+                                    kernel=kernel)
+            out.update({f"{m} {kernel}": phi[m] for m in w})
+        sums = anchored_sums_tree(tm, Xe, Z, labels, masks, n_jobs=n_jobs)
+        out["anchored rows"], out["anchored columns"] = sums
+        sums = anchored_sums_tree(tm, sample, sample, labels, masks, n_jobs=n_jobs)
+        out["anchored rows, one sample"], out["anchored columns, one sample"] = sums
+        return out
+
+    ref = run(1)
+    for n_jobs in (2, -1):
+        got = run(n_jobs)
+        for key, value in ref.items():
+            assert np.array_equal(got[key], value), (key, n_jobs)
+
+
+@pytest.mark.parametrize("kind", ["forest", "gb_classifier", "hgb"])
+def test_explainer_gives_the_same_bits_for_any_n_jobs(kind):
+    X, model, method = _n_jobs_model(kind)
+    X = X[:40]
+    for groups in (None, _random_groups(7, 3, 0)):
+        kw = dict(groups=groups, background=12, random_state=0, response_method=method)
+        serial = Explainer(model, n_jobs=1, **kw).fit(X)
+        assert serial.algorithm_ == "tree"
+        parallel = Explainer(model, n_jobs=2, **kw).fit(X)
+        assert np.array_equal(parallel.transform(X), serial.transform(X))
+
 _NOJIT_SCRIPT = """
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor

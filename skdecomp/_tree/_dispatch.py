@@ -22,6 +22,14 @@ n_explained + n_background rather than with their product.
 Several kernels compute the same numbers; :func:`_choose_kernel` picks one
 from the thresholds in :data:`DISPATCH`, each set by
 ``benchmarks/bench_tree_dispatch.py``.
+
+Every function here gives bit-identical results for any ``n_jobs``: the
+serial and parallel twin of a kernel add the same numbers in the same order.
+Kernels that run in parallel over explained rows sum each row over the trees
+in their order. The leaf-wise kernels share the trees between threads in
+chunks (tree ``t`` in chunk ``t % n_chunks``), sum each chunk apart and add
+the chunk sums in chunk order; the number of chunks depends on the model and
+the width of the accumulators (:func:`_n_chunks`), never on the threads.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -127,15 +135,17 @@ class DispatchThresholds:
 
     #: Components: ``ternary`` up to this many groups, ``pairwise`` above.
     #: bench_tree_dispatch "ternary vs pairwise": ternary is 3-25x faster at
-    #: K = 8..12, so the bound is memory: one explained row's ternary
-    #: accumulators, (threads + 1) * 3**K floats, fit the 64 MB block at
-    #: K = 10 with 64 threads (29 MB) and not at K = 11 (88 MB).
+    #: K = 8..12, so the bound is memory. It was set when each thread kept
+    #: its own 3**K table per explained row (65 tables at K = 10 with 64
+    #: threads: 29 MB, and 88 MB at K = 11); the tables are now one per
+    #: chunk of trees plus two (see _n_chunks: one chunk at K = 10 unless the
+    #: model has about two million nodes), and the threshold was kept.
     ternary_max_groups: int = 10
     #: Attributions: ``patterns`` up to this many groups, ``hashed`` above.
     #: bench_tree_dispatch "patterns vs hashed": patterns is 4x faster at
     #: K = 10..12 and still 2-3x at 13-14; the bound is memory, as the
     #: pattern tables grow 4x per group (2 MB at 12, 32 MB at 14) and the
-    #: per-thread sums 2x (2**K * K floats per method and output).
+    #: sums of each chunk of trees 2x (2**K * K floats per method and output).
     patterns_max_groups: int = 12
     #: Attributions with few groups: ``patterns`` while n_methods * n_groups
     #: is at most this, ``ternary`` (whose table serves all methods) above.
@@ -240,8 +250,13 @@ def _n_chunks(tree_model, table_cells=0):
 
 
 def _n_slots(n_chunks, parallel):
-    """Chunks walked at once: one serially, one per thread in parallel."""
-    return min(numba.get_num_threads(), n_chunks) if parallel else 1
+    """Chunks walked at once, each with its own accumulators.
+
+    One serially; all of them in parallel, where the threads share the
+    chunks (at most ``_MAX_TREE_CHUNKS + 1`` accumulators, whatever the
+    number of threads).
+    """
+    return n_chunks if parallel else 1
 
 
 @contextmanager
@@ -297,7 +312,11 @@ def _check_groups(col_group):
 
 
 def tree_predict(tree_model, X, n_jobs=None):
-    """Model output recomputed from the flat trees: (n_rows, n_outputs)."""
+    """Model output recomputed from the flat trees: (n_rows, n_outputs).
+
+    Each row sums the trees in their order, so the result is bit-identical
+    for any ``n_jobs``.
+    """
     Xm = tree_model.prepare(X)
     with _numba_threads(n_jobs) as parallel:
         kernel = _tree_predict_parallel if parallel else _tree_predict_serial
@@ -322,7 +341,8 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
         Subsets U to return (bitmasks). None returns all ``2**n_groups``
         subsets in mask order.
     n_jobs : int or None
-        Threads (None or 1: serial).
+        Threads (None or 1: serial). The result is bit-identical for any
+        value.
     pairwise : bool, default=False
         Walk the trees once per (explained, background) pair (same result;
         kept as a reference). Same as ``kernel="pairwise"``.
@@ -389,10 +409,10 @@ def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel):
     cells = 3**n_groups * tree_model.n_outputs
     n_chunks = _n_chunks(tree_model, cells)
     n_slots = _n_slots(n_chunks, parallel)
-    # threads left over by the chunks share the rows of each chunk
-    n_parts = max(1, numba.get_num_threads() // n_slots) if parallel else 1
-    # the output table of a block and one table per chunk walked at once
-    block = max(1, kernel_block_cells() // ((n_slots + 1) * cells))
+    # threads beyond the chunks share the rows of each chunk
+    n_parts = max(1, numba.get_num_threads() // n_chunks) if parallel else 1
+    # the output table of a block and two tables per chunk walked at once
+    block = max(1, kernel_block_cells() // ((2 * n_slots + 1) * cells))
     kernel = _tree_ternary_parallel if parallel else _tree_ternary_serial
     leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
     for i in range(0, Xm.shape[0], block):
@@ -472,6 +492,8 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
         component of s groups, for s = 0..n_groups (w(0) is not used). Each
         entry is computed as given: callers merge aliases of one method.
     n_jobs : int or None
+        Threads (None or 1: serial). The result is bit-identical for any
+        value.
     pairwise : bool, default=False
         Walk the trees once per (explained, background) pair instead of once
         for all rows, with equal violation patterns merged per leaf (same
@@ -530,9 +552,11 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
                    else _tree_attributions_leaf_serial)
             n_chunks = _n_chunks(tree_model)
             n_slots = _n_slots(n_chunks, parallel)
-            # rows per kernel call, bounding the per-row accumulators
-            per_row = ((n_slots + 1) * n_groups * n_methods * tree_model.n_outputs
-                       + 2 * (tree_model.max_depth + 2))
+            # rows per kernel call, bounding the per-row accumulators and the
+            # per-chunk tables and walk buffers
+            width = n_groups * n_methods * tree_model.n_outputs
+            per_row = ((2 * n_slots + 1) * width
+                       + 2 * n_slots * (tree_model.max_depth + 2))
             block = max(1, kernel_block_cells() // per_row)
             phi = np.concatenate([
                 run(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), coef_a,
@@ -561,7 +585,8 @@ def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
     masks : ndarray of int
         Coalitions S as bitmasks over groups.
     n_jobs : int or None
-        Threads (None or 1: serial).
+        Threads (None or 1: serial). The result is bit-identical for any
+        value.
 
     Returns
     -------

@@ -444,8 +444,8 @@ def _tree_attributions_leaf_body(
                     )
                     v = path[d]
                     cur += 1
-                    n_pat = _tree_background_patterns(v, n_bg, p_stamp, p_key, p_slot, cur,
-                                                      p_pat, p_w)
+                    n_pat = _tree_background_patterns(
+                        v, n_bg, p_stamp, p_key, p_slot, cur, p_pat, p_w)
                     n_words = (n_pat + 61) // 62
                     p_union = np.int64(0)
                     for p in range(n_pat):
@@ -496,7 +496,8 @@ def _tree_attributions_leaf_body(
                                     while P:
                                         if P & 1:
                                             for m in range(n_methods):
-                                                contrib[k, m] += w * coef_a[m, size_a, size_b]
+                                                contrib[k, m] += (
+                                                    w * coef_a[m, size_a, size_b])
                                         P >>= 1
                                         k += 1
                             # touched groups k_lo..k_hi-1 (none without a compatible P)
@@ -541,7 +542,8 @@ def _tree_attributions_leaf_body(
                 for k in range(n_groups):
                     for m in range(n_methods):
                         for o in range(n_out):
-                            out[r, m, o, k] += acc[s, r, (k * n_methods + m) * n_out + o]
+                            j = (k * n_methods + m) * n_out + o
+                            out[r, m, o, k] += acc[s, r, j]
     for r in range(n_rows):
         for m in range(n_methods):
             for o in range(n_out):
@@ -593,9 +595,103 @@ def _leaf_background(li, ptr, pats, counts, down, p_pat, p_count, alive):
     return n_pat
 
 
+@njit(cache=True)
+def _tree_ternary_chunk(X, n_bg, col_group, roots, node_int, threshold, values,
+                        cat_bits, ptr, tree_start, pats, counts, tern, down, n_tern,
+                        max_depth, c, n_chunks):
+    # The table of _tree_ternary_body for the rows X and the trees of chunk c
+    # (t % n_chunks == c): shape (n_out, n_tern, n_rows).
+    n_rows = X.shape[0]
+    n_out = values.shape[1]
+    n_trees = roots.shape[0]
+    n_masks = down.shape[0]
+    n_words = down.shape[1]
+    acc = np.zeros((n_out, n_tern, n_rows), dtype=np.float64)
+    cols = _tree_columns(X, X[:0])
+    stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
+        n_rows, max_depth)
+    p_pat = np.empty(n_bg, dtype=np.int64)
+    p_tern = np.empty(n_bg, dtype=np.int64)
+    p_w = np.empty(n_bg, dtype=np.float64)
+    alive = np.zeros(n_words, dtype=np.uint64)
+    stamp = np.full(n_masks, -1, dtype=np.int64)
+    cls_of = np.empty(n_masks, dtype=np.int64)
+    c_pat = np.empty(n_rows, dtype=np.int64)
+    c_end = np.empty(n_rows + 1, dtype=np.int64)
+    live = np.empty(n_rows, dtype=np.int64)
+    row_cls = np.empty(n_rows, dtype=np.int64)
+    order = np.empty(n_rows, dtype=np.int64)
+    e_idx = np.empty(n_bg, dtype=np.int64)
+    e_w = np.empty(n_bg, dtype=np.float64)
+    cur = 0
+    for t in range(c, n_trees, n_chunks):
+        li = tree_start[t]
+        top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
+        while top > 0:
+            leaf, d, top = _tree_next_leaf(
+                cols, col_group, node_int, threshold, cat_bits,
+                stack_node, stack_level, stack_bit, top, goes, path,
+            )
+            v = path[d]
+            cur += 1
+            # background patterns of the leaf and the row patterns they admit
+            n_pat = _leaf_background(li, ptr, pats, counts, down, p_pat, p_w, alive)
+            li += 1
+            for p in range(n_pat):
+                p_tern[p] = tern[p_pat[p]]
+            # rows that reach the leaf with some background row
+            n_live = 0
+            for r in range(n_rows):
+                B = v[r]
+                live[n_live] = r
+                n_live += np.int64((alive[B >> 6] >> np.uint64(B & 63)) & np.uint64(1))
+            if n_live == 0:
+                continue
+            # counting sort of the live rows by pattern
+            n_cls = 0
+            for j in range(n_live):
+                B = v[live[j]]
+                if stamp[B] != cur:
+                    stamp[B] = cur
+                    cls_of[B] = n_cls
+                    c_pat[n_cls] = B
+                    c_end[n_cls + 1] = 0
+                    n_cls += 1
+                k = cls_of[B]
+                row_cls[j] = k
+                c_end[k + 1] += 1
+            c_end[0] = 0
+            for k in range(n_cls):
+                c_end[k + 1] += c_end[k]
+            for j in range(n_live):
+                k = row_cls[j]
+                order[c_end[k]] = live[j]
+                c_end[k] += 1
+            start = 0
+            for k in range(n_cls):
+                stop = c_end[k]
+                B = c_pat[k]
+                tb = 2 * tern[B]
+                n_e = 0
+                for p in range(n_pat):
+                    e_idx[n_e] = p_tern[p] + tb
+                    e_w[n_e] = p_w[p]
+                    n_e += np.int64((p_pat[p] & B) == 0)
+                for o in range(n_out):
+                    val = values[leaf, o]
+                    for e in range(n_e):
+                        i = e_idx[e]
+                        w = e_w[e] * val
+                        for j in range(start, stop):
+                            acc[o, i, order[j]] += w
+                start = stop
+    return acc
+
+
 def _tree_ternary_body(
     X, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
-    ptr, tree_start, pats, counts, tern, n_groups, max_depth, n_chunks, n_slots, n_parts,
+    ptr, tree_start, pats, counts, tern, n_groups, max_depth, n_chunks, n_slots,
+    n_parts,
 ):
     # Leaf-wise walk for small K. Every reachable (A, B) = (V(z), V(x)) adds
     # the leaf value, per explained row, at the ternary index
@@ -610,121 +706,51 @@ def _tree_ternary_body(
     # summed over the background (not yet averaged).
     # Tree t goes to chunk t % n_chunks; n_slots chunks are walked at once
     # (a wave), each by n_parts jobs that share its rows, and the chunk sums
-    # are added to the output in chunk order. Splitting the rows does not
-    # change any sum, so only n_chunks sets the order of the additions.
+    # are added to the output in chunk order: the first chunk of a wave by
+    # its jobs, the others after the wave. Splitting the rows does not change
+    # any sum, so only n_chunks sets the order of the additions.
     n_rows = X.shape[0]
     n_out = values.shape[1]
-    n_trees = roots.shape[0]
     n_tern = 1
     for _ in range(n_groups):
         n_tern *= 3
-    n_masks = np.int64(1) << n_groups
     down = _downsets(n_groups)
-    n_words = down.shape[1]
     out = np.zeros((n_out, n_tern, n_rows), dtype=np.float64)
     max_sub = (n_rows + n_parts - 1) // n_parts
-    # the table of each job: entry (o * n_tern + i) * n_sub + r of its rows
-    loc = np.empty((n_slots * n_parts, n_out * n_tern * max_sub), dtype=np.float64)
+    # the tables of the jobs of the chunks but the first of a wave
+    loc = np.empty(((n_slots - 1) * n_parts, n_out, n_tern, max_sub),
+                   dtype=np.float64)
     for c0 in range(0, n_chunks, n_slots):
         n_wave = min(n_slots, n_chunks - c0)
         for job in prange(n_wave * n_parts):
-            c = c0 + job // n_parts
             part = job % n_parts
             r0 = part * n_rows // n_parts
-            n_sub = (part + 1) * n_rows // n_parts - r0
-            tab = loc[job]
-            for j in range(n_out * n_tern * n_sub):
-                tab[j] = 0.0
-            cols = _tree_columns(X[r0:r0 + n_sub], X[:0])
-            stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
-                n_sub, max_depth)
-            p_pat = np.empty(n_bg, dtype=np.int64)
-            p_tern = np.empty(n_bg, dtype=np.int64)
-            p_w = np.empty(n_bg, dtype=np.float64)
-            alive = np.zeros(n_words, dtype=np.uint64)
-            stamp = np.full(n_masks, -1, dtype=np.int64)
-            cls_of = np.empty(n_masks, dtype=np.int64)
-            c_pat = np.empty(n_sub, dtype=np.int64)
-            c_end = np.empty(n_sub + 1, dtype=np.int64)
-            live = np.empty(n_sub, dtype=np.int64)
-            row_cls = np.empty(n_sub, dtype=np.int64)
-            order = np.empty(n_sub, dtype=np.int64)
-            e_idx = np.empty(n_bg, dtype=np.int64)
-            e_w = np.empty(n_bg, dtype=np.float64)
-            cur = 0
-            for t in range(c, n_trees, n_chunks):
-                li = tree_start[t]
-                top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
-                while top > 0:
-                    leaf, d, top = _tree_next_leaf(
-                        cols, col_group, node_int, threshold, cat_bits,
-                        stack_node, stack_level, stack_bit, top, goes, path,
-                    )
-                    v = path[d]
-                    cur += 1
-                    # background patterns of the leaf and the row patterns they admit
-                    n_pat = _leaf_background(li, ptr, pats, counts, down, p_pat, p_w,
-                                             alive)
-                    li += 1
-                    for p in range(n_pat):
-                        p_tern[p] = tern[p_pat[p]]
-                    # rows that reach the leaf with some background row
-                    n_live = 0
-                    for r in range(n_sub):
-                        B = v[r]
-                        live[n_live] = r
-                        n_live += np.int64(
-                            (alive[B >> 6] >> np.uint64(B & 63)) & np.uint64(1))
-                    if n_live == 0:
-                        continue
-                    # counting sort of the live rows by pattern
-                    n_cls = 0
-                    for j in range(n_live):
-                        B = v[live[j]]
-                        if stamp[B] != cur:
-                            stamp[B] = cur
-                            cls_of[B] = n_cls
-                            c_pat[n_cls] = B
-                            c_end[n_cls + 1] = 0
-                            n_cls += 1
-                        k = cls_of[B]
-                        row_cls[j] = k
-                        c_end[k + 1] += 1
-                    c_end[0] = 0
-                    for k in range(n_cls):
-                        c_end[k + 1] += c_end[k]
-                    for j in range(n_live):
-                        k = row_cls[j]
-                        order[c_end[k]] = live[j]
-                        c_end[k] += 1
-                    start = 0
-                    for k in range(n_cls):
-                        stop = c_end[k]
-                        B = c_pat[k]
-                        tb = 2 * tern[B]
-                        n_e = 0
-                        for p in range(n_pat):
-                            e_idx[n_e] = p_tern[p] + tb
-                            e_w[n_e] = p_w[p]
-                            n_e += np.int64((p_pat[p] & B) == 0)
-                        for o in range(n_out):
-                            val = values[leaf, o]
-                            for e in range(n_e):
-                                base = (o * n_tern + e_idx[e]) * n_sub
-                                w = e_w[e] * val
-                                for j in range(start, stop):
-                                    tab[base + order[j]] += w
-                        start = stop
-        # chunk sums in chunk order, whatever the number of threads
-        for job in range(n_wave * n_parts):
+            r1 = (part + 1) * n_rows // n_parts
+            acc = _tree_ternary_chunk(
+                X[r0:r1], n_bg, col_group, roots, node_int, threshold, values,
+                cat_bits, ptr, tree_start, pats, counts, tern, down, n_tern,
+                max_depth, c0 + job // n_parts, n_chunks,
+            )
+            if job < n_parts:
+                # the first chunk of the wave: no other job adds to its rows
+                for o in range(n_out):
+                    for i in range(n_tern):
+                        for r in range(r1 - r0):
+                            out[o, i, r0 + r] += acc[o, i, r]
+            else:
+                for o in range(n_out):
+                    for i in range(n_tern):
+                        for r in range(r1 - r0):
+                            loc[job - n_parts, o, i, r] = acc[o, i, r]
+        # the other chunk sums in chunk order, whatever the number of threads
+        for job in range(n_parts, n_wave * n_parts):
             part = job % n_parts
             r0 = part * n_rows // n_parts
-            n_sub = (part + 1) * n_rows // n_parts - r0
+            r1 = (part + 1) * n_rows // n_parts
             for o in range(n_out):
                 for i in range(n_tern):
-                    base = (o * n_tern + i) * n_sub
-                    for r in range(n_sub):
-                        out[o, i, r0 + r] += loc[job, base + r]
+                    for r in range(r1 - r0):
+                        out[o, i, r0 + r] += loc[job - n_parts, o, i, r]
     return out
 
 
@@ -982,7 +1008,8 @@ def _tree_class_attributions_body(
                     v = path[d]
                     # background patterns P of the leaf, their counts, and the row
                     # patterns they admit
-                    n_pat = _leaf_background(li, ptr, pats, counts, down, p_pat, p_count, alive)
+                    n_pat = _leaf_background(li, ptr, pats, counts, down, p_pat,
+                                             p_count, alive)
                     li += 1
                     # rows that reach the leaf with some background row
                     n_live = 0
@@ -990,7 +1017,8 @@ def _tree_class_attributions_body(
                         B = v[r]
                         live_pat[n_live] = B
                         live_row[n_live] = r
-                        n_live += np.int64((alive[B >> 6] >> np.uint64(B & 63)) & np.uint64(1))
+                        n_live += np.int64(
+                            (alive[B >> 6] >> np.uint64(B & 63)) & np.uint64(1))
                     if n_live == 0:
                         continue
                     for o in range(n_out):
@@ -1047,7 +1075,8 @@ def _tree_class_attributions_body(
                             for m in range(n_methods):
                                 for o in range(n_out):
                                     for k in range(n_groups):
-                                        h[B, q] = (h_m[m, k] + s_b[m] * bits[B, k]) * vals[o]
+                                        h[B, q] = ((h_m[m, k] + s_b[m] * bits[B, k])
+                                                   * vals[o])
                                         q += 1
                     for j in range(n_live):
                         B = live_pat[j]
