@@ -74,12 +74,6 @@ from ._kernels import (
 )
 
 __all__ = [
-    # re-exported from ._extract, for modules that import them from here
-    "TreeModel",
-    "TreeUnsupportedError",
-    "extract_tree_model",
-    "select_algorithm",
-    # evaluation
     "tree_predict",
     "tree_components",
     "tree_attributions",
