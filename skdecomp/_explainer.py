@@ -215,9 +215,14 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         row (1-D array) gives the anchored decomposition around it. Not used
         when ``baseline`` is set.
 
-    response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
-        Output of the model to explain. "auto" uses ``predict_proba``, then
-        ``decision_function``, for classifiers and ``predict`` otherwise.
+    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
+        Output of the model to explain. "auto" explains a classifier on its
+        additive (log-odds) scale: ``decision_function`` when it has one,
+        else "log_odds", the log-odds of ``predict_proba`` (binary:
+        ``log(p1 / p0)``; multiclass: the centred log-probabilities, with
+        probabilities clipped to the machine epsilon); ``predict`` for
+        other models. See :ref:`output_scale` for why. The choice made is
+        ``response_method_``.
 
     target : class label or int, default=None
         Which output to explain. None explains all outputs, except that for
@@ -343,7 +348,8 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
     output_names_ : list of str
         Names of the explained outputs (class labels for classifiers).
     response_method_ : str
-        The response method used.
+        The response method used: ``"predict"``, ``"predict_proba"``,
+        ``"decision_function"`` or ``"log_odds"``.
     algorithm_ : str
         ``"tree"`` or ``"model_agnostic"``; ``"model_agnostic (<reason>)"``
         when ``algorithm="auto"`` could not take the tree path.
@@ -408,7 +414,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         "groups": [None, list, tuple, dict, HasMethods(["fit", "get_params"])],
         "background": [Interval(Integral, 1, None, closed="left"), "array-like"],
         "response_method": [
-            StrOptions({"auto", "predict", "predict_proba", "decision_function"})
+            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds"})
         ],
         "target": "no_validation",
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],

@@ -22,12 +22,40 @@ __all__ = [
     "ResponseFunction",
     "as_model",
     "fitted_model",
+    "describe_response",
     "is_fitted",
+    "log_odds",
     "non_numeric_columns",
     "resolve_response",
 ]
 
-RESPONSE_METHODS = ("predict", "predict_proba", "decision_function")
+RESPONSE_METHODS = ("predict", "predict_proba", "decision_function", "log_odds")
+
+# Probabilities are clipped to [_PROBA_EPS, 1] before their log is taken.
+_PROBA_EPS = np.finfo(np.float64).eps
+
+
+def log_odds(proba):
+    """Log-odds of class probabilities, finite even where a probability is 0.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n, n_classes)
+        Class probabilities, one row per sample.
+
+    Returns
+    -------
+    log_odds : ndarray of shape (n, 1) or (n, n_classes)
+        Binary: ``log(p_1 / p_0)``, the logit of the second class, one
+        column. Multiclass: the centred log-probabilities
+        ``log p_c - mean_c' log p_c'``, which sum to 0 over the classes.
+        Probabilities are clipped to ``[eps, 1]`` (``eps`` the float64
+        machine epsilon), so the values stay within about ±36.
+    """
+    logp = np.log(np.clip(np.asarray(proba, dtype=np.float64), _PROBA_EPS, 1.0))
+    if logp.shape[1] == 2:
+        return logp[:, 1:] - logp[:, :1]
+    return logp - logp.mean(axis=1, keepdims=True)
 
 class FunctionModel(RegressorMixin, BaseEstimator):
     """A plain callable ``f(X) -> array`` seen as a fitted regressor."""
@@ -225,10 +253,14 @@ class ResponseFunction:
     ----------
     estimator : fitted estimator
     method : str
+        ``"predict"``, ``"predict_proba"``, ``"decision_function"`` or
+        ``"log_odds"`` (the log-odds of ``predict_proba``, see
+        :func:`log_odds`).
     columns : ndarray of int or None
         Output columns to keep; None keeps all.
     sign : float
-        -1 to score the negative class of a binary ``decision_function``.
+        -1 to score the negative class of a binary ``decision_function``
+        or of binary log-odds.
     """
 
     def __init__(self, estimator, method, columns=None, sign=1.0):
@@ -238,18 +270,21 @@ class ResponseFunction:
         self.sign = sign
 
     @property
+    def model_method(self):
+        """The method of the model that is called."""
+        return "predict_proba" if self.method == "log_odds" else self.method
+
+    @property
     def name(self):
         """``Model.method``, for messages."""
-        return f"{type(self.estimator).__name__}.{self.method}"
+        return f"{type(self.estimator).__name__}.{self.model_method}"
 
     def __call__(self, data):
-        out = np.asarray(getattr(self.estimator, self.method)(data))
+        out = np.asarray(getattr(self.estimator, self.model_method)(data))
         n_rows = _n_rows(data)
         _check_output_shape(self.name, out, n_rows)
         if out.ndim == 1:
             out = out[:, None]
-        if self.columns is not None:
-            out = out[:, self.columns]
         if not np.issubdtype(out.dtype, np.number) or np.issubdtype(
             out.dtype, np.complexfloating
         ):
@@ -259,9 +294,23 @@ class ResponseFunction:
                 "output instead (response_method='predict_proba' or "
                 "'decision_function' for classifiers)."
             )
+        if self.method == "log_odds":
+            if out.shape[1] < 2 or not np.isfinite(out).all():
+                self._check_finite(out, n_rows)
+                raise ValueError(
+                    f"{self.name} returned {out.shape[1]} column; the log-odds "
+                    "need one probability per class."
+                )
+            out = log_odds(out)
+        if self.columns is not None:
+            out = out[:, self.columns]
         out = out.astype(np.float64, copy=False)
         if self.sign != 1.0:
             out = self.sign * out
+        self._check_finite(out, n_rows)
+        return out
+
+    def _check_finite(self, out, n_rows):
         finite = np.isfinite(out).all(axis=1)
         if not finite.all():
             rows = np.flatnonzero(~finite)
@@ -272,7 +321,6 @@ class ResponseFunction:
                 "values there (e.g. impute or clip its inputs in a Pipeline).",
                 rows,
             )
-        return out
 
 
 def resolve_response(estimator, response_method, target, probe, what="the data"):
@@ -281,7 +329,12 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
     Parameters
     ----------
     estimator : fitted estimator
-    response_method : {"auto", "predict", "predict_proba", "decision_function"}
+    response_method : {"auto", "predict", "predict_proba", "decision_function", \
+            "log_odds"}
+        "auto" takes the additive scale of a classifier:
+        ``decision_function`` when it has one, else the log-odds of
+        ``predict_proba`` (see :func:`log_odds`), else ``predict``;
+        ``predict`` for any other model.
     target : None, class label or int
         None explains every output, except the positive class only for a
         binary classifier's probabilities. A class label (classifiers) or an
@@ -298,11 +351,13 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
     name = type(estimator).__name__
     if response_method == "auto":
         candidates = (
-            ("predict_proba", "decision_function", "predict")
+            ("decision_function", "log_odds", "predict")
             if _is_classifier(estimator)
             else ("predict",)
         )
-        method = next((m for m in candidates if hasattr(estimator, m)), None)
+        method = next(
+            (m for m in candidates if hasattr(estimator, _model_method(m))), None
+        )
         if method is None:
             raise ValueError(
                 f"{name} has none of the methods {list(candidates)}; pass a "
@@ -310,21 +365,26 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
             )
     else:
         method = response_method
-        if not hasattr(estimator, method):
-            available = [m for m in RESPONSE_METHODS if hasattr(estimator, m)]
+        if not hasattr(estimator, _model_method(method)):
+            available = [m for m in RESPONSE_METHODS if hasattr(estimator, _model_method(m))]
             raise ValueError(
-                f"{name} has no method {method!r}; use response_method='auto' "
-                f"or one of {available}."
+                f"{name} has no method {_model_method(method)!r}; use "
+                f"response_method='auto' or one of {available}."
             )
     try:
-        raw = np.asarray(getattr(estimator, method)(probe))
+        raw = np.asarray(getattr(estimator, _model_method(method))(probe))
     except (ValueError, TypeError) as exc:
-        _raise_input_error(exc, f"{name}.{method}", probe, what)
+        _raise_input_error(exc, f"{name}.{_model_method(method)}", probe, what)
         raise
-    _check_output_shape(f"{name}.{method}", raw, _n_rows(probe))
+    _check_output_shape(f"{name}.{_model_method(method)}", raw, _n_rows(probe))
+    if method == "log_odds" and raw.ndim == 2 and raw.shape[1] == 2:
+        raw = raw[:, 1]  # binary log-odds: one column, like decision_function
     n_out = 1 if raw.ndim == 1 else raw.shape[1]
     classes = getattr(estimator, "classes_", None)
-    by_class = method in ("predict_proba", "decision_function") and classes is not None
+    by_class = (
+        method in ("predict_proba", "decision_function", "log_odds")
+        and classes is not None
+    )
 
     if by_class:
         classes = np.asarray(classes)
@@ -348,7 +408,8 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
             )
         idx = int(matches[0])
         if n_out == 1:
-            # binary decision_function scores classes_[1]; its negative scores classes_[0]
+            # binary decision_function and log-odds score classes_[1];
+            # their negative scores classes_[0]
             sign = 1.0 if idx == 1 else -1.0
             return ResponseFunction(estimator, method, sign=sign), [labels[idx]]
         return ResponseFunction(estimator, method, np.array([idx])), [labels[idx]]
@@ -366,6 +427,46 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
             f"{n_out} output(s); give an output index in [0, {n_out - 1}] or None."
         )
     return ResponseFunction(estimator, method, np.array([int(target)])), [f"y{target}"]
+
+
+def _model_method(method):
+    """The model method behind a response method."""
+    return "predict_proba" if method == "log_odds" else method
+
+
+_SCALES = {
+    "predict": "prediction",
+    "predict_proba": "probability",
+    "decision_function": "decision function (log-odds for most classifiers)",
+    "log_odds": "log-odds of predict_proba",
+}
+
+
+def describe_response(response_method, output_names, estimator=None):
+    """A plain-words description of the explained output and its scale.
+
+    Parameters
+    ----------
+    response_method : str
+        The response method used (``response_method_`` of a fitted object).
+    output_names : list of str
+        Names of the explained outputs.
+    estimator : estimator or None, default=None
+        The model, to name classes of a classifier.
+
+    Returns
+    -------
+    description : str
+        For example ``"log-odds of predict_proba, class 'yes'"``.
+    """
+    scale = _SCALES.get(response_method, response_method)
+    if estimator is not None and _is_classifier(estimator) and response_method != "predict":
+        names = ", ".join(repr(str(o)) for o in output_names)
+        word = "class" if len(output_names) == 1 else "classes"
+        return f"{scale}, {word} {names}"
+    if len(output_names) > 1:
+        return f"{scale}, outputs {', '.join(map(str, output_names))}"
+    return scale
 
 
 def _is_classifier(estimator):

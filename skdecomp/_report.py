@@ -551,6 +551,7 @@ def _explain_partition(model, X, groups, methods, *, n_rows, background, random_
                        n_jobs, notes, target=None):
     from . import metrics
     from ._explainer import MAX_EXACT_GROUPS, Explainer
+    from ._model import describe_response
 
     from ._partition import resolve_groups
 
@@ -591,6 +592,10 @@ def _explain_partition(model, X, groups, methods, *, n_rows, background, random_
         "disagreement_spearman": np.asarray(rank.pairwise).tolist(),
         "mean_disagreement_l2": float(pair.score) / scale,
         "output": explainer.output_names_[0] if explainer.n_outputs_ == 1 else None,
+        "response_method": explainer.response_method_,
+        "explained_output": describe_response(
+            explainer.response_method_, explainer.output_names_, explainer.estimator_
+        ),
         "n_rows": int(len(rows)),
     }
 
@@ -689,7 +694,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
     if classification and hasattr(model, "classes_") and len(model.classes_) > 2:
         # explain the most frequent class; one output keeps the report readable
         target_class = pd.Series(y).mode().iloc[0]
-        notes.append(f"multiclass target: explaining the probability of class {target_class!r}")
+        notes.append(f"multiclass target: explaining class {target_class!r}")
 
     partitions = {}
     history = None
@@ -801,6 +806,11 @@ def render_html(results, figures=None, title="skdecomp report"):
         f"model <code>{_e(results['model'])}</code>, {results['n_rows']} rows, "
         f"{len(results['columns'])} columns. Analysis took {results['seconds']} s.</p>",
     ]
+    explained = next(
+        (p.get("explained_output") for p in results["partitions"].values()), None
+    )
+    if explained:
+        parts.append(f"<p>Explained output: <b>{_e(explained)}</b>.</p>")
     for note in results["notes"]:
         parts.append(f"<div class='note'>{_e(note)}</div>")
     labels = {"columns": "One group per column", "agreed": "AGREED groups",

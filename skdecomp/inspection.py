@@ -674,7 +674,7 @@ def _assign(X_eval, X, cols, point):
         "percentiles": [tuple],
         "kind": [StrOptions({"average", "individual", "both"})],
         "response_method": [
-            StrOptions({"auto", "predict", "predict_proba", "decision_function"})
+            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds"})
         ],
         "sample_weight": ["array-like", None],
         "random_state": ["random_state"],
@@ -725,8 +725,11 @@ def partial_dependence(
         Lower and upper percentiles of a column that bound its grid axis.
     kind : {"average", "individual", "both"}, default="average"
         Return the PDP, the ICE values, or both.
-    response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
-        As in scikit-learn; for binary classifiers the positive class.
+    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
+        As in :class:`~skdecomp.Explainer`: "auto" is the additive
+        (log-odds) scale of a classifier, unlike scikit-learn's
+        ``partial_dependence``, which takes ``predict_proba`` first; for
+        binary classifiers the positive class.
     sample_weight : array-like of shape (n_samples,), default=None
         Weights of the rows in the average.
     random_state : int, RandomState instance or None, default=None

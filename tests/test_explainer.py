@@ -236,7 +236,7 @@ def test_classifier_outputs_and_target():
     X, y = make_classification(n_samples=60, n_features=4, n_informative=3, n_redundant=0,
                                n_classes=3, random_state=0)
     clf = LogisticRegression().fit(X, y)
-    e = Explainer(clf, background=5, random_state=0).fit(X)
+    e = Explainer(clf, response_method="predict_proba", background=5, random_state=0).fit(X)
     phi = e.transform(X[:3])
     assert phi.shape == (3, 4, 3)
     assert e.output_names_ == ["0", "1", "2"]
@@ -244,7 +244,8 @@ def test_classifier_outputs_and_target():
     np.testing.assert_allclose(
         phi.sum(axis=1), clf.predict_proba(X[:3]) - clf.predict_proba(e.background_).mean(0), atol=1e-10
     )
-    e1 = Explainer(clf, background=5, random_state=0, target=2).fit(X)
+    e1 = Explainer(clf, response_method="predict_proba", background=5, random_state=0,
+                   target=2).fit(X)
     np.testing.assert_allclose(e1.transform(X[:3]), phi[:, :, 2], atol=1e-12)
     e.set_output(transform="pandas")
     with pytest.raises(ValueError, match="3-D"):

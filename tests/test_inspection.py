@@ -320,12 +320,18 @@ def test_two_columns_and_classifier_equal_sklearn():
     for feats in ([0], [0, 2]):
         ref = skinspection.partial_dependence(clf, X, feats, kind="both", method="brute",
                                               grid_resolution=6)
-        ours = partial_dependence(clf, X, feats, kind="both", grid_resolution=6)
+        ours = partial_dependence(clf, X, feats, kind="both", grid_resolution=6,
+                                  response_method="predict_proba")
         assert ours.average.shape == ref.average.shape
         np.testing.assert_allclose(ours.average, ref.average, atol=1e-12)
         np.testing.assert_allclose(ours.individual, ref.individual, atol=1e-12)
     binary = LogisticRegression().fit(X, y > 0)
     ref = skinspection.partial_dependence(binary, X, [1], method="brute", grid_resolution=5)
+    ours = partial_dependence(binary, X, [1], grid_resolution=5, response_method="predict_proba")
+    np.testing.assert_allclose(ours.average, ref.average, atol=1e-12)
+    # "auto" is the additive scale: the decision function
+    ref = skinspection.partial_dependence(binary, X, [1], method="brute", grid_resolution=5,
+                                          response_method="decision_function")
     ours = partial_dependence(binary, X, [1], grid_resolution=5)
     np.testing.assert_allclose(ours.average, ref.average, atol=1e-12)
 

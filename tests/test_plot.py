@@ -300,13 +300,17 @@ def test_saliency_from_estimator(pyplot, digits, methods):
     assert len(disp.boundaries_[0].get_segments()) == 16
     assert [ax.get_title() for ax in disp.axes_[1:]] == methods
     assert "explained class" in disp.axes_[0].get_title()
-    # shapley attributions sum to f(x) - f(baseline) for the predicted class
+    # shapley attributions sum to f(x) - f(baseline) for the predicted class,
+    # on the default scale: the centred log-probabilities
     phi = disp.attributions["shapley"]
     target = model.predict(X[:1])[0]
     k = list(model.classes_).index(target)
-    gap = (
-        model.predict_proba(X[:1])[0, k] - model.predict_proba(np.zeros((1, 64)))[0, k]
-    )
+
+    def clr(images):
+        logp = np.log(np.clip(model.predict_proba(images), np.finfo(float).eps, 1))
+        return (logp - logp.mean(axis=1, keepdims=True))[0, k]
+
+    gap = clr(X[:1]) - clr(np.zeros((1, 64)))
     assert phi.sum() == pytest.approx(gap)
 
 

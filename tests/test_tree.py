@@ -102,8 +102,8 @@ def test_regressors_match_model_agnostic(model, nan, seed):
 
 
 CLASSIFIERS = [
-    (DecisionTreeClassifier(max_depth=5, random_state=0), "auto"),
-    (RandomForestClassifier(n_estimators=8, max_depth=4, random_state=0), "auto"),
+    (DecisionTreeClassifier(max_depth=5, random_state=0), "predict_proba"),
+    (RandomForestClassifier(n_estimators=8, max_depth=4, random_state=0), "predict_proba"),
     (ExtraTreesClassifier(n_estimators=8, max_depth=4, random_state=0), "predict_proba"),
     (GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0),
      "decision_function"),
@@ -209,11 +209,20 @@ def test_fallback_and_errors():
         Explainer(mixing, algorithm="tree", background=10).fit(X)
 
     gbc = GradientBoostingClassifier(n_estimators=5).fit(X, y > 0)
-    exp = Explainer(gbc, background=10).fit(X)  # auto picks predict_proba
+    exp = Explainer(gbc, background=10).fit(X)  # auto: the additive scale
+    assert (exp.response_method_, exp.algorithm_) == ("decision_function", "tree")
+    exp = Explainer(gbc, response_method="predict_proba", background=10).fit(X)
     assert exp.algorithm_.startswith("model_agnostic (")
     assert "decision_function" in exp.algorithm_
     with pytest.raises(ValueError, match="response_method='decision_function'"):
-        Explainer(gbc, algorithm="tree", background=10).fit(X)
+        Explainer(gbc, algorithm="tree", response_method="predict_proba", background=10).fit(X)
+    # no decision_function: auto takes the log-odds of predict_proba, through model calls
+    forest = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y > 0)
+    exp = Explainer(forest, background=10).fit(X)
+    assert exp.response_method_ == "log_odds"
+    assert exp.algorithm_.startswith("model_agnostic (the log-odds of predict_proba")
+    with pytest.raises(ValueError, match="response_method='predict_proba'"):
+        Explainer(forest, algorithm="tree", background=10).fit(X)
 
     poisson = HistGradientBoostingRegressor(loss="poisson", max_iter=5).fit(X, np.exp(y / 4))
     assert "LogLink" in Explainer(poisson, background=10).fit(X).algorithm_

@@ -91,9 +91,13 @@ class AdaptiveGrouper(_BaseGrouper):
         ``SuperpixelGrouper()`` (fitted on the images), or a label map of
         shape (H, W).
 
-    response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
-        Model output to group on; "auto" uses ``predict_proba``, then
-        ``decision_function`` for classifiers, ``predict`` otherwise.
+    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
+        Model output to group on. "auto" groups a classifier on its
+        additive scale: ``decision_function`` when it has one, else the
+        log-odds of ``predict_proba`` ("log_odds"); ``predict`` for other
+        models (see :class:`Explainer` and :ref:`output_scale`: on the
+        probability scale the sigmoid makes every column interact with every
+        other). The choice made is ``response_method_``.
 
     target : class label or int, default=None
         Output to group on (see :class:`Explainer`); None uses all outputs,
@@ -205,6 +209,9 @@ class AdaptiveGrouper(_BaseGrouper):
         Mean model output over the sample.
     n_outputs_ : int
     output_names_ : list of str
+    response_method_ : str
+        The response method grouped on: ``"predict"``, ``"predict_proba"``,
+        ``"decision_function"`` or ``"log_odds"``.
     label_maps_ : ndarray of shape (n_images, H, W)
         Images only: the partition of every image; ``groups_``, ``labels_``,
         ``history_``, ``loss_`` and the other attributes above describe the
@@ -260,7 +267,7 @@ class AdaptiveGrouper(_BaseGrouper):
         "merge_score": [StrOptions({"loss", "interaction"})],
         "initial_groups": [None, list, tuple, dict, HasMethods(["fit"]), np.ndarray],
         "response_method": [
-            StrOptions({"auto", "predict", "predict_proba", "decision_function"})
+            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds"})
         ],
         "target": "no_validation",
         "n_jobs": [Integral, None],
@@ -392,6 +399,7 @@ class AdaptiveGrouper(_BaseGrouper):
             self.estimator, self.response_method, self.target, flat, image_shape
         )
         self.n_outputs_ = len(self.output_names_)
+        self.response_method_ = response.method
         base = "zeros" if self.baseline is None else self.baseline
         baselines = baseline_rows(base, flat, image_shape, reference=reference)
         self.baseline_images_ = np.asarray(baselines).reshape(-1, *image_shape).copy()

@@ -122,6 +122,7 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
             self.estimator_, self.response_method, self.target, _take_rows(sample, [0])
         )
         self.n_outputs_ = len(self.output_names_)
+        self.response_method_ = response.method
         tree, self.algorithm_ = select_algorithm(
             getattr(self, "algorithm", "auto"), self.estimator_, response, sample
         )

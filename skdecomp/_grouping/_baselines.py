@@ -119,7 +119,7 @@ class PairwiseGrouper(_BaseGrouper):
         exactly on N rows).
     linkage : {"single", "average", "complete"}, default="single"
         Linkage of :func:`scipy.cluster.hierarchy.linkage`.
-    response_method : {"auto", "predict", "predict_proba", "decision_function"}, default="auto"
+    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
         Model output to group on (see :class:`AdaptiveGrouper`).
     target : class label or int, default=None
         Output to group on (see :class:`AdaptiveGrouper`).
@@ -159,7 +159,8 @@ class PairwiseGrouper(_BaseGrouper):
         AGREED loss of one group per column, ``sum_j Psi_j``, the scale of
         ``min_interaction``.
     model_calls_ : int
-    estimator_, background_, expected_value_, n_outputs_, output_names_
+    estimator_, background_, expected_value_, n_outputs_, output_names_, \
+            response_method_
         As in :class:`AdaptiveGrouper`.
     n_features_in_ : int
         Number of features seen during :term:`fit`.
@@ -176,7 +177,7 @@ class PairwiseGrouper(_BaseGrouper):
         "pair_score": [StrOptions({"loss", "interaction"})],
         "linkage": [StrOptions({"single", "average", "complete"})],
         "response_method": [
-            StrOptions({"auto", "predict", "predict_proba", "decision_function"})
+            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds"})
         ],
         "target": "no_validation",
         "n_jobs": [Integral, None],

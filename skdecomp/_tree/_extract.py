@@ -516,6 +516,12 @@ def extract_tree_model(estimator, response=None):
         With the reason, when the model or its output has no tree path.
     """
     method = "predict" if response is None else response.method
+    if method == "log_odds":
+        raise TreeUnsupportedError(
+            "the log-odds of predict_proba are not a sum over trees; "
+            "response_method='predict_proba' or a model with a "
+            "decision_function has a tree path"
+        )
     preprocess, model, src = _split_pipeline(estimator)
     _check_supported(model)
     builder, offset, kind, what = _model_outputs(model, method)
