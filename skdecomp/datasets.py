@@ -3,8 +3,9 @@
 Each generator returns a :class:`~sklearn.utils.Bunch` with the data, the
 target, the true partition of the columns and the function itself (a
 picklable callable that also has ``predict``, so it can be explained
-directly). Features are independent, so the true partition is the one with
-no between-group interaction (see the user guide, :ref:`why_disagree`).
+directly). Features are independent unless asked otherwise; the true
+partition is the one with no between-group interaction (see the user guide,
+:ref:`why_disagree`).
 Everything is generated locally; nothing is downloaded.
 """
 
@@ -13,6 +14,7 @@ Everything is generated locally; nothing is downloaded.
 from numbers import Integral, Real
 
 import numpy as np
+from scipy import special
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import Bunch, check_random_state
 
@@ -115,8 +117,18 @@ class BlockFunction(RegressorMixin, BaseEstimator):
         return "BlockFunction(" + " + ".join(terms) + ")"
 
 
-def _bunch(function, n_samples, noise, rng, description):
-    X = rng.uniform(-1.0, 1.0, size=(n_samples, function.n_features))
+def _uniform_rows(rng, n_samples, n_features, correlation):
+    """Uniform(-1, 1) columns, independent or through an equicorrelated Gaussian copula."""
+    if correlation == 0:
+        return rng.uniform(-1.0, 1.0, size=(n_samples, n_features))
+    cov = np.full((n_features, n_features), correlation)
+    np.fill_diagonal(cov, 1.0)
+    Z = rng.standard_normal((n_samples, n_features)) @ np.linalg.cholesky(cov).T
+    return 2.0 * special.ndtr(Z) - 1.0
+
+
+def _bunch(function, n_samples, noise, rng, description, correlation=0.0):
+    X = _uniform_rows(rng, n_samples, function.n_features, correlation)
     y = function(X)
     if noise > 0:
         y = y + noise * rng.standard_normal(n_samples)
@@ -197,19 +209,29 @@ class _AgreedExample(BlockFunction):
         "n_features": [Interval(Integral, 1, None, closed="left")],
         "max_block_size": [Interval(Integral, 1, None, closed="left")],
         "noise": [Interval(Real, 0, None, closed="left")],
+        "correlation": [Interval(Real, 0, 1, closed="left")],
         "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,
 )
 def make_block_function(
-    n_samples=1000, *, n_features=8, max_block_size=3, noise=0.0, random_state=None
+    n_samples=1000,
+    *,
+    n_features=8,
+    max_block_size=3,
+    noise=0.0,
+    correlation=0.0,
+    random_state=None,
 ):
     """Generate a random sum of functions of disjoint blocks of columns.
 
     The columns are shuffled and cut into blocks of 1 to ``max_block_size``
     columns (sizes drawn uniformly); each block gets a random shape (see
     :class:`BlockFunction`) and a coefficient of random sign with magnitude
-    in [1, 2]. Features are independent Uniform(-1, 1).
+    in [1, 2]. Features are Uniform(-1, 1): independent, or dependent
+    through a Gaussian copula with ``correlation > 0``. The function is
+    additive over its blocks pointwise, so the true partition is the same
+    either way.
 
     Parameters
     ----------
@@ -221,6 +243,12 @@ def make_block_function(
         Largest number of columns in a block.
     noise : float, default=0.0
         Standard deviation of Gaussian noise added to the target.
+    correlation : float, default=0.0
+        In [0, 1): the features are ``2 Phi(z) - 1`` for Gaussian z with
+        unit variances and this correlation between every two columns
+        (Phi the normal CDF), so each is Uniform(-1, 1) with Spearman
+        correlation ``(6 / pi) arcsin(correlation / 2)``. 0 draws
+        independent uniforms directly (the rows of earlier versions).
     random_state : int, RandomState instance or None, default=None
         Draws the blocks, their shapes and coefficients, the rows and the
         noise.
@@ -252,7 +280,7 @@ def make_block_function(
     ]
     coefs = rng.uniform(1.0, 2.0, size=len(blocks)) * rng.choice([-1.0, 1.0], size=len(blocks))
     function = BlockFunction(blocks, shapes, [float(c) for c in coefs], n_features)
-    return _bunch(function, n_samples, noise, rng, repr(function))
+    return _bunch(function, n_samples, noise, rng, repr(function), correlation)
 
 
 # -- images ------------------------------------------------------------------------

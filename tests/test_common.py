@@ -10,8 +10,10 @@ from skdecomp import (
     CorrelationGrouper,
     Explainer,
     FixedGrouper,
+    IShapGrouper,
     PairwiseGrouper,
     PatchGrouper,
+    RecursiveGrouper,
     SuperpixelGrouper,
 )
 
@@ -20,6 +22,8 @@ ESTIMATORS = [
     Explainer(LinearRegression(), background=5),
     AdaptiveGrouper(LinearRegression(), max_samples=5),
     PairwiseGrouper(LinearRegression(), max_samples=5),
+    RecursiveGrouper(LinearRegression(), max_samples=5),
+    IShapGrouper(LinearRegression(), max_samples=5, test_samples=20),
     CorrelationGrouper(),
     FixedGrouper(),
     Explainer(LinearRegression(), groups=AdaptiveGrouper(max_samples=5), background=5),

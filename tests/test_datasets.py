@@ -68,3 +68,57 @@ def test_bad_input():
         make_agreed_example(10, noise=-1.0)
     with pytest.raises(ValueError, match="shape"):
         make_agreed_example(5).function(np.zeros((3, 4)))
+
+
+# -- correlated features ---------------------------------------------------------------
+# sha256 of data and target before ``correlation`` existed (rows of 20, 6 columns, noise 0.1)
+BEFORE_CORRELATION = {
+    0: "44d7ea21c8c5cb879e6c48ac8c743e8b2190f62e6b4c729d6e22ac3a844855b2",
+    7: "ca86ec6ff43dd5ec0bdd319117603e24d39fc098317c67e385c4161c42de05a3",
+}
+
+
+@pytest.mark.parametrize("seed", sorted(BEFORE_CORRELATION))
+def test_no_correlation_keeps_earlier_rows_bit_identical(seed):
+    import hashlib
+
+    for kwargs in ({}, {"correlation": 0.0}):
+        data = make_block_function(20, n_features=6, noise=0.1, random_state=seed, **kwargs)
+        digest = hashlib.sha256(data.data.tobytes() + data.target.tobytes()).hexdigest()
+        assert digest == BEFORE_CORRELATION[seed]
+
+
+def test_correlated_features_are_uniform_with_copula_correlation():
+    from scipy.stats import kstest, spearmanr
+
+    rho = 0.6
+    data = make_block_function(20000, n_features=4, correlation=rho, random_state=0)
+    X = data.data
+    assert X.min() >= -1 and X.max() <= 1
+    for j in range(4):  # each margin is Uniform(-1, 1)
+        assert kstest(X[:, j], "uniform", args=(-1, 2)).pvalue > 1e-3
+    spearman = spearmanr(X).statistic[np.triu_indices(4, 1)]
+    # Spearman correlation of a Gaussian copula: (6 / pi) arcsin(rho / 2)
+    np.testing.assert_allclose(spearman, 6 / np.pi * np.arcsin(rho / 2), atol=0.02)
+    # the blocks are drawn before the rows: same function as without correlation
+    plain = make_block_function(50, n_features=4, random_state=0)
+    assert data.groups == plain.groups and repr(data.function) == repr(plain.function)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_correlated_block_function_keeps_its_partition(seed):
+    data = make_block_function(40, n_features=7, correlation=0.8, random_state=seed)
+    f = data.function
+    block = {j: k for k, g in enumerate(data.groups) for j in g}
+    x, z = data.data[:20], data.data[20:]
+    for i in range(7):
+        for j in range(i + 1, 7):
+            if block[i] != block[j]:
+                assert np.abs(second_difference(f, x, z, i, j)).max() < 1e-12
+
+
+def test_correlation_out_of_range():
+    with pytest.raises(ValueError, match="correlation"):
+        make_block_function(10, correlation=1.0)
+    with pytest.raises(ValueError, match="correlation"):
+        make_block_function(10, correlation=-0.1)

@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import HasMethods, Interval, StrOptions, _fit_context, transactional_fit
-from .._game import CoalitionGame
+from .._game import AnchoredStatistics, CoalitionGame
 from .._image import (
     as_image_rows,
     baseline_rows,
@@ -33,6 +33,43 @@ from ._image import agreed_images, image_response, initial_label_maps
 from ._merge import cut, greedy_merges
 
 __all__ = ["AdaptiveGrouper"]
+
+# A merge is kept when it lowers the held-out loss by more than this many
+# standard errors of the decrease.
+_HELD_OUT_Z = 1.0
+
+
+class _HeldOutScore:
+    """The AGREED loss of every partition along the merges, on held-out rows.
+
+    The loss is a mean over rows, ``L = mean_n sum_k c_k(n)`` with
+    ``c_k(n) = sum_o (rows_k + cols_k)[o, n]**2`` (see
+    :meth:`~skdecomp._game.AnchoredStatistics.potentials_from`), so the
+    decrease of a merge of groups i and j into g is the mean over held-out
+    rows of ``d(n) = c_i(n) + c_j(n) - c_g(n)``, and its standard error is
+    ``std(d) / sqrt(N_held)``. The merge is kept when the mean exceeds
+    ``_HELD_OUT_Z`` standard errors.
+    """
+
+    def __init__(self, stats, groups, min_decrease=0.0):
+        self.stats = stats
+        self.min_decrease = min_decrease
+        empty = np.zeros(0, dtype=np.int64)
+        rows, cols = stats.union_means(empty, [np.asarray(g) for g in groups])
+        c = ((rows + cols) ** 2).sum(axis=1)
+        self.contrib = {k: c[k] for k in range(len(groups))}
+        self.losses = [float(c.sum(axis=0).mean())]
+        self.errors = []
+
+    def __call__(self, problem, i, j, g, units):
+        rows, cols = self.stats.union_means(np.zeros(0, dtype=np.int64), [units])
+        self.contrib[g] = ((rows[0] + cols[0]) ** 2).sum(axis=0)
+        d = self.contrib.pop(i) + self.contrib.pop(j) - self.contrib[g]
+        n = d.shape[0]
+        error = float(d.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
+        self.losses.append(float(np.sum(list(self.contrib.values()), axis=0).mean()))
+        self.errors.append(error)
+        return float(d.mean()) > max(_HELD_OUT_Z * error, self.min_decrease)
 
 
 class AdaptiveGrouper(_BaseGrouper):
@@ -69,14 +106,25 @@ class AdaptiveGrouper(_BaseGrouper):
         the anchored matrices. Cost grows as N**2; 100 is a good default, 50
         for wide data.
 
-    n_groups : int or None, default=None
+    n_groups : int, "auto" or None, default="auto"
         Merge until this many groups remain (``rel_tol`` is then ignored).
-        None stops on ``rel_tol``.
+        "auto" (or None) stops on ``rel_tol`` when it is set, and otherwise
+        on held-out rows: a second sample of rows, disjoint from the N rows
+        the merges are chosen on (``max_samples`` more rows, or X split in
+        two halves when it has fewer than ``2 * max_samples`` rows), scores
+        every merge, and a merge is kept only when it lowers the AGREED loss
+        of these held-out rows by more than one paired standard error over
+        the held-out rows and by more than ``group_penalty * Var(f) / (d -
+        1)``, the price of one merge in :meth:`Explainer.score`. Merging
+        stops at the first merge that fails; it stays in ``history_`` with
+        ``"accepted": False``. Images have no rows to hold out: there "auto"
+        stops on ``rel_tol``, 0.25 when it is None.
 
-    rel_tol : float, default=0.25
-        When ``n_groups`` is None, stop as soon as the loss is at most
+    rel_tol : float or None, default=None
+        The stopping rule of the AGREED paper: unless ``n_groups`` is a
+        number, stop as soon as the loss on the sample is at most
         ``rel_tol`` times the initial loss. 0 merges until no between-group
-        interaction is left.
+        interaction is left. None uses the held-out rule of ``n_groups``.
 
     merge_score : {"loss", "interaction"}, default="loss"
         How the partner j of the chosen group i is picked: "loss" takes the
@@ -137,6 +185,13 @@ class AdaptiveGrouper(_BaseGrouper):
         kept as they are and never merged. None sets no bound. Setting it
         for images raises a ValueError.
 
+    group_penalty : float, default=0.1
+        With ``n_groups="auto"``: the smallest gain worth a merge, as in
+        :meth:`Explainer.score` (a merge must lower the held-out loss by
+        more than ``group_penalty / (d - 1)`` times the variance of the
+        model output, d the number of columns). 0 keeps every merge whose
+        gain exceeds its sampling error.
+
     image_shape : tuple of int or None, default=None
         Set it (or pass images of shape (n, H, W) or (n, H, W, C)) for
         per-image AGREED (see :ref:`agreed`): every image x passed to
@@ -179,13 +234,23 @@ class AdaptiveGrouper(_BaseGrouper):
         One entry per merge, in order, with keys ``"groups"`` (the two merged
         groups, as column lists), ``"names"``, ``"score"`` (the loss decrease
         or interaction strength), ``"loss_before"``, ``"loss_after"``,
-        ``"n_groups"`` (after the merge) and ``"model_calls"`` (so far).
+        ``"n_groups"`` (after the merge), ``"model_calls"`` (so far),
+        ``"held_out_loss_before"``, ``"held_out_loss_after"`` and
+        ``"held_out_error"`` (the loss on the held-out rows and the
+        standard error of its decrease, with ``n_groups="auto"``, else
+        None) and ``"accepted"`` (False for a merge refused on the held-out
+        rows, which is not in ``groups_``).
     loss_ : float
         AGREED loss of the final partition on the sample.
+    held_out_initial_loss_ : float or None
+        With ``n_groups="auto"``, the AGREED loss of the initial partition on
+        the held-out rows.
     stop_reason_ : str
         Why merging stopped: ``"n_groups"`` (``n_groups`` groups, or a
         single group, were reached), ``"rel_tol"`` (the loss fell to
-        ``rel_tol`` times the initial loss), ``"max_group_size"`` (every
+        ``rel_tol`` times the initial loss, or to zero), ``"held_out"``
+        (``n_groups="auto"``: the next merge did not pay on the held-out
+        rows), ``"max_group_size"`` (every
         remaining merge would exceed ``max_group_size``) or
         ``"connectivity"`` (images: no two adjacent groups are left). For
         images, the first image's.
@@ -262,8 +327,8 @@ class AdaptiveGrouper(_BaseGrouper):
     _parameter_constraints = {
         "estimator": _MODEL_CONSTRAINT,
         "max_samples": [Interval(Integral, 2, None, closed="left")],
-        "n_groups": [Interval(Integral, 1, None, closed="left"), None],
-        "rel_tol": [Interval(Real, 0, 1, closed="both")],
+        "n_groups": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "rel_tol": [Interval(Real, 0, 1, closed="both"), None],
         "merge_score": [StrOptions({"loss", "interaction"})],
         "initial_groups": [None, list, tuple, dict, HasMethods(["fit"]), np.ndarray],
         "response_method": [
@@ -275,6 +340,7 @@ class AdaptiveGrouper(_BaseGrouper):
         "max_memory": [Interval(Integral, 1, None, closed="left"), str, None],
         "verbose": ["verbose"],
         "max_group_size": [Interval(Integral, 1, None, closed="left"), None],
+        "group_penalty": [Interval(Real, 0, None, closed="left")],
         "image_shape": [tuple, list, None],
         "adjacency": [StrOptions({"4", "8"})],
         "baseline": [StrOptions({"zeros", "mean", "blur"}), "array-like", None],
@@ -286,8 +352,8 @@ class AdaptiveGrouper(_BaseGrouper):
         estimator=None,
         *,
         max_samples=100,
-        n_groups=None,
-        rel_tol=0.25,
+        n_groups="auto",
+        rel_tol=None,
         merge_score="loss",
         initial_groups=None,
         response_method="auto",
@@ -298,6 +364,7 @@ class AdaptiveGrouper(_BaseGrouper):
         verbose=0,
         algorithm="auto",
         max_group_size=None,
+        group_penalty=0.1,
         image_shape=None,
         adjacency="4",
         baseline=None,
@@ -316,6 +383,7 @@ class AdaptiveGrouper(_BaseGrouper):
         self.verbose = verbose
         self.algorithm = algorithm
         self.max_group_size = max_group_size
+        self.group_penalty = group_penalty
         self.image_shape = image_shape
         self.adjacency = adjacency
         self.baseline = baseline
@@ -357,30 +425,47 @@ class AdaptiveGrouper(_BaseGrouper):
         feature_names = getattr(self, "feature_names_in_", None)
         initial, names = resolve_groups(self.initial_groups, X.shape[1], feature_names)
         rng = check_random_state(self.random_state)
-        ev = self._sample(self._fit_model(X, y, rng))
+        auto = not isinstance(self.n_groups, Integral) and self.rel_tol is None
         # groups are kept in the order of their first column
         order = np.argsort([int(g[0]) for g in initial], kind="stable")
         groups = [initial[k] for k in order]
         names = [names[k] for k in order]
+        held = None
+        if auto:
+            game, held_rows = self._fit_model(X, y, rng, held_out=True)
+            ev = self._sample(game)
+            held_stats = AnchoredStatistics(
+                game, held_rows, max_memory=self.max_memory, what="the held-out rows"
+            )
+            d = X.shape[1]
+            penalty = self.group_penalty * held_stats.variance / max(d - 1, 1)
+            held = _HeldOutScore(held_stats, groups, penalty)
+        else:
+            ev = self._sample(self._fit_model(X, y, rng))
         bar = _progress(self.verbose, len(groups) - 1, "AGREED merges")
         (tree,) = greedy_merges(
             ev,
             [groups],
-            n_groups=self.n_groups,
-            rel_tol=self.rel_tol,
+            n_groups=self.n_groups if isinstance(self.n_groups, Integral) else None,
+            rel_tol=0.0 if self.rel_tol is None else self.rel_tol,
             merge_score=self.merge_score,
             order="first",
             progress=bar,
             max_group_size=self.max_group_size,
+            accept=held,
         )
         bar.close()
         # a merged group is named after its two parts, in merge order
         for a, b in tree.children:
             names.append(f"{names[a]}:{names[b]}")
-        self._set_merges([tree], groups, names)
-        self.model_calls_ = ev.model_calls
-        nodes, labels = cut(tree, tree.n_leaves - tree.n_merges)
+        self._set_merges([tree], groups, names, held_out=held)
+        self.model_calls_ = ev.model_calls + (0 if held is None else held.stats.model_calls)
+        # a merge refused on the held-out rows stays in the history, not in the groups
+        n_final = tree.n_leaves - tree.n_merges + (tree.stop_reason == "held_out")
+        nodes, labels = cut(tree, n_final)
         self._set_partition(self._cut_groups(labels), [names[k] for k in nodes])
+        if tree.stop_reason == "held_out":
+            self.loss_ = tree.losses[-2]
         return self
 
     def _fit_images(self, X, reference):
@@ -408,7 +493,9 @@ class AdaptiveGrouper(_BaseGrouper):
         )
         trees, ev = agreed_images(
             response, flat, baselines, image_shape, self.initial_label_maps_,
-            adjacency=self.adjacency, n_groups=self.n_groups, rel_tol=self.rel_tol,
+            adjacency=self.adjacency,
+            n_groups=self.n_groups if isinstance(self.n_groups, Integral) else None,
+            rel_tol=0.25 if self.rel_tol is None else self.rel_tol,
             merge_score=self.merge_score, max_memory=self.max_memory, n_jobs=self.n_jobs,
         )
         self.model_calls_ = ev.model_calls
@@ -436,7 +523,7 @@ class AdaptiveGrouper(_BaseGrouper):
         self.expected_value_ = float(f_b[0]) if self.n_outputs_ == 1 else np.asarray(f_b)
         return self
 
-    def _set_merges(self, trees, initial_groups, names, images=False):
+    def _set_merges(self, trees, initial_groups, names, images=False, held_out=None):
         """Set the merge history of the first tree, and the merges of every image.
 
         ``initial_groups`` holds the columns of the first tree's leaves and
@@ -460,9 +547,16 @@ class AdaptiveGrouper(_BaseGrouper):
                 "loss_after": tree.losses[t + 1],
                 "n_groups": tree.n_leaves - t - 1,
                 "model_calls": tree.model_calls[t],
+                "held_out_loss_before": None if held_out is None else held_out.losses[t],
+                "held_out_loss_after": None if held_out is None else held_out.losses[t + 1],
+                "held_out_error": None if held_out is None else held_out.errors[t],
+                "accepted": not (
+                    tree.stop_reason == "held_out" and t == len(tree.children) - 1
+                ),
             }
             for t, (a, b) in enumerate(tree.children)
         ]
+        self.held_out_initial_loss_ = None if held_out is None else held_out.losses[0]
         self.initial_loss_ = tree.losses[0]
         self.loss_ = tree.losses[-1]
         self.stop_reason_ = tree.stop_reason
@@ -504,14 +598,15 @@ class AdaptiveGrouper(_BaseGrouper):
         """
         check_is_fitted(self)
         n_initial = len(self.initial_groups_)
+        n_end = n_initial - len(self.history_)
         if (
             not isinstance(n_groups, Integral)
             or isinstance(n_groups, bool)
-            or not self.n_groups_ <= n_groups <= n_initial
+            or not n_end <= n_groups <= n_initial
         ):
             raise ValueError(
                 f"n_groups={n_groups!r} is outside the merge history, which goes "
-                f"from {n_initial} to {self.n_groups_} groups; refit with a "
+                f"from {n_initial} to {n_end} groups; refit with a "
                 "smaller n_groups (or rel_tol=0) to go further."
             )
         _, labels = cut(self._trees[0], n_groups)

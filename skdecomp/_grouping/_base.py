@@ -95,8 +95,13 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
         self.group_names_ = np.asarray(names, dtype=object)
         self._n_features_out = self.n_groups_
 
-    def _fit_model(self, X, y, rng):
-        """Fit or take the model; draw the sample; set the response."""
+    def _fit_model(self, X, y, rng, held_out=False):
+        """Fit or take the model; draw the sample; set the response.
+
+        With ``held_out``, a second sample of rows disjoint from the first
+        is drawn and returned with the game: ``max_samples`` rows each when X
+        has at least twice as many, else X split in two halves.
+        """
         estimator = getattr(self, "estimator", None)
         if estimator is None:
             raise ValueError(
@@ -111,11 +116,24 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
                 f"at least 2 rows, got {X.shape[0]} sample; give more rows."
             )
         n = X.shape[0]
-        idx = (
-            np.arange(n)
-            if self.max_samples >= n
-            else np.sort(rng.choice(n, size=self.max_samples, replace=False))
-        )
+        if held_out:
+            if n < 4:
+                raise ValueError(
+                    f"n_groups='auto' scores every merge on held-out rows and needs "
+                    f"at least 4 rows (2 to merge on, 2 held out), got {n}; give "
+                    "more rows, or set n_groups to a number or rel_tol (e.g. 0.25)."
+                )
+            perm = rng.permutation(n)
+            n_sel = min(self.max_samples, (n + 1) // 2)
+            n_held = min(self.max_samples, n - n_sel)
+            idx = np.sort(perm[:n_sel])
+            held_idx = np.sort(perm[n_sel : n_sel + n_held])
+        else:
+            idx = (
+                np.arange(n)
+                if self.max_samples >= n
+                else np.sort(rng.choice(n, size=self.max_samples, replace=False))
+            )
         sample = _take_rows(X, idx)
         self.background_ = sample
         response, self.output_names_ = resolve_response(
@@ -136,6 +154,8 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
         )
         base = self.game_.expected_value
         self.expected_value_ = float(base[0]) if self.n_outputs_ == 1 else base
+        if held_out:
+            return self.game_, _take_rows(X, held_idx)
         return self.game_
 
     def _sample(self, game):

@@ -279,6 +279,7 @@ def greedy_merges(
     order="first",
     progress=None,
     max_group_size=None,
+    accept=None,
 ):
     """Run the greedy merges of AGREED on one or several partitions in lockstep.
 
@@ -301,7 +302,9 @@ def greedy_merges(
     ``"n_groups"`` (the requested number of groups, or a single group, was
     reached), ``"rel_tol"`` (the loss fell to the tolerance),
     ``"max_group_size"`` (no two groups may merge without exceeding the
-    bound) or ``"connectivity"`` (no two adjacent groups are left).
+    bound), ``"connectivity"`` (no two adjacent groups are left) or
+    ``"held_out"`` (``accept`` refused the last merge, which stays in the
+    tree).
 
     Parameters
     ----------
@@ -331,6 +334,10 @@ def greedy_merges(
     max_group_size : int or None, default=None
         Largest number of units of a merged group; None sets no bound.
         Initial groups larger than the bound are kept but never merged.
+    accept : callable or None, default=None
+        Called after every merge as ``accept(problem, i, j, g, units)``, with
+        the merged nodes i and j, the new node g and its units; merging of
+        that problem stops when it returns False.
 
     Returns
     -------
@@ -411,10 +418,12 @@ def greedy_merges(
                 parts = tuple(np.stack(s) for s in zip(*(pb.stats[j] for j in cands)))
                 scores = evaluator.interactions_from(pb.stats[i], parts, union)
             best = int(np.argmax(scores))
-            g = pb.merge(
-                i, cands[best], unions[best], psi_union[best], float(scores[best])
-            )
-            pb.done = stop(pb)
+            j = cands[best]
+            g = pb.merge(i, j, unions[best], psi_union[best], float(scores[best]))
+            if accept is not None and not accept(pb.index, i, j, g, pb.units[g]):
+                pb.done, pb.stop_reason = True, "held_out"
+            else:
+                pb.done = stop(pb)
             if pb.neighbours is not None and not pb.done:
                 nb = pb.candidates(g)
                 if nb:
