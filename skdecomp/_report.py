@@ -718,15 +718,27 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
                 str(name): [str(X.columns[j]) for j in cols]
                 for name, cols in zip(grouper.group_names_, grouper.groups_)
             }
+            def _num(v):
+                return None if v is None else float(v)
+
             history = {
                 "initial_loss": float(grouper.initial_loss_),
                 "final_loss": float(grouper.loss_),
+                "held_out_initial_loss": _num(grouper.held_out_initial_loss_),
+                "n_groups": int(grouper.n_groups_),
+                "n_columns": int(X.shape[1]),
+                "largest_group": int(max(len(g) for g in grouper.groups_)),
+                "stop_reason": str(grouper.stop_reason_),
                 "merges": [
                     {
                         "groups": [[int(j) for j in g] for g in h["groups"]],
                         "names": [str(n) for n in h["names"]],
                         "loss_before": float(h["loss_before"]),
                         "loss_after": float(h["loss_after"]),
+                        "held_out_loss_before": _num(h["held_out_loss_before"]),
+                        "held_out_loss_after": _num(h["held_out_loss_after"]),
+                        "held_out_error": _num(h["held_out_error"]),
+                        "accepted": bool(h["accepted"]),
                         "n_groups": int(h["n_groups"]),
                     }
                     for h in grouper.history_
@@ -837,17 +849,103 @@ def render_html(results, figures=None, title="skdecomp report"):
     if results.get("agreed"):
         a = results["agreed"]
         parts.append("<h2>How AGREED merged the columns</h2>")
-        parts.append(
-            f"<p>Between-group interaction loss fell from {a['initial_loss']:.4g} "
-            f"to {a['final_loss']:.4g}.</p>"
-        )
+        parts.extend(_agreed_summary(a))
         if "agreed_curve" in figures:
             parts.extend(figures["agreed_curve"])
-        parts.append(_table(["merged", "groups after", "loss after"],
-                            [[" + ".join(h["names"]), str(h["n_groups"]), h["loss_after"]]
-                             for h in a["merges"]]))
+        parts.append(
+            "<p>Each merge, with the share of the initial interaction loss it "
+            "removed on the sample and on held-out rows:</p>"
+        )
+        parts.append(_table(
+            ["merged", "groups after", "loss removed", "held-out loss removed", "kept"],
+            [[" + ".join(h["names"]), str(h["n_groups"]),
+              _share(h["loss_before"] - h["loss_after"], a["initial_loss"]),
+              _share(_diff(h["held_out_loss_before"], h["held_out_loss_after"]),
+                     a.get("held_out_initial_loss")),
+              "yes" if h.get("accepted", True) else "no: did not pay on held-out rows"]
+             for h in a["merges"]],
+        ))
     parts.append("<p>Made with skdecomp.</p></body></html>")
     return "\n".join(parts)
+
+
+_STOP_REASONS = {
+    "held_out": "the next merge did not lower the interaction loss of held-out rows "
+    "by more than its sampling error and the price of a coarser explanation",
+    "rel_tol": "the interaction loss fell below the tolerance",
+    "n_groups": "the requested number of groups was reached",
+    "max_group_size": "every further merge would exceed the largest group size",
+}
+
+
+def _diff(before, after):
+    return None if before is None or after is None else before - after
+
+
+def _share(value, total):
+    """A loss decrease as a percentage of the initial loss; round-off shows as 0."""
+    if value is None or not total:
+        return "-"
+    share = 100.0 * value / total
+    return "0%" if abs(share) < 0.05 else f"{share:.1f}%"
+
+
+def _agreed_summary(a):
+    """Plain-words paragraphs on what AGREED merged and why it stopped."""
+    initial, final = a["initial_loss"], a["final_loss"]
+    removed = _share(initial - final, initial)
+    out = []
+    if a.get("n_groups") is not None:
+        out.append(
+            f"<p>AGREED merged the {a['n_columns']} columns into {a['n_groups']} "
+            f"groups, removing {_e(removed)} of the interaction loss between "
+            f"groups on its sample; it stopped because "
+            f"{_e(_STOP_REASONS.get(a['stop_reason'], a['stop_reason']))}.</p>"
+        )
+        if a["largest_group"] > max(2, a["n_columns"] // 2):
+            out.append(
+                "<div class='note'>Warning: one group holds "
+                f"{a['largest_group']} of the {a['n_columns']} columns. The "
+                "explanations agree over it only because they no longer tell "
+                "those columns apart; the model's interactions are spread over "
+                "many columns. Read the per-column results above, or bound the "
+                "groups (AdaptiveGrouper(max_group_size=...)).</div>"
+            )
+    else:
+        out.append(f"<p>Between-group interaction loss fell by {_e(removed)}.</p>")
+    return out
+
+
+def _agreed_curve(plt, agreed):
+    """Loss left after every merge, on the sample and on held-out rows."""
+    merges = agreed["merges"]
+    n = [merges[0]["n_groups"] + 1] + [h["n_groups"] for h in merges]
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    curves = [("on the sample", agreed["initial_loss"], "loss_after", "o", "C0")]
+    if agreed.get("held_out_initial_loss"):
+        curves.append(("on held-out rows", agreed["held_out_initial_loss"],
+                       "held_out_loss_after", "s", "C1"))
+    for label, start, key, marker, color in curves:
+        values = [start] + [h[key] for h in merges]
+        share = 100.0 * np.asarray(values, dtype=float) / (start or 1.0)
+        ax.plot(n, share, marker=marker, color=color, label=label)
+    refused = [h["n_groups"] for h in merges if not h.get("accepted", True)]
+    if refused:
+        ax.axvspan(min(refused) - 0.5, min(refused) + 0.5, color="0.9", zorder=0,
+                   label="merge refused")
+    chosen = agreed.get("n_groups")
+    if chosen is not None:
+        ax.axvline(chosen, color="0.3", linestyle=":", linewidth=1.2,
+                   label=f"chosen: {chosen} groups")
+    ax.set_xlim(max(n) + 0.5, min(n) - 0.5)
+    ax.set_xticks(n)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("number of groups (merges go right)")
+    ax.set_ylabel("interaction loss left, % of start")
+    ax.set_title("What each AGREED merge buys")
+    ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    return fig
 
 
 def make_figures(results):
@@ -859,7 +957,7 @@ def make_figures(results):
         import matplotlib.pyplot as plt
     except ImportError:
         return {}
-    from .plot import AttributionDisplay, DisagreementDisplay, GroupingDisplay
+    from .plot import AttributionDisplay, DisagreementDisplay
 
     figures = {}
     for key, part in results["partitions"].items():
@@ -883,11 +981,7 @@ def make_figures(results):
         figures[key] = [_png(fig)]
     agreed = results.get("agreed")
     if agreed and agreed["merges"]:
-        fig, ax = plt.subplots(figsize=(7, 4))
-        GroupingDisplay.from_result(
-            agreed["merges"], initial_loss=agreed["initial_loss"], ax=ax
-        )
-        figures["agreed_curve"] = [_png(fig)]
+        figures["agreed_curve"] = [_png(_agreed_curve(plt, agreed))]
     return figures
 
 

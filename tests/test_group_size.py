@@ -5,7 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skdecomp import AdaptiveGrouper, CorrelationGrouper, PairwiseGrouper
+from skdecomp import (
+    AdaptiveGrouper,
+    CorrelationGrouper,
+    IShapGrouper,
+    PairwiseGrouper,
+    RecursiveGrouper,
+)
 from skdecomp.datasets import make_agreed_example
 
 
@@ -22,23 +28,34 @@ def _random_model(d, seed):
     return f, rng.normal(size=(30, d))
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     d=st.integers(2, 6),
     bound=st.integers(1, 6),
     seed=st.integers(0, 10_000),
-    which=st.sampled_from(["agreed", "agreed_interaction", "pairwise", "correlation"]),
+    which=st.sampled_from([
+        "agreed", "agreed_interaction", "agreed_auto", "pairwise", "correlation",
+        "recursive", "ishap",
+    ]),
     n_groups=st.sampled_from([None, 1, 2]),
     linkage=st.sampled_from(["single", "average", "complete"]),
 )
 def test_no_group_exceeds_max_group_size(d, bound, seed, which, n_groups, linkage):
     f, X = _random_model(d, seed)
-    if which.startswith("agreed"):
+    if which == "agreed_auto":
+        grouper = AdaptiveGrouper(
+            f, max_samples=8, group_penalty=0.0, max_group_size=bound, random_state=seed
+        )
+    elif which.startswith("agreed"):
         score = "interaction" if which == "agreed_interaction" else "loss"
         grouper = AdaptiveGrouper(
             f, max_samples=8, rel_tol=0, n_groups=n_groups, merge_score=score,
             max_group_size=bound, random_state=seed,
         )
+    elif which in ("recursive", "ishap"):
+        cls = RecursiveGrouper if which == "recursive" else IShapGrouper
+        grouper = cls(f, max_samples=8, n_groups=n_groups, max_group_size=bound,
+                      random_state=seed)
     elif which == "pairwise":
         grouper = PairwiseGrouper(
             f, max_samples=8, n_groups=n_groups, linkage=linkage,
@@ -54,7 +71,7 @@ def test_no_group_exceeds_max_group_size(d, bound, seed, which, n_groups, linkag
     assert sorted(c for g in grouper.groups_ for c in g) == list(range(d))
     if which.startswith("agreed"):
         assert all(len(sum(h["groups"], [])) <= bound for h in grouper.history_)
-        assert grouper.stop_reason_ in {"n_groups", "rel_tol", "max_group_size"}
+        assert grouper.stop_reason_ in {"n_groups", "rel_tol", "max_group_size", "held_out"}
         if grouper.stop_reason_ == "max_group_size":
             # no two remaining groups fit together
             sizes = sorted(len(g) for g in grouper.groups_)
