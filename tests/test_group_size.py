@@ -138,11 +138,22 @@ def test_correlation_bound_splits_a_block():
     assert sorted(len(g) for g in groups) == [2, 2]
 
 
-def test_max_group_size_images_raises():
-    images = np.random.RandomState(0).random_sample((1, 4, 4))
-    grouper = AdaptiveGrouper(lambda x: x.reshape(len(x), -1).sum(1), max_group_size=3)
-    with pytest.raises(ValueError, match="applies to tables only"):
-        grouper.fit(images)
+def test_max_group_size_images():
+    # a product of every pixel: unbounded, the whole image becomes one group
+    images = np.random.RandomState(0).uniform(0.5, 1.5, size=(2, 4, 4))
+
+    def f(x):
+        return np.prod(x.reshape(len(x), -1), axis=1)
+
+    free = AdaptiveGrouper(f, rel_tol=0).fit(images)
+    assert free.n_groups_ == 1
+    for bound in (1, 3, 5):
+        grouper = AdaptiveGrouper(f, rel_tol=0, max_group_size=bound).fit(images)
+        for labels in grouper.label_maps_:
+            assert np.bincount(labels.ravel()).max() <= bound
+        assert grouper.stop_reason_ == "max_group_size"
+        if bound == 1:
+            assert grouper.n_groups_ == 16 and not grouper.history_
 
 
 @pytest.mark.parametrize(

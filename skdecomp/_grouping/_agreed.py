@@ -177,13 +177,12 @@ class AdaptiveGrouper(_BaseGrouper):
         "model_agnostic" always calls the model.
 
     max_group_size : int or None, default=None
-        Tables only: the largest number of columns of a group. A merge whose
-        union would have more columns is not a candidate; when the group of
-        largest Psi has no admissible partner, the next group is taken, and
-        merging stops when no admissible merge is left (``stop_reason_`` is
-        then ``"max_group_size"``). Initial groups larger than the bound are
-        kept as they are and never merged. None sets no bound. Setting it
-        for images raises a ValueError.
+        The largest number of columns (pixels, for images) of a group. A
+        merge whose union would have more is not a candidate; when the group
+        of largest Psi has no admissible partner, the next group is taken,
+        and merging stops when no admissible merge is left (``stop_reason_``
+        is then ``"max_group_size"``). Initial groups larger than the bound
+        are kept as they are and never merged. None sets no bound.
 
     group_penalty : float, default=0.1
         With ``n_groups="auto"``: the smallest gain worth a merge, as in
@@ -470,13 +469,6 @@ class AdaptiveGrouper(_BaseGrouper):
 
     def _fit_images(self, X, reference):
         """Per-image AGREED: the merge loop on every image against its baseline."""
-        if self.max_group_size is not None:
-            raise ValueError(
-                f"max_group_size={self.max_group_size} bounds the number of "
-                "columns of a group and applies to tables only; per-image "
-                "AGREED keeps groups connected instead. Set max_group_size=None "
-                "for images, or bound the groups with n_groups or rel_tol."
-            )
         flat, image_shape = as_image_rows(X, self.image_shape)
         flat = validate_data(self, flat, dtype="numeric", ensure_min_features=1, reset=True)
         self.image_shape_ = image_shape = check_image_shape(image_shape, flat.shape[1])
@@ -496,6 +488,7 @@ class AdaptiveGrouper(_BaseGrouper):
             adjacency=self.adjacency,
             n_groups=self.n_groups if isinstance(self.n_groups, Integral) else None,
             rel_tol=0.25 if self.rel_tol is None else self.rel_tol,
+            max_group_size=self.max_group_size,
             merge_score=self.merge_score, max_memory=self.max_memory, n_jobs=self.n_jobs,
         )
         self.model_calls_ = ev.model_calls

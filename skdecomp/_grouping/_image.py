@@ -142,7 +142,7 @@ def initial_label_maps(initial_groups, images, image_shape, adjacency):
 
 def agreed_images(
     response, images, baselines, image_shape, label_maps, *, adjacency, n_groups,
-    rel_tol, merge_score, max_memory, n_jobs,
+    rel_tol, merge_score, max_memory, n_jobs, max_group_size=None,
 ):
     """Per-image AGREED, in lockstep over the images.
 
@@ -168,6 +168,8 @@ def agreed_images(
         Bytes of hybrid images built at once (at most 64 MiB).
     n_jobs : int or None
         Joblib workers over batches.
+    max_group_size : int or None, default=None
+        Largest number of pixels of a merged group; None sets no bound.
 
     Returns
     -------
@@ -188,6 +190,7 @@ def agreed_images(
         rel_tol=rel_tol,
         merge_score=merge_score,
         order="created",
+        max_group_size=max_group_size,
     )
     return trees, ev
 
