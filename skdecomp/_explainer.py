@@ -61,15 +61,17 @@ def _check_exact_groups(n_groups, what):
 
 
 def _fit_grouper(
-    grouper, X, y, *, estimator, response_method, target, random_state, baseline=None
+    grouper, X, y, *, estimator, response_method, target, random_state, baseline=None,
+    group_penalty=None,
 ):
     """Fit a clone of ``grouper`` for an explainer.
 
     The explainer's fitted model is passed on when the grouper has an
     ``estimator`` parameter left at None; its ``response_method`` and
     ``target`` are passed on when the grouper's are at their defaults, its
-    ``random_state`` when the grouper's is None, and its baseline image
-    (an array) when the grouper has a ``baseline`` parameter left at None.
+    ``random_state`` when the grouper's is None, its ``group_penalty`` when
+    the grouper's is at its default, and its baseline image (an array) when
+    the grouper has a ``baseline`` parameter left at None.
     """
     # a shallow copy: fitted parameters (e.g. a ColumnTransformer) stay fitted
     grouper = copy.copy(grouper)
@@ -83,6 +85,13 @@ def _fit_grouper(
             updates["target"] = target
     if "random_state" in params and params["random_state"] is None:
         updates["random_state"] = random_state
+    default = getattr(type(grouper).__init__, "__kwdefaults__", None) or {}
+    if (
+        group_penalty is not None
+        and "group_penalty" in params
+        and params["group_penalty"] == default.get("group_penalty")
+    ):
+        updates["group_penalty"] = group_penalty
     if baseline is not None and "baseline" in params and params["baseline"] is None:
         updates["baseline"] = baseline
     grouper.set_params(**updates)
@@ -265,7 +274,9 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
     group_penalty : float, default=0.1
         Trade-off of :meth:`score` between agreement and granularity: the
         score loses ``group_penalty`` when all columns are in one group,
-        proportionally less for finer partitions.
+        proportionally less for finer partitions. Passed on to a grouper
+        that keeps its default, such as ``AdaptiveGrouper(n_groups="auto")``,
+        which stops merging with the same price per merge.
 
     n_samples : int, default=None
         Budget of the sampled methods: the number of coalitions evaluated per
@@ -607,6 +618,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                 response_method=self.response_method,
                 target=self.target,
                 random_state=self.random_state,
+                group_penalty=self.group_penalty,
                 baseline=None if base_row is None else base_row.reshape(
                     image_shape or base_row.shape
                 ),

@@ -126,3 +126,17 @@ def test_auto_errors_and_defaults():
     g = AdaptiveGrouper(data.function, max_samples=100, n_groups="auto",
                         random_state=0).fit(data.data)
     assert g.background_.shape[0] == 20
+
+
+def test_explainer_passes_group_penalty_to_the_grouper():
+    data = make_block_function(120, n_features=5, random_state=1)
+    ex = Explainer(data.function, groups=AdaptiveGrouper(max_samples=30), group_penalty=0.5,
+                   background=10, random_state=0).fit(data.data)
+    assert ex.grouper_.group_penalty == 0.5
+    ref = AdaptiveGrouper(data.function, max_samples=30, group_penalty=0.5,
+                          random_state=0).fit(data.data)
+    assert ex.grouper_.groups_ == ref.groups_
+    # a grouper that sets its own keeps it
+    ex = Explainer(data.function, groups=AdaptiveGrouper(max_samples=30, group_penalty=0.0),
+                   group_penalty=0.5, background=10, random_state=0).fit(data.data)
+    assert ex.grouper_.group_penalty == 0.0

@@ -189,7 +189,8 @@ class AdaptiveGrouper(_BaseGrouper):
         :meth:`Explainer.score` (a merge must lower the held-out loss by
         more than ``group_penalty / (d - 1)`` times the variance of the
         model output, d the number of columns). 0 keeps every merge whose
-        gain exceeds its sampling error.
+        gain exceeds its sampling error. ``Explainer(group_penalty=...,
+        groups=AdaptiveGrouper())`` passes its own value on.
 
     image_shape : tuple of int or None, default=None
         Set it (or pass images of shape (n, H, W) or (n, H, W, C)) for
