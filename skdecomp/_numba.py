@@ -13,7 +13,7 @@ import types
 import numpy as np
 from numba import njit
 
-__all__ = ["serial_and_parallel", "popcounts"]
+__all__ = ["serial_and_parallel", "popcounts", "zeros_1d", "zeros_2d"]
 
 
 def serial_and_parallel(body):
@@ -34,11 +34,30 @@ def serial_and_parallel(body):
 
 
 
+# np.zeros compiles one more implementation per shape and dtype than
+# np.empty on the first call of a process; kernels on the paths a first call
+# takes allocate zeros through these instead (inlined, nothing extra to compile).
+@njit(cache=True, inline="always")
+def zeros_1d(n, dtype):
+    """``np.zeros(n, dtype)``."""
+    out = np.empty(n, dtype=dtype)
+    out[:] = 0
+    return out
+
+
+@njit(cache=True, inline="always")
+def zeros_2d(n, m, dtype):
+    """``np.zeros((n, m), dtype)``."""
+    out = np.empty((n, m), dtype=dtype)
+    out[:, :] = 0
+    return out
+
+
 @njit(cache=True)
 def popcounts(n_groups):
     """Number of set bits of every mask in ``range(2**n_groups)``."""
     n_masks = 1 << n_groups
-    out = np.zeros(n_masks, dtype=np.int64)
+    out = zeros_1d(n_masks, np.int64)
     for mask in range(1, n_masks):
         out[mask] = out[mask >> 1] + (mask & 1)
     return out

@@ -7,7 +7,8 @@ from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import overload
 
-from .._numba import popcounts, serial_and_parallel as _serial_and_parallel
+from .._numba import popcounts, zeros_1d, zeros_2d
+from .._numba import serial_and_parallel as _serial_and_parallel
 
 
 # A tree ensemble is given as flat node arrays over all trees:
@@ -151,7 +152,7 @@ def _tree_components_body(
     max_leaves = _tree_max_nodes(roots, node_int.shape[0])
     out = np.zeros((n_rows, n_out, n_cols), dtype=np.float64)
     for r in prange(n_rows):
-        buf = np.zeros((n_cols, n_out), dtype=np.float64)
+        buf = zeros_2d(n_cols, n_out, np.float64)
         st_node, st_a, st_b, leaf, a_set, b_set = _tree_pair_buffers(max_depth, max_leaves)
         for q in range(n_bg):
             for t in range(roots.shape[0]):
@@ -246,7 +247,7 @@ def _tree_attributions_body(
 def _tree_predict_body(X, roots, node_int, threshold, values, cat_bits):
     n_rows = X.shape[0]
     n_out = values.shape[1]
-    out = np.zeros((n_rows, n_out), dtype=np.float64)
+    out = zeros_2d(n_rows, n_out, np.float64)
     for r in prange(n_rows):
         for t in range(roots.shape[0]):
             node = roots[t]
@@ -272,7 +273,7 @@ _tree_predict_serial, _tree_predict_parallel = _serial_and_parallel(_tree_predic
 # there. Rows with equal V are then handled once per leaf.
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _tree_columns(X, Z):
     # [Z; X] column by column: (n_columns, n_background + n_rows)
     n_bg = Z.shape[0]
@@ -367,19 +368,19 @@ def _tree_table(n_rows, n_bg):
             np.empty(size, dtype=np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _tree_walk_buffers(n_all, max_depth):
     # stack_node, stack_level, stack_bit, goes, path of _tree_next_leaf
     return (
         np.empty(max_depth + 2, dtype=np.int64),
         np.empty(max_depth + 2, dtype=np.int64),
         np.empty(max_depth + 2, dtype=np.int64),
-        np.zeros((max_depth + 2, n_all), dtype=np.int64),
-        np.zeros((max_depth + 2, n_all), dtype=np.int64),
+        zeros_2d(max_depth + 2, n_all, np.int64),
+        zeros_2d(max_depth + 2, n_all, np.int64),
     )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _tree_walk_start(root, stack_node, stack_level, stack_bit):
     # push the root of one tree for _tree_next_leaf; returns the stack top
     stack_node[0] = root
@@ -425,11 +426,11 @@ def _tree_attributions_leaf_body(
             p_size = np.empty(n_bg, dtype=np.int64)
             p_bits = np.zeros((n_groups, (n_bg + 61) // 62), dtype=np.int64)
             # index of the bit 2**i from (2**i) % 67, i < 62
-            bit_index = np.zeros(67, dtype=np.int64)
+            bit_index = zeros_1d(67, np.int64)
             for i in range(62):
                 bit_index[(np.int64(1) << i) % 67] = i
-            contrib = np.zeros((n_groups, n_methods), dtype=np.float64)
-            sb = np.zeros(n_methods, dtype=np.float64)
+            contrib = zeros_2d(n_groups, n_methods, np.float64)
+            sb = zeros_1d(n_methods, np.float64)
             # per distinct row pattern of the leaf: its entries lo..hi-1 of a row
             lo = np.empty(n_rows, dtype=np.int64)
             hi = np.empty(n_rows, dtype=np.int64)
@@ -558,12 +559,12 @@ def _tree_attributions_leaf_body(
 ) = _serial_and_parallel(_tree_attributions_leaf_body)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _downsets(n_groups):
     # down[M] is the bitset (64 masks a word) of all subsets of mask M
     n_masks = np.int64(1) << n_groups
     n_words = max(1, n_masks >> 6)
-    down = np.zeros((n_masks, n_words), dtype=np.uint64)
+    down = zeros_2d(n_masks, n_words, np.uint64)
     for M in range(n_masks):
         B = M
         while True:
@@ -574,7 +575,7 @@ def _downsets(n_groups):
     return down
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _leaf_background(li, ptr, pats, counts, down, p_pat, p_count, alive):
     # Background patterns P of leaf li of a _tree_background_leaves summary
     # into p_pat, their counts into p_count, and into alive the row patterns
@@ -613,7 +614,7 @@ def _tree_ternary_chunk(X, n_bg, col_group, roots, node_int, threshold, values,
     p_pat = np.empty(n_bg, dtype=np.int64)
     p_tern = np.empty(n_bg, dtype=np.int64)
     p_w = np.empty(n_bg, dtype=np.float64)
-    alive = np.zeros(n_words, dtype=np.uint64)
+    alive = zeros_1d(n_words, np.uint64)
     stamp = np.full(n_masks, -1, dtype=np.int64)
     cls_of = np.empty(n_masks, dtype=np.int64)
     c_pat = np.empty(n_rows, dtype=np.int64)
@@ -766,8 +767,8 @@ def _ternary_masks(n_groups):
     n_tern = 1
     for _ in range(n_groups):
         n_tern *= 3
-    a_mask = np.zeros(n_tern, dtype=np.int64)
-    b_mask = np.zeros(n_tern, dtype=np.int64)
+    a_mask = zeros_1d(n_tern, np.int64)
+    b_mask = zeros_1d(n_tern, np.int64)
     for i in range(n_tern):
         rest = i
         for k in range(n_groups):
@@ -870,11 +871,14 @@ def _low_bit_jit(word):
     return impl
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _grow(a, n):
     # a copy of a with room for at least n entries
+    # an explicit loop: a slice assignment compiles Numba's shape-mismatch
+    # error message, which costs about a second on the first call
     out = np.empty(max(n, 2 * a.shape[0]), dtype=a.dtype)
-    out[:a.shape[0]] = a
+    for i in range(a.shape[0]):
+        out[i] = a[i]
     return out
 
 
@@ -893,13 +897,13 @@ def _tree_background_leaves(Z, col_group, roots, node_int, threshold, cat_bits,
     n_words = max(1, n_masks >> 6)
     cols = _tree_columns(Z[:0], Z)
     stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(n_bg, max_depth)
-    count_even = np.zeros(n_masks, dtype=np.float64)
-    count_odd = np.zeros(n_masks, dtype=np.float64)
-    seen = np.zeros(n_words, dtype=np.uint64)
+    count_even = zeros_1d(n_masks, np.float64)
+    count_odd = zeros_1d(n_masks, np.float64)
+    seen = zeros_1d(n_words, np.uint64)
     pats = np.empty(1024, dtype=np.int16)  # K <= 12 groups
     counts = np.empty(1024, dtype=np.int32)
-    ptr = np.zeros(1024, dtype=np.int64)
-    tree_start = np.zeros(n_trees + 1, dtype=np.int64)
+    ptr = zeros_1d(1024, np.int64)
+    tree_start = zeros_1d(n_trees + 1, np.int64)
     n = 0
     n_leaves = 0
     for t in range(n_trees):
@@ -968,13 +972,13 @@ def _tree_class_attributions_body(
     down = _downsets(n_groups)
     n_words = down.shape[1]
     n_bits = popcounts(n_groups)
-    bits = np.zeros((n_masks, n_groups), dtype=np.float64)
+    bits = zeros_2d(n_masks, n_groups, np.float64)
     for M in range(n_masks):
         for k in range(n_groups):
             bits[M, k] = (M >> k) & 1
     n_q = n_methods * n_out * n_groups
     cols = _tree_columns(X, X[:0])
-    out = np.zeros((n_rows, n_q), dtype=np.float64)
+    out = zeros_2d(n_rows, n_q, np.float64)
     acc = np.empty((n_slots, n_rows, n_q), dtype=np.float64)
     for c0 in range(0, n_chunks, n_slots):
         n_wave = min(n_slots, n_chunks - c0)
@@ -982,8 +986,8 @@ def _tree_class_attributions_body(
             c = c0 + s
             stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
                 n_rows, max_depth)
-            seen = np.zeros(n_words, dtype=np.uint64)
-            alive = np.zeros(n_words, dtype=np.uint64)
+            seen = zeros_1d(n_words, np.uint64)
+            alive = zeros_1d(n_words, np.uint64)
             p_pat = np.empty(n_bg, dtype=np.int64)
             p_count = np.empty(n_bg, dtype=np.float64)
             compat = np.empty(n_bg, dtype=np.int64)
@@ -1136,10 +1140,10 @@ def _tree_anchored_sums_body(
                     acc_qc[q, j] = 0.0
             stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
                 x_off + n_rows, max_depth)
-            n_z = np.zeros(n_masks, dtype=np.float64)
-            n_x = np.zeros(n_masks, dtype=np.float64)
-            w_x = np.zeros(width, dtype=np.float64)
-            w_z = np.zeros(width, dtype=np.float64)
+            n_z = zeros_1d(n_masks, np.float64)
+            n_x = zeros_1d(n_masks, np.float64)
+            w_x = zeros_1d(width, np.float64)
+            w_z = zeros_1d(width, np.float64)
             for t in range(c, n_trees, n_chunks):
                 top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
                 while top > 0:
