@@ -14,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 sys.path.insert(0, os.path.abspath(".."))
+sys.path.insert(0, os.path.abspath("_ext"))  # local Sphinx extensions
 import skdecomp  # noqa: E402
 
 project = "skdecomp"
@@ -25,7 +26,7 @@ version = ".".join(release.split(".")[:2])
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.mathjax",
+    "mathtext_svg",  # maths typeset at build time, no script or network
     "sphinx.ext.doctest",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
@@ -65,6 +66,12 @@ sphinx_gallery_conf = {
     "backreferences_dir": "generated/backreferences",
     "doc_module": ("skdecomp",),
     "reset_modules": ("matplotlib",),
+    # The last expression of a cell is shown under it, except for displays and
+    # matplotlib objects: the figure already shows them, and their repr is only
+    # "<... object at 0x...>".
+    "ignore_repr_types": r"Display'>$|^<class 'matplotlib\.",
+    # the timing page loads scripts from a CDN; the docs work offline
+    "write_computation_times": False,
 }
 
 # -- figures made by the plot directive ----------------------------------------
@@ -72,6 +79,13 @@ plot_include_source = False
 plot_html_show_source_link = False
 plot_html_show_formats = False
 plot_formats = [("png", 110)]
+
+# -- maths --------------------------------------------------------------------
+# Formulas are typeset by matplotlib's mathtext when the pages are built and
+# written into them as SVG (doc/_ext/mathtext_svg.py): the pages show them
+# offline, and building needs no LaTeX. mathtext reads a subset of LaTeX.
+html_math_renderer = "mathtext_svg"
+mathtext_svg_fontset = "cm"
 
 # -- HTML ---------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
