@@ -16,7 +16,6 @@ number of groups found by AGREED.
 # of columns; the blocks are the partition without between-group
 # interaction.
 import matplotlib.pyplot as plt
-import numpy as np
 from sklearn.model_selection import GridSearchCV
 
 from skdecomp import AdaptiveGrouper, Explainer
@@ -65,4 +64,4 @@ ax.legend()
 best = search.best_estimator_
 rows = data.data[:50]
 DisagreementDisplay.from_estimator(best, rows, methods=["arch", "shapley", "occlusion"])
-np.round(best.explain(rows[:2], methods=["arch", "occlusion"])["arch"], 3)
+best.explain(rows[:2], methods=["arch", "occlusion"])["arch"].to_frame().round(3)

@@ -73,9 +73,9 @@ explainer_t = Explainer(
     groups=list(groups.values()),
     background=fitted_ct.transform(explainer.background_),
 ).fit(Xt)
-shap_t = explainer_t.explain(Xt[:150], methods=["shapley"])["shapley"]
+shap_t = explainer_t.explain(Xt[:150], methods=["shapley"])["shapley"].values
 order = [list(explainer.get_feature_names_out()).index(name) for name in groups]
-print("largest difference:", np.abs(shap_t - raw["shapley"][:, order]).max())
+print("largest difference:", np.abs(shap_t - raw["shapley"].values[:, order]).max())
 
 # %%
 # Partial dependence of groups

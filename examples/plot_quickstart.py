@@ -14,7 +14,8 @@ disagree.
 # The explainer takes a fitted model, a partition of the columns into groups
 # and a background sample. Every attribution method is a weighted sum of the
 # components of one functional decomposition, so several methods cost one
-# set of model calls.
+# set of model calls. Each method gives an ``Explanation``: its ``values``,
+# the expected value they start from, and a table of rows by groups.
 from sklearn.datasets import load_diabetes
 from sklearn.ensemble import HistGradientBoostingRegressor
 
@@ -34,7 +35,7 @@ groups = {
 explainer = Explainer(model, groups=groups, background=100, random_state=0).fit(X)
 methods = ["arch", "shapley", "banzhaf", "occlusion"]
 attributions = explainer.explain(X.iloc[:200], methods=methods)
-attributions["shapley"][:3].round(1)
+attributions["shapley"][:3].to_frame().round(1)
 
 # %%
 # One row

@@ -4,6 +4,7 @@
 
 from ._decomposition import Decomposition
 from ._explainer import MAX_EXACT_GROUPS, Explainer
+from ._explanation import Explanation, Explanations
 from ._game import CoalitionGame
 from ._grouping import (
     AdaptiveGrouper,
@@ -27,6 +28,8 @@ __all__ = [
     "CorrelationGrouper",
     "Decomposition",
     "Explainer",
+    "Explanation",
+    "Explanations",
     "FixedGrouper",
     "IShapGrouper",
     "PairwiseGrouper",

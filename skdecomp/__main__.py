@@ -1,4 +1,5 @@
-"""Command line of skdecomp: ``skdecomp demo`` (also ``python -m skdecomp demo``)."""
+"""Command line of skdecomp: ``skdecomp demo`` (also ``python -m skdecomp demo``),
+``skdecomp report`` and ``skdecomp compile``."""
 
 # SPDX-License-Identifier: BSD-3-Clause
 
@@ -29,7 +30,7 @@ def _demo(args):
     explainer.fit(X)
     rows = X.iloc[: args.n_rows]
     methods = ["shapley", "banzhaf", "occlusion", "arch"]
-    res = explainer.explain(rows, methods=methods)
+    res = {m: e.values for m, e in explainer.explain(rows, methods=methods).items()}
     names = explainer.get_feature_names_out()
     pd.set_option("display.width", 120)
     for i in range(len(rows)):
@@ -98,6 +99,81 @@ def _report(args):
     for note in results["notes"]:
         print(f"note: {note}", file=sys.stderr)
     print(f"Report written to {out / 'index.html'}")
+    return 0
+
+
+def _compile(args):
+    """Compile the kernels of the common calls into Numba's on-disk cache.
+
+    Each step is a small call of the public API (a few hundred synthetic
+    rows), so the kernels are compiled for the types real calls use; later
+    processes load them from the cache instead of compiling on their first
+    call. Parallel variants are compiled only with ``--n-jobs`` other than 1.
+    """
+    import time
+
+    import numpy as np
+    from sklearn.ensemble import (
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+        RandomForestRegressor,
+    )
+    from sklearn.linear_model import LogisticRegression, Ridge
+
+    from skdecomp import AdaptiveGrouper, Explainer, PairwiseGrouper
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 10))
+    y = X[:, 0] * X[:, 1] + X[:, 2] + 0.1 * rng.normal(size=200)
+    label = (y > 0).astype(int)
+    n_jobs = args.n_jobs
+    exact = ["shapley", "banzhaf", "occlusion", "arch"]
+    sampled = ["kernel_shap", "permutation_shap", "lime", "rise", "integrated_gradients"]
+
+    def explain(model, methods):
+        # one method and several, over columns and over a few groups: the tree
+        # path picks its kernel by the number of groups and of methods
+        for groups in (None, [[0, 1, 2], [3, 4], [5, 6, 7], [8, 9]]):
+            explainer = Explainer(model, groups=groups, background=20, n_samples=64,
+                                  n_jobs=n_jobs, random_state=0).fit(X)
+            explainer.transform(X[:5])
+            explainer.explain(X[:5], methods=methods)
+            if set(methods) & set(exact):
+                explainer.decompose(X[:5])
+
+    hgb = HistGradientBoostingRegressor(max_iter=10, random_state=0).fit(X, y)
+    steps = [
+        ("tree path, regressor",
+         lambda: explain(hgb, exact)),
+        ("tree path, classifier",
+         lambda: explain(HistGradientBoostingClassifier(max_iter=10, random_state=0)
+                         .fit(X, label), exact)),
+        ("tree path, random forest",
+         lambda: explain(RandomForestRegressor(n_estimators=5, max_depth=4,
+                                               random_state=0).fit(X, y), exact)),
+        ("model calls, exact methods",
+         lambda: explain(Ridge().fit(X, y), exact)),
+        ("model calls, sampled methods",
+         lambda: explain(Ridge().fit(X, y), sampled)),
+        ("model calls, classifier",
+         lambda: explain(LogisticRegression().fit(X, label), exact)),
+        ("AdaptiveGrouper, tree path",
+         lambda: AdaptiveGrouper(hgb, max_samples=30, n_jobs=n_jobs,
+                                 random_state=0).fit(X)),
+        ("AdaptiveGrouper, model calls",
+         lambda: AdaptiveGrouper(Ridge().fit(X, y), max_samples=30, n_jobs=n_jobs,
+                                 random_state=0).fit(X)),
+        ("PairwiseGrouper",
+         lambda: PairwiseGrouper(hgb, max_samples=30, n_jobs=n_jobs,
+                                 random_state=0).fit(X)),
+    ]
+    start = time.perf_counter()
+    for name, step in steps:
+        t0 = time.perf_counter()
+        step()
+        print(f"{name:<32} {time.perf_counter() - t0:6.1f} s", flush=True)
+    print(f"Compiled in {time.perf_counter() - start:.1f} s; later calls load the "
+          "kernels from Numba's cache.")
     return 0
 
 
@@ -190,6 +266,18 @@ def main(argv=None):
                           help="explain a bundled dataset and model")
     demo.add_argument("--n-rows", type=_positive_int, default=3, help="rows to explain")
     demo.set_defaults(func=_demo)
+
+    comp = sub.add_parser(
+        "compile",
+        help="compile the kernels of the common calls ahead of their first use",
+        description="Compile the Numba kernels of the common calls into the "
+        "on-disk cache, so that the first call of every later process is fast.",
+    )
+    comp.add_argument("--n-jobs", type=_n_jobs, default=None,
+                      help="also compile the multi-threaded kernels (other than 1)")
+    comp.add_argument("--debug", action="store_true",
+                      help="show the full traceback of an error")
+    comp.set_defaults(func=_compile)
 
     rep = sub.add_parser(
         "report",

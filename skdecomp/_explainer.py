@@ -15,7 +15,7 @@ from sklearn.base import (
     is_classifier,
     is_regressor,
 )
-from sklearn.utils import Bunch, check_random_state, get_tags
+from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._compat import (
@@ -28,6 +28,7 @@ from ._compat import (
 )
 from ._decomposition import Decomposition
 from ._decomposition._kernels import moebius_transform
+from ._explanation import explanations_of
 from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
 from ._tree import explainer_attributions, select_algorithm, tree_components
 from ._image import explainer_image_setup, image_model
@@ -349,6 +350,9 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         The fitted grouper, when ``groups`` is a grouper.
     group_names_ : ndarray of str
         Name of each group.
+    group_features_ : list of list of str
+        Column names of each group: ``feature_names_in_``, or ``"x0"``,
+        ``"x1"``, ... when fit saw no string column names.
     labels_ : ndarray of shape (n_features_in_,)
         Group index of every column.
     n_groups_ : int
@@ -718,9 +722,18 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
 
         Returns
         -------
-        attributions : Bunch
-            One array per method, each (n_samples, n_groups) or
-            (n_samples, n_groups, n_outputs).
+        explanations : Explanations
+            A dict (a Bunch) of one :class:`~skdecomp.Explanation` per method,
+            with the expected value, the rows and the group names. Its
+            ``values`` are (n_samples, n_groups) or
+            (n_samples, n_groups, n_outputs), as ``np.asarray`` gives them.
+            :meth:`set_output` does not apply here: call
+            :meth:`~skdecomp.Explanation.to_frame` for a DataFrame of rows by
+            groups.
+
+        See Also
+        --------
+        Explanation.from_explainer : The explanation of ``method`` alone.
         """
         check_is_fitted(self)
         if methods is None:
@@ -742,7 +755,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                 "the default set."
             )
         X = self._check_X(X, reset=False)
-        return Bunch(**self._attributions(X, list(methods)))
+        return explanations_of(self, X, self._attributions(X, list(methods)))
 
     def _attributions(self, X, methods):
         """Dict method -> attributions for validated X; exact methods share one decomposition."""
@@ -792,6 +805,11 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         -------
         attributions : ndarray of shape (n_samples, n_groups) or (n_samples, n_groups, n_outputs)
             Columns are in group order (see :meth:`get_feature_names_out`).
+
+        See Also
+        --------
+        Explanation.from_explainer : The same values with their expected
+            value, rows and names, as a table or a ``shap.Explanation``.
         """
         check_is_fitted(self)
         if self.n_outputs_ > 1 and _get_output_config("transform", self)["dense"] != "default":

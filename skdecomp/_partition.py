@@ -32,6 +32,23 @@ class GroupNamesOutMixin:
         _check_feature_names_in(self, input_features)
         return self.group_names_.copy()
 
+    @property
+    def group_features_(self):
+        """Column names of each group, in group order.
+
+        The names are ``feature_names_in_`` when fit saw a DataFrame with
+        string column names, else ``"x0"``, ``"x1"``, ...; ``groups_`` holds
+        the column positions.
+
+        Returns
+        -------
+        list of list of str
+            One list of column names per group.
+        """
+        check_is_fitted(self)
+        names = _default_names(self.n_features_in_, getattr(self, "feature_names_in_", None))
+        return [[names[int(j)] for j in g] for g in self.groups_]
+
 
 
 def _default_names(n_features, feature_names):

@@ -578,7 +578,10 @@ def _explain_partition(model, X, groups, methods, *, n_rows, background, random_
         n_jobs=n_jobs,
     ).fit(X)
     # one set of model calls serves every exact method
-    res = {m: np.asarray(a, dtype=float) for m, a in explainer.explain(rows, methods=chosen).items()}
+    res = {
+        m: np.asarray(e.values, dtype=float)
+        for m, e in explainer.explain(rows, methods=chosen).items()
+    }
     scale = float(np.var(explainer.game_.predict(explainer.game_.check_X(X)))) or 1.0
     pair = metrics.disagreement(res, measure="l2")
     rank = metrics.disagreement(res, measure="spearman")

@@ -153,7 +153,7 @@ def test_loss_is_the_arch_occlusion_gap_at_every_step():
         groups = [np.flatnonzero(lm.ravel() == k).tolist() for k in range(lm.max() + 1)]
         e = Explainer(flat_model, groups=groups, background=b.ravel()).fit(x.reshape(1, -1))
         phi = e.explain(x.reshape(1, -1), methods=["arch", "occlusion"])
-        assert loss == pytest.approx(0.25 * np.sum((phi.arch - phi.occlusion) ** 2), rel=1e-9)
+        assert loss == pytest.approx(0.25 * np.sum((phi.arch.values - phi.occlusion.values) ** 2), rel=1e-9)
         assert _connected(lm)
     # the 2K-coalition path equals the full decomposition's arch and occlusion
     groups = [np.flatnonzero(g.initial_label_maps_[0].ravel() == k) for k in range(16)]
@@ -243,7 +243,7 @@ def test_every_explainer_over_pixel_groups(digits):
     for m in methods:
         assert phi[m].shape == (1, 4)
     for m in ("shapley", "kernel_shap", "permutation_shap", "integrated_gradients"):
-        assert phi[m].sum() == pytest.approx(gap, abs=1e-8)
+        assert phi[m].values.sum() == pytest.approx(gap, abs=1e-8)
     np.testing.assert_allclose(phi.kernel_shap, phi.shapley, atol=1e-10)
     # many groups: sampled methods and arch/occlusion (2K coalitions)
     e = Explainer(digits.model, groups=PatchGrouper(1, image_shape=(8, 8)),

@@ -111,7 +111,7 @@ def problems(draw, **partition_kw):
 def explain(f, groups, X, background, methods, **params):
     e = Explainer(f, groups=groups, background=background, random_state=0, **params)
     e.fit(background)
-    return e, e.explain(X, methods=methods)
+    return e, {m: r.values for m, r in e.explain(X, methods=methods).items()}
 
 
 def oracle(f, X, background, groups, method):

@@ -504,4 +504,4 @@ def test_explain_defaults_beyond_exact_limit():
         np.testing.assert_allclose(res[m][:, 3:], 0, atol=1e-10)
     # KernelSHAP keeps efficiency
     gap = f(X[:2]) - f(e.background_).mean()
-    np.testing.assert_allclose(res["kernel_shap"].sum(axis=1), gap, atol=1e-8)
+    np.testing.assert_allclose(res["kernel_shap"].values.sum(axis=1), gap, atol=1e-8)

@@ -380,7 +380,8 @@ exp = Explainer(model, groups=[[0, 3], [1], [2]], background=6, random_state=0,
 F = exp.decompose(X[:4]).components
 phi = exp.transform(X[:4])
 two = exp.explain(X[:4], ["shapley", "banzhaf"])
-phi = np.concatenate([phi.ravel(), two["shapley"].ravel(), two["banzhaf"].ravel()])
+phi = np.concatenate([phi.ravel(), two["shapley"].values.ravel(),
+                      two["banzhaf"].values.ravel()])
 from skdecomp._tree import anchored_sums_tree, extract_tree_model
 tm = extract_tree_model(model)
 rows, cols = anchored_sums_tree(tm, X[:5], X[5:12], np.array([1, 2, 3, 0]), np.array([2, 4, 3, 6]))

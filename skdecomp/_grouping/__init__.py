@@ -5,8 +5,9 @@ for tables and for images; :class:`PairwiseGrouper`, :class:`RecursiveGrouper`
 (RECURSIVE, Shapley Sets), :class:`IShapGrouper` (IGREEDY, iShap),
 :class:`CorrelationGrouper` and :class:`FixedGrouper` are the baselines, and
 :class:`PatchGrouper` and :class:`SuperpixelGrouper` the fixed partitions of
-images. Every grouper sets ``groups_``, ``labels_``, ``n_groups_`` and
-``group_names_``, and can be passed to ``Explainer(groups=...)``.
+images. Every grouper sets ``groups_`` (column positions), ``labels_``, ``n_groups_``
+and ``group_names_``, has ``group_features_`` (column names), and can be
+passed to ``Explainer(groups=...)``.
 
 The modules, lowest first: ``_base`` (shared plumbing), ``_merge`` (the greedy
 merge loop and its merge tree), ``_columns``, ``_baselines``, ``_recursive``,

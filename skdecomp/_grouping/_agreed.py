@@ -230,6 +230,9 @@ class AdaptiveGrouper(_BaseGrouper):
     n_groups_ : int
     group_names_ : ndarray of str
         Column names of each group joined by ``":"``.
+    group_features_ : list of list of str
+        Column names of each group: ``feature_names_in_``, or ``"x0"``,
+        ``"x1"``, ... without them.
     history_ : list of dict
         One entry per merge, in order, with keys ``"groups"`` (the two merged
         groups, as column lists), ``"names"``, ``"score"`` (the loss decrease

@@ -148,7 +148,7 @@ class PairwiseGrouper(_BaseGrouper):
 
     Attributes
     ----------
-    groups_, labels_, n_groups_, group_names_
+    groups_, labels_, n_groups_, group_names_, group_features_
         The partition (see :class:`AdaptiveGrouper`).
     interactions_ : ndarray of shape (n_features_in_, n_features_in_)
         Pair scores divided by the model's variance (0 on the diagonal),
@@ -303,7 +303,7 @@ class CorrelationGrouper(_BaseGrouper):
 
     Attributes
     ----------
-    groups_, labels_, n_groups_, group_names_
+    groups_, labels_, n_groups_, group_names_, group_features_
         The partition (see :class:`AdaptiveGrouper`).
     correlation_ : ndarray of shape (n_features_in_, n_features_in_)
         Column correlations (0 for constant columns).
@@ -410,7 +410,7 @@ class FixedGrouper(_BaseGrouper):
 
     Attributes
     ----------
-    groups_, labels_, n_groups_, group_names_
+    groups_, labels_, n_groups_, group_names_, group_features_
         The partition (see :class:`AdaptiveGrouper`).
     n_features_in_ : int
         Number of features seen during :term:`fit`.

@@ -283,6 +283,8 @@ class PatchGrouper(_ImageGrouper):
     n_groups_ : int
     group_names_ : ndarray of str
         ``"g0"``, ``"g1"``, ... (the ids of ``label_map_``).
+    group_features_ : list of list of str
+        Column names of each group (``"x0"``, ``"x1"``, ... for arrays).
     n_features_in_ : int
         Number of columns (H * W * C) seen during :term:`fit`.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -366,7 +368,7 @@ class SuperpixelGrouper(_ImageGrouper):
         The first image's partition; ``groups_``, ``labels_``,
         ``n_groups_`` and ``group_names_`` describe it.
     image_shape_ : tuple
-    groups_, labels_, n_groups_, group_names_
+    groups_, labels_, n_groups_, group_names_, group_features_
         As in :class:`PatchGrouper`.
     n_features_in_ : int
         Number of columns (H * W * C) seen during :term:`fit`.

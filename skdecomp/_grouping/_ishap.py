@@ -205,7 +205,7 @@ class IShapGrouper(_BaseGrouper):
 
     Attributes
     ----------
-    groups_, labels_, n_groups_, group_names_
+    groups_, labels_, n_groups_, group_names_, group_features_
         The partition (see :class:`AdaptiveGrouper`).
     interaction_graph_ : ndarray of bool of shape (n_features_in_, n_features_in_)
         The pairs with a significant interaction (symmetric, False on the

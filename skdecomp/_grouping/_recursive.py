@@ -134,7 +134,7 @@ class RecursiveGrouper(_BaseGrouper):
 
     Attributes
     ----------
-    groups_, labels_, n_groups_, group_names_
+    groups_, labels_, n_groups_, group_names_, group_features_
         The partition (see :class:`AdaptiveGrouper`).
     history_ : list of dict
         One entry per interaction test, in order, with keys ``"first"`` and

@@ -84,7 +84,7 @@ def explain_rows(explainer, X, methods, output=None):
     :func:`as_attribution_dict` gives.
     """
     methods = [methods] if isinstance(methods, str) else list(methods)
-    result = explainer.explain(X, methods=methods)
+    result = {m: e.values for m, e in explainer.explain(X, methods=methods).items()}
     return as_attribution_dict(result, method_names=methods, output=output)
 
 

@@ -1,0 +1,578 @@
+"""Attributions as tables: the Explanation of rows over groups (and outputs)."""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import Bunch
+
+from ._model import describe_response
+
+__all__ = ["Explanation", "Explanations", "explanations_of"]
+
+_AXES = ("rows", "groups", "outputs")
+
+
+def _group_data(X, groups):
+    """Group-level values of the rows X: the column of a one-column group, else NaN.
+
+    Float when every one-column group holds numbers, else an object array.
+    """
+    frame = isinstance(X, pd.DataFrame)
+    arr = None if frame else np.asarray(X)
+    columns = {
+        k: X.iloc[:, int(g[0])] if frame else arr[:, int(g[0])]
+        for k, g in enumerate(groups)
+        if len(g) == 1
+    }
+    numeric = all(pd.api.types.is_numeric_dtype(c) for c in columns.values())
+    data = np.full(
+        (X.shape[0], len(groups)), np.nan, dtype=np.float64 if numeric else object
+    )
+    for k, c in columns.items():
+        if isinstance(c, pd.Series):
+            c = (
+                c.to_numpy(dtype=np.float64, na_value=np.nan)
+                if numeric
+                else c.to_numpy(dtype=object)
+            )
+        data[:, k] = c
+    return data
+
+
+def _pick(n, key, names, axis):
+    """Positions ``key`` selects on an axis of length n; whether it drops the axis."""
+    if isinstance(key, (bool, np.bool_)):
+        raise TypeError(
+            f"cannot select {_AXES[axis]} with a bool; give positions or a mask."
+        )
+    if isinstance(key, (Integral, np.integer)):
+        pos = int(key)
+        if not -n <= pos < n:
+            raise IndexError(
+                f"position {pos} is out of range for {n} {_AXES[axis]}."
+            )
+        return np.array([pos % n]), True
+    if isinstance(key, str):
+        return np.array([_position_of(key, names, axis)]), True
+    if isinstance(key, slice):
+        return np.arange(n)[key], False
+    arr = np.asarray(key)
+    if arr.ndim != 1:
+        raise IndexError(
+            f"{_AXES[axis]} are selected by one position, a name, a slice, a list or "
+            f"a boolean mask; got an index of shape {arr.shape}."
+        )
+    if arr.dtype.kind == "b":
+        if arr.size != n:
+            raise IndexError(
+                f"boolean mask of length {arr.size} for {n} {_AXES[axis]}."
+            )
+        return np.flatnonzero(arr), False
+    if arr.size == 0:
+        return np.array([], dtype=np.int64), False
+    if arr.dtype.kind in "iu":
+        bad = arr[(arr < -n) | (arr >= n)]
+        if bad.size:
+            raise IndexError(
+                f"position {int(bad[0])} is out of range for {n} {_AXES[axis]}."
+            )
+        return arr.astype(np.int64) % n, False
+    return np.array([_position_of(k, names, axis) for k in arr.tolist()]), False
+
+
+def _position_of(name, names, axis):
+    if names is None or axis == 0:
+        raise TypeError(
+            f"{_AXES[axis]} are selected by position, got {name!r}; rows follow the "
+            "order of the explained X."
+        )
+    matches = [k for k, known in enumerate(names) if known == str(name)]
+    if not matches:
+        raise KeyError(f"unknown {_AXES[axis][:-1]} {name!r}; known: {list(names)}.")
+    return matches[0]
+
+
+def _take_rows(raw, rows):
+    if raw is None:
+        return None
+    return raw.iloc[rows] if isinstance(raw, pd.DataFrame) else np.asarray(raw)[rows]
+
+
+class Explanation:
+    """Attributions of explained rows over groups, with what they explain.
+
+    Holds the attributions ``values`` of rows over groups (and model outputs),
+    the expected value they start from, the explained rows and the names of
+    groups, columns and outputs. Usually obtained from
+    :meth:`Explainer.explain <skdecomp.Explainer.explain>` or
+    :meth:`from_explainer`, rather than built directly.
+
+    It behaves like its array of values where an array is expected
+    (``np.asarray(explanation)``), and like a ``shap.Explanation`` for
+    selection: ``explanation[rows]``, ``explanation[:, groups]`` and
+    ``explanation[:, :, outputs]`` (positions, slices, lists, boolean masks,
+    or group and output names) return an Explanation; a single position or
+    name drops its axis, so ``explanation[0]`` is one row and
+    ``explanation[..., 1]`` one output.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_rows, n_groups) or (n_rows, n_groups, n_outputs)
+        Attribution of each row to each group (and output).
+    base_values : float or array-like of shape (n_rows,) or (n_rows, n_outputs), \
+            default=None
+        Value the attributions start from, for each row (and output); the
+        mean model output over the background, E_B f, for an explainer.
+        A scalar, or one value per output, is the same for every row. None
+        gives 0.
+    data : array-like of shape (n_rows, n_groups), default=None
+        Value of each row in each group. None gives NaN.
+    feature_names : list of str, default=None
+        Name of each group. None gives ``"g0"``, ``"g1"``, ...
+    groups : list of list of str, default=None
+        Column names of each group.
+    raw_data : ndarray or DataFrame of shape (n_rows, n_features), default=None
+        The explained rows.
+    feature_names_in : array-like of str, default=None
+        Name of each column of ``raw_data``.
+    output_names : list of str, default=None
+        Name of each output. None gives ``["y"]`` for 2-D values and
+        ``"y0"``, ``"y1"``, ... for 3-D ones.
+    method : str, default=None
+        Attribution method, such as ``"shapley"``.
+    output : str, default=None
+        Plain-words description of the explained output and its scale.
+
+    Attributes
+    ----------
+    values : ndarray
+        Attributions, of shape (n_rows, n_groups) for one output or
+        (n_rows, n_groups, n_outputs); an axis selected by a single position
+        or name is dropped.
+    base_values : ndarray or float
+        E_B f for each row, of shape (n_rows,) or (n_rows, n_outputs). For
+        the ``"shapley"`` method (and the methods that estimate it),
+        ``base_values + values.sum(axis=1)`` is the model output f(x).
+    data : ndarray of shape (n_rows, n_groups)
+        Value of each row in each group at the group level: the value of the
+        column for a group of one column, NaN for a group of several columns
+        (their values are in ``raw_data``). Float when every one-column group
+        holds numbers, else an object array.
+    raw_data : ndarray or DataFrame of shape (n_rows, n_features)
+        The explained rows as the model takes them, all columns.
+    feature_names : list of str
+        Name of each group.
+    groups : list of list of str
+        Column names of each group (see ``feature_names_in``).
+    feature_names_in : ndarray of str
+        Name of each column of ``raw_data``: the DataFrame's column names,
+        else ``"x0"``, ``"x1"``, ...
+    output_names : list of str
+        Names of the outputs the values come from, also when the output
+        axis is dropped.
+    method : str
+        Attribution method.
+    output : str
+        Plain-words description of the explained output and its scale, as
+        in the HTML report's "Explained output".
+    shape : tuple of int
+        Shape of ``values``.
+    ndim : int
+        Number of axes of ``values``.
+
+    See Also
+    --------
+    Explainer.explain : Explanations of several methods from one set of model calls.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from skdecomp import Explainer, Explanation
+    >>> X, y = load_diabetes(return_X_y=True, as_frame=True)
+    >>> model = LinearRegression().fit(X, y)
+    >>> explainer = Explainer(model, groups={"body": ["age", "sex", "bmi", "bp"],
+    ...     "blood": ["s1", "s2", "s3", "s4", "s5", "s6"]}, background=50,
+    ...     random_state=0).fit(X)
+    >>> explanation = Explanation.from_explainer(explainer, X.iloc[:3])
+    >>> explanation.shape
+    (3, 2)
+    >>> explanation[:, "blood"].shape
+    (3,)
+    >>> list(explanation.to_frame().columns)
+    ['body', 'blood']
+    """
+
+    def __init__(
+        self,
+        values,
+        base_values=None,
+        data=None,
+        *,
+        feature_names=None,
+        groups=None,
+        raw_data=None,
+        feature_names_in=None,
+        output_names=None,
+        method=None,
+        output=None,
+    ):
+        values = np.asarray(values)
+        if values.ndim not in (2, 3):
+            raise ValueError(
+                f"values have shape {values.shape}; expected (n_rows, n_groups) or "
+                "(n_rows, n_groups, n_outputs)."
+            )
+        several = values.ndim == 3
+        v = values if several else values[:, :, None]
+        n, K, O = v.shape
+        if base_values is None:
+            base_values = 0.0
+        b = np.asarray(base_values, dtype=np.float64)
+        if b.ndim == 1 and several and b.shape[0] == O and n != O:
+            b = b[None, :]  # one value per output
+        if b.ndim == 1 and b.shape[0] == n:
+            b = b[:, None]
+        try:
+            b = np.broadcast_to(b, (n, O)).copy()
+        except ValueError:
+            raise ValueError(
+                f"base_values have shape {np.shape(base_values)}; expected a "
+                f"scalar, ({n},) or ({n}, {O}) for values of shape {values.shape}."
+            ) from None
+        if data is None:
+            d = np.full((n, K), np.nan)
+        else:
+            d = np.asarray(data)
+            if d.shape != (n, K):
+                raise ValueError(
+                    f"data have shape {d.shape}; expected ({n}, {K}), one value "
+                    "per row and group."
+                )
+        names = [f"g{k}" for k in range(K)] if feature_names is None else [
+            str(name) for name in feature_names
+        ]
+        if len(names) != K:
+            raise ValueError(f"{len(names)} feature_names for {K} groups.")
+        if groups is not None:
+            groups = [[str(c) for c in g] for g in groups]
+            if len(groups) != K:
+                raise ValueError(f"{len(groups)} groups for {K} groups of values.")
+        if output_names is None:
+            output_names = ["y"] if not several else [f"y{o}" for o in range(O)]
+        output_names = [str(o) for o in output_names]
+        if len(output_names) != O:
+            raise ValueError(f"{len(output_names)} output_names for {O} outputs.")
+        if raw_data is not None and not isinstance(raw_data, pd.DataFrame):
+            raw_data = np.asarray(raw_data)
+        if raw_data is not None and raw_data.shape[0] != n:
+            raise ValueError(f"raw_data has {raw_data.shape[0]} rows, values {n}.")
+        if feature_names_in is None and raw_data is not None:
+            width = raw_data.shape[1]
+            feature_names_in = (
+                [str(c) for c in raw_data.columns]
+                if isinstance(raw_data, pd.DataFrame)
+                else [f"x{j}" for j in range(width)]
+            )
+        frame = isinstance(raw_data, pd.DataFrame)
+        index = raw_data.index if frame else pd.RangeIndex(n)
+        self._set(v, b, d, names, groups, raw_data, index, output_names,
+                  (True, True, several))
+        if feature_names_in is not None:
+            feature_names_in = np.asarray(feature_names_in, dtype=object)
+        self.feature_names_in = feature_names_in
+        self.method = method
+        self.output = output
+        # description of each output alone, for selections of one output
+        self._output_each = None
+
+    def _set(self, v, b, d, names, groups, raw, index, outputs, keep):
+        self._v, self._b, self._d = v, b, d
+        self._names, self._groups, self._raw = names, groups, raw
+        self._index, self._outputs, self._keep = index, outputs, keep
+
+    @classmethod
+    def from_explainer(cls, explainer, X, *, method=None):
+        """Explain the rows of X with a fitted explainer.
+
+        Parameters
+        ----------
+        explainer : Explainer
+            A fitted :class:`~skdecomp.Explainer`.
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Rows to explain.
+        method : str, default=None
+            Attribution method; None uses the explainer's ``method``, so
+            ``values`` equal ``explainer.transform(X)``.
+
+        Returns
+        -------
+        explanation : Explanation
+            The attributions of ``method`` at the rows of X.
+        """
+        method = explainer.method if method is None else method
+        return explainer.explain(X, methods=[method])[method]
+
+    # -- the shown view ---------------------------------------------------------
+    def _first(self, *axes):
+        """Index tuple taking position 0 on the dropped axes among ``axes``."""
+        return tuple(slice(None) if self._keep[a] else 0 for a in axes)
+
+    @property
+    def values(self):
+        """Attributions, without the dropped axes."""
+        return self._v[self._first(0, 1, 2)]
+
+    @property
+    def base_values(self):
+        """E_B f for each row (and output), without the dropped axes."""
+        b = self._b[self._first(0, 2)]
+        return float(b) if b.ndim == 0 else b
+
+    @property
+    def data(self):
+        """Value of each row in each group, NaN for groups of several columns."""
+        d = self._d[self._first(0, 1)]
+        return d.item() if d.ndim == 0 else d
+
+    @property
+    def raw_data(self):
+        """The explained rows, all columns."""
+        raw = self._raw
+        if raw is None or self._keep[0]:
+            return raw
+        return raw.iloc[0] if isinstance(raw, pd.DataFrame) else raw[0]
+
+    @property
+    def feature_names(self):
+        """Name of each group (a str when the group axis is dropped)."""
+        return list(self._names) if self._keep[1] else self._names[0]
+
+    @property
+    def groups(self):
+        """Column names of each group (one list when the group axis is dropped)."""
+        if self._groups is None:
+            return None
+        if not self._keep[1]:
+            return list(self._groups[0])
+        return [list(g) for g in self._groups]
+
+    @property
+    def output_names(self):
+        """Names of the outputs the values come from."""
+        return list(self._outputs)
+
+    @property
+    def shape(self):
+        """Shape of ``values``."""
+        return self.values.shape
+
+    @property
+    def ndim(self):
+        """Number of axes of ``values``."""
+        return sum(self._keep)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of an Explanation of one row, group and output.")
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        values = self.values
+        if copy:
+            return np.array(values, dtype=dtype, copy=True)
+        return np.asarray(values, dtype=dtype)
+
+    def __repr__(self):
+        parts = [f"shape={self.shape}"]
+        if self.method is not None:
+            parts.insert(0, f"method={self.method!r}")
+        if self.output is not None:
+            parts.append(f"output={self.output!r}")
+        return f"Explanation({', '.join(parts)})"
+
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        shown = [a for a in range(3) if self._keep[a]]
+        n_ellipsis = sum(k is Ellipsis for k in key)
+        if n_ellipsis > 1:
+            raise IndexError("an index can only have a single ellipsis ('...').")
+        if n_ellipsis:
+            at = next(i for i, k in enumerate(key) if k is Ellipsis)
+            fill = (slice(None),) * max(len(shown) - len(key) + 1, 0)
+            key = key[:at] + fill + key[at + 1:]
+        if len(key) > len(shown):
+            raise IndexError(
+                f"too many indices: this Explanation has {len(shown)} axes "
+                f"({', '.join(_AXES[a] for a in shown)})."
+            )
+        v, b, d = self._v, self._b, self._d
+        names, groups, raw = self._names, self._groups, self._raw
+        index, outputs, keep = self._index, self._outputs, list(self._keep)
+        output, each = self.output, self._output_each
+        for axis, k in zip(shown, key):
+            labels = (None, names, outputs)[axis]
+            pos, drop = _pick(v.shape[axis], k, labels, axis)
+            keep[axis] = not drop
+            if axis == 0:
+                v, b, d = v[pos], b[pos], d[pos]
+                raw, index = _take_rows(raw, pos), index[pos]
+            elif axis == 1:
+                v, d = v[:, pos], d[:, pos]
+                names = [names[p] for p in pos]
+                groups = None if groups is None else [groups[p] for p in pos]
+            else:
+                v, b = v[:, :, pos], b[:, pos]
+                outputs = [outputs[p] for p in pos]
+                if each is not None:
+                    each = [each[p] for p in pos]
+                    output = each[0] if len(each) == 1 else output
+        new = object.__new__(type(self))
+        new._set(v, b, d, names, groups, raw, index, outputs, tuple(keep))
+        new.feature_names_in = self.feature_names_in
+        new.method, new.output, new._output_each = self.method, output, each
+        return new
+
+    # -- conversions ------------------------------------------------------------
+    def to_frame(self):
+        """The values as a DataFrame of rows by groups.
+
+        Returns
+        -------
+        frame : DataFrame of shape (n_rows, n_groups) or (n_rows, n_outputs * n_groups)
+            One row per explained row (indexed like the explained DataFrame,
+            else 0, 1, ...) and one column per group. With an output axis,
+            the columns are a MultiIndex (output, group), so
+            ``frame[output_name]`` is the table of one output. A dropped
+            row or group axis gives one row or one column.
+        """
+        n, K, O = self._v.shape
+        if self._keep[2]:
+            flat = self._v.transpose(0, 2, 1).reshape(n, O * K)
+            columns = pd.MultiIndex.from_product(
+                [self._outputs, self._names], names=["output", "group"]
+            )
+        else:
+            flat = self._v[:, :, 0]
+            columns = pd.Index(self._names, dtype=object)
+        return pd.DataFrame(flat, index=self._index.copy(), columns=columns)
+
+    def to_shap(self):
+        """The explanation of one output as a ``shap.Explanation``.
+
+        Groups play the part of shap's features: ``feature_names`` are the
+        group names and ``data`` the group-level values (NaN for groups of
+        several columns), so ``shap.plots.waterfall(e[0])`` and
+        ``shap.plots.beeswarm(e)`` work on ``e = explanation.to_shap()``.
+
+        Returns
+        -------
+        explanation : shap.Explanation
+            With ``values``, ``base_values``, ``data`` and ``feature_names``.
+
+        Raises
+        ------
+        ValueError
+            If the values have several outputs.
+        ImportError
+            If shap is not installed.
+        """
+        expl = self
+        if self._keep[2]:
+            if len(self._outputs) != 1:
+                raise ValueError(
+                    f"to_shap takes one output at a time, but this explanation has "
+                    f"{len(self._outputs)} outputs {self._outputs}; explain one with "
+                    "Explainer(..., target=<class or output>), or select one, e.g. "
+                    f"explanation[..., 0] or explanation[:, :, {self._outputs[0]!r}]."
+                )
+            expl = self[..., 0]
+        try:
+            import shap
+        except ImportError as exc:
+            raise ImportError(
+                "to_shap needs the shap package; install it with `pip install shap`."
+            ) from exc
+        return shap.Explanation(
+            values=np.array(expl.values, dtype=np.float64),
+            base_values=expl.base_values,
+            data=expl.data,
+            feature_names=expl.feature_names,
+        )
+
+
+class Explanations(Bunch):
+    """Explanations of the same rows by several methods, keyed by method name.
+
+    A dict (a :class:`~sklearn.utils.Bunch`: ``result["shapley"]`` or
+    ``result.shapley``) of :class:`Explanation`, as returned by
+    :meth:`Explainer.explain <skdecomp.Explainer.explain>`.
+
+    Parameters
+    ----------
+    **kwargs : Explanation
+        One explanation per method name.
+    """
+
+    def to_frame(self):
+        """The values of every method side by side.
+
+        Returns
+        -------
+        frame : DataFrame
+            One row per explained row; the columns are a MultiIndex whose
+            first level is the method, followed by the levels of
+            :meth:`Explanation.to_frame` (output and group, or group).
+        """
+        frames = {m: e.to_frame() for m, e in self.items()}
+        inner = next(iter(frames.values())).columns.names if frames else [None]
+        return pd.concat(frames, axis=1, names=["method", *inner])
+
+
+def explanations_of(explainer, X, attributions):
+    """Explanations of the rows X from a fitted explainer's attributions.
+
+    Parameters
+    ----------
+    explainer : Explainer
+        The fitted explainer.
+    X : ndarray or DataFrame of shape (n_samples, n_features)
+        The explained rows, checked, in the model's input form.
+    attributions : dict
+        Method name -> values, (n_samples, n_groups) or
+        (n_samples, n_groups, n_outputs).
+
+    Returns
+    -------
+    explanations : Explanations
+    """
+    n = X.shape[0]
+    n_out = explainer.n_outputs_
+    base = np.broadcast_to(
+        np.asarray(explainer.expected_value_, dtype=np.float64).reshape(1, n_out),
+        (n, n_out),
+    )
+    base = base[:, 0] if n_out == 1 else base
+    data = _group_data(X, explainer.groups_)
+    names = [str(g) for g in explainer.group_names_]
+    groups = explainer.group_features_
+    names_in = getattr(explainer, "feature_names_in_", None)
+    if names_in is None:
+        names_in = [f"x{j}" for j in range(X.shape[1])]
+    method, outputs, model = (
+        explainer.response_method_, list(explainer.output_names_), explainer.estimator_
+    )
+    output = describe_response(method, outputs, model)
+    each = [describe_response(method, [o], model) for o in outputs]
+    result = Explanations()
+    for m, values in attributions.items():
+        result[m] = Explanation(
+            values, base, data, feature_names=names, groups=groups, raw_data=X,
+            feature_names_in=names_in, output_names=outputs, method=m, output=output,
+        )
+        result[m]._output_each = each
+    return result
