@@ -188,3 +188,47 @@ def test_task_detection():
     assert is_classification(np.array([True, False] * 10))
     assert not is_classification(rng.integers(0, 3, size=50), LinearRegression())
     assert is_classification(rng.normal(size=50), LogisticRegression())
+
+
+PROBE = r"""
+import json
+from numba.core import event
+from sklearn.datasets import load_diabetes
+from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.linear_model import Ridge
+import skdecomp
+
+X, y = load_diabetes(return_X_y=True)
+hgb = HistGradientBoostingRegressor(max_iter=20, random_state=0).fit(X, y)
+ridge = Ridge().fit(X, y)
+compiled = []
+
+
+class Record(event.Listener):
+    def on_start(self, ev):
+        compiled.append(str(ev.data.get("dispatcher")))
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", Record())
+for model in (hgb, ridge):
+    skdecomp.Explainer(model, background=30, random_state=0).fit(X).transform(X[:5])
+skdecomp.AdaptiveGrouper(hgb, max_samples=30, random_state=0).fit(X)
+print(json.dumps(compiled))
+"""
+
+
+@pytest.mark.slow
+def test_compile_command_fills_the_cache(tmp_path):
+    # after `skdecomp compile`, the first calls of a new process compile nothing
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-m", "skdecomp", "compile"], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "tree path, regressor" in out.stdout and "Compiled in" in out.stdout
+    probe = subprocess.run([sys.executable, "-c", PROBE], env=env,
+                           capture_output=True, text=True)
+    assert probe.returncode == 0, probe.stderr
+    assert json.loads(probe.stdout.strip().splitlines()[-1]) == []
