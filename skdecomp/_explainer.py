@@ -43,21 +43,28 @@ from ._methods import (
     sampled_attributions,
     single_group_attributions,
 )
-from ._config import MAX_EXACT_GROUPS
+from ._config import MAX_EXACT_GROUPS, MAX_MASK_GROUPS
 from ._game import AnchoredStatistics, CoalitionGame
 from ._model import fitted_model, is_fitted, non_numeric_columns, resolve_response
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
 
 
-def _check_exact_groups(n_groups, what):
-    """Exact enumeration of 2**K coalitions is limited to MAX_EXACT_GROUPS groups."""
-    if n_groups > MAX_EXACT_GROUPS:
+def _check_exact_groups(n_groups, what, tree=False):
+    """Exact enumeration of 2**K coalitions is limited to MAX_EXACT_GROUPS groups.
+
+    On the tree path, exact attributions are read from the leaves without
+    enumerating coalitions, for up to MAX_MASK_GROUPS groups.
+    """
+    limit = MAX_MASK_GROUPS if tree else MAX_EXACT_GROUPS
+    if n_groups > limit:
+        what = (f"{what!r} is exact, and {n_groups} groups are more than the tree "
+                "path handles" if tree else
+                f"{what!r} enumerates all 2**K coalitions, and {n_groups} groups are "
+                "more than exact enumeration allows")
         raise ValueError(
-            f"{what!r} enumerates all 2**K coalitions, and {n_groups} groups are "
-            f"more than exact enumeration allows (at most {MAX_EXACT_GROUPS} "
-            "groups). Merge columns into fewer groups, or use a sampled method: "
-            f"{', '.join(repr(m) for m in SAMPLED_METHODS)}."
+            f"{what} (at most {limit} groups). Merge columns into fewer groups, or "
+            f"use a sampled method: {', '.join(repr(m) for m in SAMPLED_METHODS)}."
         )
 
 
@@ -166,7 +173,9 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         The attribution returned by :meth:`transform`. The exact methods
         enumerate all 2**K coalitions (K at most ``MAX_EXACT_GROUPS``),
         except "arch" and "occlusion" (and their aliases) alone, which need
-        2K coalitions and work for any number of groups.
+        2K coalitions and work for any number of groups, and except on the
+        tree path, which reads exact attributions from the leaves for up to
+        62 groups.
         With ``F_U`` the components, every exact method is
         ``phi_k = sum_{U contains k} w(|U|) F_U`` with
 
@@ -636,8 +645,8 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         else:
             if self.method_params:
                 check_method_params(self.method, self.method_params)
-            if self.method not in SINGLE_GROUP_METHODS:
-                _check_exact_groups(len(groups), self.method)
+            if self.method not in SINGLE_GROUP_METHODS and len(groups) > MAX_MASK_GROUPS:
+                _check_exact_groups(len(groups), self.method, tree=True)
         self.groups_ = groups
         self.group_names_ = np.asarray(names, dtype=object)
         self.n_groups_ = len(groups)
@@ -652,6 +661,8 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         tree, self.algorithm_ = select_algorithm(
             self.algorithm, self.estimator_, response, bg
         )
+        if self.method not in SAMPLED_METHODS and self.method not in SINGLE_GROUP_METHODS:
+            _check_exact_groups(len(groups), self.method, tree=tree is not None)
         game = CoalitionGame(
             response,
             bg,
@@ -718,7 +729,8 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         methods : list of str or None, default=None
             Methods to compute (see ``method``); None computes
             shapley, banzhaf, occlusion and arch, or, beyond
-            ``MAX_EXACT_GROUPS`` groups, occlusion, arch, kernel_shap and lime.
+            ``MAX_EXACT_GROUPS`` groups off the tree path, occlusion, arch,
+            kernel_shap and lime.
 
         Returns
         -------
@@ -739,7 +751,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         if methods is None:
             methods = (
                 ["shapley", "banzhaf", "occlusion", "arch"]
-                if self.n_groups_ <= MAX_EXACT_GROUPS
+                if self.n_groups_ <= MAX_EXACT_GROUPS or self.game_.tree is not None
                 else ["occlusion", "arch", "kernel_shap", "lime"]
             )
         elif isinstance(methods, str):
@@ -768,7 +780,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             # at most 2K coalitions, for any number of groups
             out.update(single_group_attributions(self.game_, X, exact))
         elif exact:
-            _check_exact_groups(self.n_groups_, exact[0])
+            _check_exact_groups(self.n_groups_, exact[0], tree=self.game_.tree is not None)
             if self.game_.tree is not None:
                 canon = {m: canonical(m) for m in exact}
                 phi = explainer_attributions(

@@ -26,7 +26,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardScaler
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from skdecomp import Explainer
+from skdecomp import MAX_EXACT_GROUPS, Explainer
 from skdecomp._decomposition import size_weights
 from skdecomp._tree import (
     anchored_sums_tree,
@@ -425,6 +425,29 @@ def test_singleton_shapley_equals_shap_interventional(kind):
     assert np.abs(ours.sum(1) + exp.expected_value_ - prediction).max() < 1e-12
     gap = np.abs(theirs.sum(1) + ref.expected_value - prediction).max()
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=max(1e-8, 2 * gap))
+
+
+def test_exact_shapley_beyond_enumeration_limit_on_tree_path():
+    # 24 columns: more groups than 2**K enumeration allows, exact on the tree path
+    shap = pytest.importorskip("shap")
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 24))
+    y = X[:, 0] * X[:, 1] + X[:, 2] - X[:, 20] * X[:, 23]
+    model = RandomForestRegressor(n_estimators=8, max_depth=6, random_state=0).fit(X, y)
+    bg = X[:20]
+    exp = Explainer(model, background=bg).fit(X)
+    assert exp.algorithm_ == "tree" and exp.n_groups_ > MAX_EXACT_GROUPS
+    ours = exp.transform(X[30:36])
+    ref = shap.TreeExplainer(model, data=bg, feature_perturbation="interventional")
+    theirs = ref.shap_values(X[30:36], check_additivity=False)
+    gap = np.abs(theirs.sum(1) + ref.expected_value - model.predict(X[30:36])).max()
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=max(1e-8, 2 * gap))
+    assert set(exp.explain(X[:2])) == {"shapley", "banzhaf", "occlusion", "arch"}
+    # off the tree path, and for the 2**K components, the limit stays
+    with pytest.raises(ValueError, match="at most 16 groups"):
+        Explainer(model, background=bg, algorithm="model_agnostic").fit(X)
+    with pytest.raises(ValueError, match="at most 16 groups"):
+        exp.decompose(X[:2])
 
 
 @pytest.mark.slow
