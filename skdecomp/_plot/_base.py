@@ -6,13 +6,18 @@ skdecomp (or skdecomp.plot) never imports it.
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+import re
+import zlib
 from collections.abc import Mapping
+from types import MappingProxyType
 
 import numpy as np
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 __all__ = [
+    "METHOD_COLORS",
+    "method_color",
     "check_matplotlib_support",
     "fitted_explainer",
     "explain_rows",
@@ -169,6 +174,17 @@ def group_names_for(n_groups, group_names):
     return names
 
 
+def ensure_layout(fig):
+    """Give a figure without a layout engine constrained layout.
+
+    Labels, colour bars and legends then get room inside the figure instead
+    of being clipped at its edges.
+    """
+    if fig.get_layout_engine() is None:
+        fig.set_layout_engine("constrained")
+    return fig
+
+
 def panel_axes(ax, n_panels, *, figsize=None, sharey=False, ncols=None):
     """(figure, ndarray of axes) for ``n_panels`` panels.
 
@@ -197,10 +213,10 @@ def panel_axes(ax, n_panels, *, figsize=None, sharey=False, ncols=None):
         axes = np.asarray(ax, dtype=object).ravel()
         if axes.size != n_panels:
             raise ValueError(f"ax holds {axes.size} axes; {n_panels} are needed.")
-        return axes[0].figure, axes
+        return ensure_layout(axes[0].figure), axes
     if n_panels == 1:
-        return ax.figure, np.asarray([ax], dtype=object)
-    fig = ax.figure
+        return ensure_layout(ax.figure), np.asarray([ax], dtype=object)
+    fig = ensure_layout(ax.figure)
     spec = GridSpecFromSubplotSpec(nrows, ncols, subplot_spec=ax.get_subplotspec())
     ax.set_axis_off()
     axes = []
@@ -213,6 +229,205 @@ def panel_axes(ax, n_panels, *, figsize=None, sharey=False, ncols=None):
 def squeeze_axes(axes):
     """One Axes for one panel, else the ndarray of axes."""
     return axes[0] if len(axes) == 1 else axes
+
+
+
+# -- one visual language ----------------------------------------------------------
+#: Fixed colour of every attribution method, used by every Display (and the
+#: report). Aliases share the colour of their method. Colour-blind safe
+#: (Okabe and Ito, then Tol's muted colours).
+METHOD_COLORS = MappingProxyType(
+    {
+        "shapley": "#0072B2",
+        "banzhaf": "#E69F00",
+        "occlusion": "#009E73",
+        "pfi": "#009E73",
+        "arch": "#CC79A7",
+        "pdp": "#CC79A7",
+        "kernel_shap": "#56B4E9",
+        "permutation_shap": "#332288",
+        "lime": "#D55E00",
+        "rise": "#999933",
+        "integrated_gradients": "#882255",
+    }
+)
+# names outside the palette get one of these, fixed by the name
+_OTHER_COLORS = ("#44AA99", "#117733", "#AA4499", "#DDCC77", "#661100", "#6699CC")
+
+#: Colours of positive and negative attributions (the ends of "RdBu_r", the
+#: colour map of the saliency maps).
+POSITIVE_COLOR = "#B2182B"
+NEGATIVE_COLOR = "#2166AC"
+#: Colour of points without a value on a scale (groups of several columns,
+#: categorical columns, missing values).
+NEUTRAL_COLOR = "#A0A0A0"
+#: Colour map of feature values, low to high.
+FEATURE_CMAP = "cool"
+#: Values smaller than this times the scale of the output are round-off.
+ROUND_OFF = 1e-12
+
+
+def method_color(name):
+    """The colour of an attribution method in every plot of skdecomp.
+
+    Each method of :meth:`Explainer.explain <skdecomp.Explainer.explain>`
+    has a fixed colour (:data:`METHOD_COLORS`; an alias, e.g. ``"pfi"``,
+    shares its method's colour), so a method looks the same in every
+    Display and in the report. Other names get a colour fixed by the name.
+
+    Parameters
+    ----------
+    name : str
+        Name of the method, e.g. ``"shapley"``.
+
+    Returns
+    -------
+    color : str
+        The colour, as a hex string ``"#RRGGBB"``.
+
+    Examples
+    --------
+    >>> from skdecomp.plot import method_color
+    >>> method_color("shapley")
+    '#0072B2'
+    >>> method_color("pfi") == method_color("occlusion")
+    True
+    """
+    key = str(name).strip().lower()
+    if key in METHOD_COLORS:
+        return METHOD_COLORS[key]
+    return _OTHER_COLORS[zlib.crc32(key.encode("utf-8")) % len(_OTHER_COLORS)]
+
+
+def round_off(values, scale=1.0):
+    """``values`` with the round-off (``|x| <= 1e-12 * scale``) set to 0."""
+    values = np.array(values, dtype=np.float64)
+    scale = 1.0 if scale is None or not np.isfinite(scale) or scale <= 0 else scale
+    values[np.abs(values) <= ROUND_OFF * scale] = 0.0
+    return values
+
+
+def format_value(value):
+    """A short form of a number (``0.0617`` -> ``"0.062"``) or of a category."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not np.isfinite(v):
+        return "missing" if np.isnan(v) else str(v)
+    if v == int(v) and abs(v) < 1e6:
+        return str(int(v))
+    if abs(v) >= 1e4 or abs(v) < 1e-3:
+        return f"{v:.3g}"
+    return f"{v:.3f}".rstrip("0").rstrip(".")
+
+
+def format_signed(value):
+    """A number with its sign, ``+0.12`` or ``-3.4``."""
+    return f"{float(value):+.3g}"
+
+
+_PIECES = re.compile(r"[^:+,;/ _-]+[:+,;/ _-]*|[:+,;/ _-]+")
+
+
+def wrap_name(name, width):
+    """Lines of at most ``width`` characters, broken after separators (``:`` ...)."""
+    lines, line = [], ""
+    for piece in _PIECES.findall(str(name)):
+        while len(piece) > width:
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(piece[:width])
+            piece = piece[width:]
+        if line and len(line) + len(piece.rstrip()) > width:
+            lines.append(line)
+            line = piece
+        else:
+            line += piece
+    if line:
+        lines.append(line)
+    return [x.strip() for x in lines] or [""]
+
+
+def fit_labels(names, *, width=20, max_lines=2):
+    """Tick labels that fit: names, wrapped names, or shortened names with a key.
+
+    A name longer than ``width`` characters is wrapped after its separators
+    (``"age:bmi:s5:bp:\\ns1:s6:sex"``); one needing more than ``max_lines``
+    lines is shortened to its start and a number, ``"age:bmi:… [1]"``, and
+    the key ``"[1] age:bmi:..."`` (the full name) is returned to be shown
+    with the plot.
+
+    Returns
+    -------
+    labels : list of str
+    key : list of str
+        One line per shortened name.
+    """
+    labels, key = [], []
+    for name in names:
+        name = str(name)
+        if len(name) <= width:
+            labels.append(name)
+            continue
+        lines = wrap_name(name, width)
+        if len(lines) <= max_lines:
+            labels.append("\n".join(lines))
+            continue
+        tag = f"[{len(key) + 1}]"
+        head = lines[0][: max(width - len(tag) - 2, 1)].rstrip(":+,;/ _-")
+        labels.append(f"{head}\u2026 {tag}")
+        key.append(f"{tag} {name}")
+    return labels, key
+
+
+def add_note(fig, ax, lines, *, handles=None, title=None):
+    """A legend under the plot, e.g. the key of shortened labels.
+
+    ``lines`` are wrapped to the width of the figure. In a figure with
+    constrained layout the legend sits outside, under the axes, and the
+    layout makes room for it; otherwise it hangs under ``ax``.
+    """
+    import textwrap
+
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+    from matplotlib.patches import Patch
+
+    if not lines:
+        return None
+    chars = max(int(fig.get_figwidth() * 12), 30)
+    text = [textwrap.fill(line, chars, subsequent_indent="    ") for line in lines]
+    if handles is None:
+        handles = [Patch(visible=False) for _ in text]
+        style = {"handlelength": 0, "handletextpad": 0}
+    else:
+        style = {}
+    common = dict(fontsize="small", frameon=False, title=title, ncols=1, **style)
+    if isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        legend = fig.legend(handles, text, loc="outside lower center", **common)
+    else:
+        legend = ax.legend(
+            handles, text, loc="upper center", bbox_to_anchor=(0.5, -0.12), **common
+        )
+        ax.add_artist(legend)
+    for t in legend.get_texts():
+        t.set_horizontalalignment("left")
+    return legend
+
+
+def style_axes(ax):
+    """The common look of curve and bar panels: no top and right frame."""
+    ax.spines["top"].set_visible(False)
+    ax.spines["right"].set_visible(False)
+
+
+def color_ticklabels(labels, names):
+    """Colour the tick labels of methods with their colours."""
+    for label, name in zip(labels, names):
+        label.set_color(method_color(name))
 
 
 def heatmap(
@@ -228,48 +443,87 @@ def heatmap(
     fmt=".2g",
     colorbar=True,
     colorbar_label=None,
+    scale=1.0,
+    mask_diagonal=False,
+    method_labels=False,
 ):
-    """imshow with tick labels and optional value annotations."""
+    """imshow with tick labels that fit and optional value annotations.
+
+    Values at most ``1e-12 * scale`` in size are round-off: drawn and written
+    as 0. When every value is 0, the colour scale is [0, 1], so the map is one
+    uniform colour, and ``info["zero"]`` is True for the caller to say so.
+    With ``mask_diagonal`` the diagonal (0 by definition) is drawn light grey
+    and left unwritten. Long names are wrapped or shortened (see
+    :func:`fit_labels`); ``info["key"]`` lists the shortened ones.
+
+    Returns
+    -------
+    im, texts, colorbar, info
+    """
     import matplotlib.pyplot as plt
 
-    matrix = np.asarray(matrix, dtype=np.float64)
+    matrix = round_off(matrix, scale)
+    n_rows, n_cols = matrix.shape
+    mask = ~np.isfinite(matrix)
+    if mask_diagonal and n_rows == n_cols:
+        mask |= np.eye(n_rows, dtype=bool)
+    shown = matrix[~mask]
+    zero = shown.size == 0 or bool(np.all(shown == 0))
+    if vmin is None:
+        vmin = min(float(shown.min()), 0.0) if shown.size else 0.0
+    if vmax is None:
+        vmax = float(shown.max()) if shown.size else 1.0
+    if zero or vmax <= vmin:
+        vmax = vmin + 1.0
+    colormap = plt.get_cmap(cmap).with_extremes(bad="0.93")
     im = ax.imshow(
-        matrix, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest"
+        np.ma.masked_array(matrix, mask=mask),
+        cmap=colormap,
+        vmin=vmin,
+        vmax=vmax,
+        aspect="auto",
+        interpolation="nearest",
     )
+    row_labels, row_key = fit_labels(row_names, width=18)
+    col_labels, col_key = fit_labels(col_names, width=18)
+    key = list(dict.fromkeys(row_key + col_key))
+    rotate = max((len(x) for x in col_labels), default=0) > 3
     ax.set_xticks(
-        np.arange(len(col_names)),
-        labels=col_names,
-        rotation=45,
-        ha="right",
+        np.arange(n_cols),
+        labels=col_labels,
+        rotation=45 if rotate else 0,
+        ha="right" if rotate else "center",
         rotation_mode="anchor",
     )
-    ax.set_yticks(np.arange(len(row_names)), labels=row_names)
+    ax.set_yticks(np.arange(n_rows), labels=row_labels)
+    if method_labels:
+        color_ticklabels(ax.get_xticklabels(), col_names)
+        color_ticklabels(ax.get_yticklabels(), row_names)
     texts = np.empty(matrix.shape, dtype=object)
     if annotate:
-        lo, hi = im.get_clim()
-        mid = (lo + hi) / 2
-        # rounding noise around 0 is written as 0
-        scale = np.nanmax(np.abs(matrix)) if np.isfinite(matrix).any() else 0.0
-        tiny = 1e-9 * scale
-        for i in range(matrix.shape[0]):
-            for j in range(matrix.shape[1]):
+        for i in range(n_rows):
+            for j in range(n_cols):
+                if mask[i, j]:
+                    continue
                 value = matrix[i, j]
-                color = "white" if (np.isfinite(value) and value < mid) else "black"
-                if cmap not in ("viridis", "magma", "inferno", "plasma", "cividis"):
-                    color = "black"
-                shown = 0.0 if abs(value) <= tiny else value
+                r, g, b, _ = colormap(im.norm(value))
+                light = 0.299 * r + 0.587 * g + 0.114 * b > 0.5
                 texts[i, j] = ax.text(
                     j,
                     i,
-                    format(shown, fmt),
+                    format(value, fmt),
                     ha="center",
                     va="center",
-                    color=color,
+                    color="black" if light else "white",
                     fontsize="small",
                 )
     cbar = None
     if colorbar:
         cbar = plt.colorbar(im, ax=ax)
         if colorbar_label:
-            cbar.set_label(colorbar_label)
-    return im, texts, cbar
+            # as long as the colour bar at most: wrapped to its height
+            fig = ax.figure
+            inches = ax.get_position().height * fig.get_figheight()
+            chars = max(int(inches * 72 / 6.5), 12)
+            cbar.set_label("\n".join(wrap_name(colorbar_label, chars)))
+    return im, texts, cbar, {"zero": zero, "key": key}

@@ -1,18 +1,37 @@
-"""Grouped attributions of one or several methods, side by side."""
+"""Grouped attributions: beeswarm, waterfall and bar plots."""
 
 # SPDX-License-Identifier: BSD-3-Clause
+
+from collections.abc import Mapping
 
 import numpy as np
 
 from ._base import (
+    FEATURE_CMAP,
+    NEGATIVE_COLOR,
+    NEUTRAL_COLOR,
+    POSITIVE_COLOR,
+    ROUND_OFF,
+    add_note,
     as_attribution_dict,
     check_matplotlib_support,
-    explain_rows,
+    fit_labels,
     fitted_explainer,
+    format_signed,
+    format_value,
     group_names_for,
+    method_color,
+    panel_axes,
+    round_off,
+    squeeze_axes,
+    style_axes,
 )
 
 __all__ = ["AttributionDisplay"]
+
+_KINDS = ("auto", "beeswarm", "waterfall", "bar")
+# methods whose attributions add up to f(x) - E f
+_EFFICIENT = ("shapley", "permutation_shap")
 
 
 def _of_output(values, output):
@@ -20,39 +39,176 @@ def _of_output(values, output):
     return np.atleast_1d(values)[0 if output is None else output]
 
 
-def _swarm_offsets(values, width, n_bins=40):
-    """Deterministic beeswarm offsets: points in one value bin fan out around 0."""
+def _swarm_offsets(values, height, n_bins=60):
+    """Deterministic beeswarm offsets: points in one value bin stack around 0.
+
+    Points are binned along the value axis; in each bin they take the
+    positions 0, +1, -1, +2, ... in the order of their values, scaled so that
+    the fullest bin spans ``height``.
+    """
     values = np.asarray(values, dtype=np.float64)
     offsets = np.zeros(values.size)
-    if values.size == 0:
+    finite = np.isfinite(values)
+    if not finite.any():
         return offsets
-    lo, hi = np.nanmin(values), np.nanmax(values)
-    if hi <= lo:
-        bins = np.zeros(values.size, dtype=int)
-    else:
-        bins = np.minimum(((values - lo) / (hi - lo) * n_bins).astype(int), n_bins - 1)
-    counts = np.bincount(bins, minlength=n_bins)
-    scale = width / max(1, counts.max())
+    lo, hi = np.min(values[finite]), np.max(values[finite])
+    bins = np.zeros(values.size, dtype=int)
+    if hi > lo:
+        scaled = np.where(finite, (values - lo) / (hi - lo), 0.0)
+        bins = np.minimum((scaled * n_bins).astype(int), n_bins - 1)
     seen = np.zeros(n_bins, dtype=int)
-    for i in np.argsort(values, kind="stable"):
-        b = bins[i]
-        r = seen[b]
-        seen[b] += 1
-        # 0, +1, -1, +2, -2, ...
-        offsets[i] = ((r + 1) // 2) * (1 if r % 2 else -1) * scale
-    return offsets
+    for i in np.argsort(np.where(finite, values, lo), kind="stable"):
+        r = seen[bins[i]]
+        seen[bins[i]] += 1
+        offsets[i] = ((r + 1) // 2) * (1 if r % 2 else -1)
+    top = np.max(np.abs(offsets))
+    return offsets * (height / 2 / top) if top > 0 else offsets
+
+
+def _numeric(column):
+    """The column as floats (NaN where missing), or None for a categorical one."""
+    import pandas as pd
+
+    column = np.asarray(column)
+    if column.dtype.kind in "biuf":
+        return column.astype(np.float64)
+    present = pd.isna(column)
+    try:
+        out = np.full(column.shape, np.nan)
+        out[~present] = np.asarray(column[~present], dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return out
+
+
+def _value_colors(data, groups):
+    """Feature values scaled to [0, 1] per group, and what the grey points are.
+
+    Each one-column numeric group is scaled from its 5th to its 95th
+    percentile (as shap does; min and max when these are equal) and clipped.
+    Groups of several columns, categorical columns and missing values are
+    NaN: drawn in the neutral colour. Returns the scaled values and, per
+    group, None (coloured) or the reason it is grey.
+    """
+    n, K = data.shape
+    scaled = np.full((n, K), np.nan)
+    reasons = []
+    for k in range(K):
+        several = groups is not None and len(groups[k]) > 1
+        values = None if several else _numeric(data[:, k])
+        if several or values is None or not np.isfinite(values).any():
+            if several or (values is not None and groups is None):
+                # data holds NaN for a group of several columns
+                reasons.append("several columns")
+            else:
+                reasons.append("categorical" if values is None else "missing")
+            continue
+        finite = values[np.isfinite(values)]
+        lo, hi = np.percentile(finite, [5, 95])
+        if hi <= lo:
+            lo, hi = np.min(finite), np.max(finite)
+        scaled[:, k] = 0.5 if hi <= lo else np.clip((values - lo) / (hi - lo), 0, 1)
+        reasons.append("missing" if np.isnan(values).any() else None)
+    return scaled, reasons
+
+
+def _explanation_parts(result, methods=None, output=None):
+    """Attributions, names, values and base values of Explanation objects."""
+    from .._explanation import Explanation
+
+    if isinstance(result, Explanation):
+        result = {result.method or "attribution": result}
+    elif not isinstance(result, Mapping):
+        result = {(e.method or f"explanation {i}"): e for i, e in enumerate(result)}
+    # f(x) from efficient attributions, even of a method not shown
+    efficient = next((result[m] for m in _EFFICIENT if m in result), None)
+    if methods is not None:
+        methods = [methods] if isinstance(methods, str) else list(methods)
+        missing = [m for m in methods if m not in result]
+        if missing:
+            raise ValueError(f"methods {missing} are not in the result {list(result)}.")
+        result = {m: result[m] for m in methods}
+    if not result:
+        raise ValueError("No attributions to plot.")
+    attributions = {}
+    first = None
+    for name, expl in result.items():
+        if not isinstance(expl.feature_names, list):
+            raise ValueError(
+                f"the explanation {name!r} holds one group; keep the group axis, "
+                "e.g. explanation[:, :] rather than explanation[:, 'bmi']."
+            )
+        # the stored arrays keep all three axes (rows, groups, outputs)
+        v, b = expl._v, expl._b
+        if v.shape[2] > 1 and output is None:
+            raise ValueError(
+                f"attributions have {v.shape[2]} outputs {expl.output_names}; "
+                "choose one with output=<index>."
+            )
+        o = 0 if output is None else output
+        attributions[str(name)] = np.asarray(v[:, :, o], dtype=np.float64)
+        if first is None:
+            first = (expl, np.asarray(b[:, o], dtype=np.float64))
+    shapes = {a.shape for a in attributions.values()}
+    if len(shapes) > 1:
+        raise ValueError(
+            f"attribution arrays must share one shape, got {sorted(shapes)}."
+        )
+    expl, base = first
+    prediction = None
+    if efficient is not None and efficient._v.shape[:2] == expl._v.shape[:2]:
+        o = 0 if output is None else output
+        prediction = efficient._b[:, o] + efficient._v[:, :, o].sum(axis=1)
+    return {
+        "attributions": attributions,
+        "group_names": list(expl._names),
+        "expected_value": float(base[0]) if np.all(base == base[0]) else base,
+        "prediction": prediction,
+        "data": np.asarray(expl._d),
+        "groups": None if expl._groups is None else [list(g) for g in expl._groups],
+    }
+
+
+def _is_explanation(result):
+    from .._explanation import Explanation
+
+    if isinstance(result, Explanation):
+        return True
+    items = result.values() if isinstance(result, Mapping) else (
+        result if isinstance(result, (list, tuple)) else ()
+    )
+    items = list(items)
+    return bool(items) and all(isinstance(e, Explanation) for e in items)
 
 
 class AttributionDisplay:
-    """Grouped attributions of one or several explainers, side by side.
+    """Grouped attributions: a beeswarm of many rows, a waterfall of one, bars.
 
-    One explained row is drawn as grouped horizontal bars (one bar per
-    method and group); many rows as a beeswarm summary, one strip per method
-    and group. Groups are sorted by their mean absolute attribution.
+    Three views, each sorted by the groups' mean absolute attribution:
 
-    Build it with :meth:`from_estimator` (which explains the rows) or
-    :meth:`from_result` (attributions already computed, e.g. the Bunch of
-    :meth:`Explainer.explain <skdecomp.Explainer.explain>` or a
+    - ``"beeswarm"``: for many rows, one line of dots per group along the
+      attribution axis, one dot per row, coloured by the group's value in
+      the row (low to high, scaled to the group's range); groups of several
+      columns, categorical columns and missing values are grey, as the
+      legend under the plot says. One panel per method.
+    - ``"waterfall"``: for one row and one method, the path from the base
+      value E f to the prediction f(x), one bar per group, red when it
+      raises the output and blue when it lowers it; the labels hold the
+      group's value in the row (``"bmi = 0.062"``). A method whose
+      attributions do not add up to ``f(x) - E f`` gets a grey last bar, the
+      part it leaves unattributed.
+    - ``"bar"``: the attributions of one row, or the mean absolute
+      attribution over the rows, one bar per group and method.
+
+    Every method has its colour (:func:`~skdecomp.plot.method_color`), the
+    same in every Display. Long group names are wrapped, or shortened with
+    a key under the plot.
+
+    Build it with :meth:`from_explanation` (the
+    :class:`~skdecomp.Explanation` objects of
+    :meth:`Explainer.explain <skdecomp.Explainer.explain>`),
+    :meth:`from_estimator` (which explains the rows) or :meth:`from_result`
+    (attributions already computed, e.g. arrays or a
     :class:`~skdecomp.Decomposition`).
 
     Read more in the :ref:`User Guide <plotting>`.
@@ -63,22 +219,37 @@ class AttributionDisplay:
         Attributions of each method.
     group_names : list of str
         Name of each group.
-    expected_value : float or None, default=None
-        Mean model output over the background, shown in the title.
+    expected_value : float, ndarray of shape (n_samples,) or None, default=None
+        The base value E f (mean model output over the background), where a
+        waterfall starts.
     prediction : ndarray of shape (n_samples,) or None, default=None
-        Model output at each explained row, shown in the title of a bar plot.
+        Model output f(x) at each explained row, where a waterfall ends.
+    data : ndarray of shape (n_samples, n_groups) or None, default=None
+        Value of each row in each group (NaN for a group of several
+        columns), as :attr:`Explanation.data <skdecomp.Explanation.data>`;
+        colours the beeswarm and labels the waterfall.
+    groups : list of list of str or None, default=None
+        Columns of each group.
 
     Attributes
     ----------
-    ax_ : matplotlib Axes
-        Axes with the plot.
+    ax_ : matplotlib Axes or ndarray of Axes
+        Axes with the plot; an array of Axes for a beeswarm of several
+        methods (one panel per method).
+    axes_ : ndarray of Axes
+        All panels.
     figure_ : matplotlib Figure
         Figure holding the axes.
     artists_ : dict of str to matplotlib artist
-        One artist per method: a ``BarContainer`` for bars, a
-        ``PathCollection`` for a beeswarm.
+        One artist per method: a ``BarContainer`` for bars and waterfalls
+        (bars from bottom to top), a ``PathCollection`` for a beeswarm (the
+        rows of each shown group in turn, groups from top to bottom).
+    colorbar_ : matplotlib Colorbar or None
+        The feature value colour bar of a beeswarm.
     order_ : ndarray of int
-        Group indices from top to bottom.
+        Group indices shown, from top to bottom.
+    kind_ : str
+        The view drawn.
 
     See Also
     --------
@@ -94,13 +265,87 @@ class AttributionDisplay:
     >>> disp = AttributionDisplay.from_result(phi, group_names=["a", "b"])
     >>> sorted(disp.artists_)
     ['arch', 'shapley']
+    >>> disp = AttributionDisplay(
+    ...     {"shapley": np.array([[0.5, -0.2]])}, ["a", "b"], expected_value=1.0,
+    ...     data=np.array([[3.0, 0.25]])).plot(kind="waterfall")
+    >>> [t.get_text() for t in disp.ax_.get_yticklabels()]
+    ['b = 0.25', 'a = 3']
     """
 
-    def __init__(self, attributions, group_names, *, expected_value=None, prediction=None):
+    def __init__(
+        self,
+        attributions,
+        group_names,
+        *,
+        expected_value=None,
+        prediction=None,
+        data=None,
+        groups=None,
+    ):
         self.attributions = attributions
         self.group_names = group_names
         self.expected_value = expected_value
         self.prediction = prediction
+        self.data = data
+        self.groups = groups
+
+    @classmethod
+    def from_explanation(
+        cls,
+        explanation,
+        *,
+        methods=None,
+        output=None,
+        kind="auto",
+        max_groups=20,
+        row=None,
+        ax=None,
+    ):
+        """Plot :class:`~skdecomp.Explanation` objects.
+
+        Parameters
+        ----------
+        explanation : Explanation, Explanations or list of Explanation
+            One explanation (e.g. ``explainer.explain(X)["shapley"]``, or one
+            row of it, ``explanation[0]``), or several of the same rows,
+            keyed by method (the :class:`~skdecomp.Explanations` of
+            :meth:`Explainer.explain <skdecomp.Explainer.explain>`). Their
+            ``data`` colour the beeswarm and label the waterfall; their
+            ``base_values`` start the waterfall. The prediction f(x) is
+            known from Shapley values (they add up to ``f(x) - E f``).
+        methods : str, list of str or None, default=None
+            Methods shown; None shows all.
+        output : int or None, default=None
+            Output shown for multi-output explanations.
+        kind : {"auto", "beeswarm", "waterfall", "bar"}, default="auto"
+            "auto" draws a beeswarm of several rows, a waterfall of one row
+            of one method, bars of one row of several methods.
+        max_groups : int, default=20
+            Show at most this many groups (the most important; a waterfall
+            sums the others into one bar).
+        row : int or None, default=None
+            Row of a waterfall (None: the first) or of a bar plot (None: the
+            mean absolute attribution over the rows).
+        ax : matplotlib Axes or list of Axes, default=None
+            Axes to draw on (split into one panel per method for a beeswarm
+            of several methods); None creates a figure.
+
+        Returns
+        -------
+        display : AttributionDisplay
+            The display, with the plot drawn.
+        """
+        check_matplotlib_support(f"{cls.__name__}.from_explanation")
+        parts = _explanation_parts(explanation, methods, output)
+        disp = cls(
+            parts["attributions"],
+            parts["group_names"],
+            expected_value=parts["expected_value"],
+            prediction=parts["prediction"],
+            data=parts["data"],
+            groups=parts["groups"],
+        )
+        return disp.plot(kind=kind, max_groups=max_groups, row=row, ax=ax)
 
     @classmethod
     def from_estimator(
@@ -115,6 +360,7 @@ class AttributionDisplay:
         random_state=None,
         kind="auto",
         max_groups=20,
+        row=None,
         ax=None,
     ):
         """Explain rows of X and plot the attributions.
@@ -137,11 +383,15 @@ class AttributionDisplay:
             Output to show for a multi-output model.
         random_state : int, RandomState instance or None, default=None
             Seed of a new Explainer.
-        kind : {"auto", "bar", "beeswarm"}, default="auto"
-            "auto" draws bars for one row and a beeswarm for several.
+        kind : {"auto", "beeswarm", "waterfall", "bar"}, default="auto"
+            "auto" draws a beeswarm of several rows, a waterfall of one row
+            of one method, bars of one row of several methods.
         max_groups : int, default=20
             Show at most this many groups (the most important).
-        ax : matplotlib Axes, default=None
+        row : int or None, default=None
+            Row of a waterfall (None: the first) or of a bar plot (None: the
+            mean absolute attribution over the rows).
+        ax : matplotlib Axes or list of Axes, default=None
             Axes to draw on; None creates a figure.
 
         Returns
@@ -151,19 +401,23 @@ class AttributionDisplay:
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         explainer = fitted_explainer(estimator, X, groups, background, random_state)
-        attributions = explain_rows(explainer, X, methods, output)
-        expected_value = float(_of_output(explainer.expected_value_, output))
-        prediction = None
-        if "shapley" in attributions:
-            # efficiency: Shapley values sum to f(x) - E_B f
-            prediction = expected_value + attributions["shapley"].sum(axis=1)
-        disp = cls(
-            attributions,
-            list(explainer.get_feature_names_out()),
-            expected_value=expected_value,
-            prediction=prediction,
+        methods = [methods] if isinstance(methods, str) else list(methods)
+        parts = _explanation_parts(
+            explainer.explain(X, methods=methods), methods, output
         )
-        return disp.plot(kind=kind, max_groups=max_groups, ax=ax)
+        game = explainer.game_
+        pred = np.asarray(game.predict(game.check_X(X)), dtype=np.float64)
+        o = 0 if output is None else output
+        prediction = pred if pred.ndim == 1 else pred[:, o]
+        disp = cls(
+            parts["attributions"],
+            [str(n) for n in explainer.get_feature_names_out()],
+            expected_value=float(_of_output(explainer.expected_value_, output)),
+            prediction=prediction,
+            data=parts["data"],
+            groups=parts["groups"],
+        )
+        return disp.plot(kind=kind, max_groups=max_groups, row=row, ax=ax)
 
     @classmethod
     def from_result(
@@ -175,31 +429,37 @@ class AttributionDisplay:
         output=None,
         kind="auto",
         max_groups=20,
+        row=None,
         ax=None,
     ):
         """Plot attributions already computed.
 
         Parameters
         ----------
-        result : dict, Bunch, Decomposition, ndarray or list of ndarray
-            Method name -> attributions (e.g. the Bunch of
-            :meth:`Explainer.explain <skdecomp.Explainer.explain>`), a
-            :class:`~skdecomp.Decomposition` (attributions of ``methods``
-            from its components), one array or a list of arrays of shape
-            (n_samples, n_groups) or (n_groups,).
+        result : dict, Explanations, Decomposition, ndarray or list of ndarray
+            Method name -> attributions (e.g. the
+            :class:`~skdecomp.Explanations` of
+            :meth:`Explainer.explain <skdecomp.Explainer.explain>`, handled as
+            by :meth:`from_explanation`), a :class:`~skdecomp.Decomposition`
+            (attributions of ``methods`` from its components), one array or
+            a list of arrays of shape (n_samples, n_groups) or (n_groups,).
         group_names : list of str or None, default=None
-            Names of the groups; taken from a Decomposition, else
-            ``"group 0"``, ``"group 1"``, ...
+            Names of the groups; taken from Explanations or a Decomposition,
+            else ``"group 0"``, ``"group 1"``, ...
         methods : list of str or None, default=None
             Methods to show (for a Decomposition: which to compute,
             default ``["shapley"]``); names of plain arrays.
         output : int or None, default=None
             Output to show for multi-output attributions.
-        kind : {"auto", "bar", "beeswarm"}, default="auto"
-            "auto" draws bars for one row and a beeswarm for several.
+        kind : {"auto", "beeswarm", "waterfall", "bar"}, default="auto"
+            "auto" draws a beeswarm of several rows, a waterfall of one row
+            of one method when the base value is known, else bars.
         max_groups : int, default=20
             Show at most this many groups (the most important).
-        ax : matplotlib Axes, default=None
+        row : int or None, default=None
+            Row of a waterfall (None: the first) or of a bar plot (None: the
+            mean absolute attribution over the rows).
+        ax : matplotlib Axes or list of Axes, default=None
             Axes to draw on; None creates a figure.
 
         Returns
@@ -208,6 +468,18 @@ class AttributionDisplay:
             The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
+        if _is_explanation(result):
+            parts = _explanation_parts(result, methods, output)
+            names = parts["group_names"] if group_names is None else group_names
+            disp = cls(
+                parts["attributions"],
+                group_names_for(len(parts["group_names"]), names),
+                expected_value=parts["expected_value"],
+                prediction=parts["prediction"],
+                data=parts["data"],
+                groups=parts["groups"],
+            )
+            return disp.plot(kind=kind, max_groups=max_groups, row=row, ax=ax)
         attributions = as_attribution_dict(result, method_names=methods, output=output)
         n_groups = next(iter(attributions.values())).shape[1]
         if group_names is None and hasattr(result, "group_names"):
@@ -223,101 +495,398 @@ class AttributionDisplay:
             expected_value=expected_value,
             prediction=prediction,
         )
-        return disp.plot(kind=kind, max_groups=max_groups, ax=ax)
+        return disp.plot(kind=kind, max_groups=max_groups, row=row, ax=ax)
 
     from_decomposition = from_result
 
-    def plot(self, *, kind="auto", max_groups=20, row=0, ax=None):
+    # -- drawing ------------------------------------------------------------------
+    def _value_label(self, k, row):
+        """``"name = value"`` of group k in a row, or the name alone."""
+        name = str(self.group_names[k])
+        if self.data is None or row is None:
+            return name
+        several = self.groups is not None and len(self.groups[k]) > 1
+        value = np.asarray(self.data)[row, k]
+        try:
+            missing = bool(np.isnan(value))
+        except TypeError:
+            missing = value is None
+        if several or (missing and self.groups is None):
+            return name
+        return f"{name} = {format_value(value)}"
+
+    def _base(self, row):
+        base = self.expected_value
+        if base is None:
+            return None
+        base = np.asarray(base, dtype=np.float64)
+        return float(base) if base.ndim == 0 else float(base[row])
+
+    def plot(
+        self,
+        *,
+        kind="auto",
+        max_groups=20,
+        row=None,
+        method=None,
+        cmap=FEATURE_CMAP,
+        ax=None,
+    ):
         """Draw the attributions.
 
         Parameters
         ----------
-        kind : {"auto", "bar", "beeswarm"}, default="auto"
-            "auto" draws bars when there is one row and a beeswarm otherwise.
+        kind : {"auto", "beeswarm", "waterfall", "bar"}, default="auto"
+            "auto" draws a beeswarm of several rows, a waterfall of one row
+            of one method when the base value is known, else bars.
         max_groups : int, default=20
-            Show at most this many groups, the largest mean ``|phi|`` first.
-        row : int, default=0
-            Row drawn by a bar plot of several rows.
-        ax : matplotlib Axes, default=None
-            Axes to draw on; None creates a figure.
+            Show at most this many groups, the largest mean ``|phi|`` first
+            (a waterfall: the largest ``|phi|`` of the row, the others summed
+            into one bar).
+        row : int or None, default=None
+            Row of a waterfall (None: the first) or of a bar plot (None: the
+            only row, or the mean ``|phi|`` over several rows).
+        method : str or None, default=None
+            Method of a waterfall; None takes the first.
+        cmap : str or Colormap, default="cool"
+            Colour map of the feature values in a beeswarm, low to high.
+        ax : matplotlib Axes or list of Axes, default=None
+            Axes to draw on (a beeswarm of several methods splits it into
+            one panel per method, or takes one Axes per method); None creates
+            a figure.
 
         Returns
         -------
         display : AttributionDisplay
-            The object, with ``ax_``, ``figure_``, ``artists_`` and ``order_`` set.
+            The object, with ``ax_``, ``axes_``, ``figure_``, ``artists_``,
+            ``colorbar_``, ``order_`` and ``kind_`` set.
         """
         check_matplotlib_support(f"{type(self).__name__}.plot")
-        import matplotlib.pyplot as plt
-
-        if kind not in ("auto", "bar", "beeswarm"):
-            raise ValueError(f"kind must be 'auto', 'bar' or 'beeswarm', got {kind!r}.")
+        if kind not in _KINDS:
+            raise ValueError(
+                f"kind must be one of {', '.join(map(repr, _KINDS))}, got {kind!r}."
+            )
         phis = {
-            m: np.asarray(v, dtype=np.float64) for m, v in self.attributions.items()
+            str(m): np.asarray(v, dtype=np.float64)
+            for m, v in self.attributions.items()
         }
         phis = {m: (v[None, :] if v.ndim == 1 else v) for m, v in phis.items()}
         n_samples, n_groups = next(iter(phis.values())).shape
+        # round-off (relative to the size of the output) is drawn as 0
+        sizes = [np.max(np.abs(v), initial=0.0) for v in phis.values()]
+        for known in (self.expected_value, self.prediction):
+            if known is not None:
+                sizes.append(np.max(np.abs(np.asarray(known, dtype=np.float64))))
+        scale = max(sizes)
+        phis = {m: round_off(v, scale) for m, v in phis.items()}
         if kind == "auto":
-            kind = "bar" if n_samples == 1 else "beeswarm"
-        importance = np.mean([np.abs(v).mean(axis=0) for v in phis.values()], axis=0)
+            if n_samples > 1:
+                kind = "beeswarm"
+            elif len(phis) == 1 and self.expected_value is not None:
+                kind = "waterfall"
+            else:
+                kind = "bar"
+        if row is not None and not -n_samples <= row < n_samples:
+            raise ValueError(f"row={row} is out of range for {n_samples} rows.")
+        self.kind_ = kind
+        self.colorbar_ = None
+        if kind == "waterfall":
+            self._waterfall(phis, row, method, max_groups, ax)
+        elif kind == "bar":
+            self._bars(phis, row, max_groups, ax)
+        else:
+            self._beeswarm(phis, max_groups, cmap, ax)
+        return self
+
+    def _finish(self, fig, axes):
+        self.axes_ = np.asarray(axes, dtype=object)
+        self.ax_ = squeeze_axes(self.axes_)
+        self.figure_ = fig
+
+    def _group_ticks(self, ax, positions, labels):
+        labels, key = fit_labels(labels, width=24)
+        ax.set_yticks(positions, labels=labels)
+        return key
+
+    # -- bars -------------------------------------------------------------------
+    def _bars(self, phis, row, max_groups, ax):
+        n_samples, n_groups = next(iter(phis.values())).shape
+        summary = row is None and n_samples > 1
+        if row is None:
+            row = 0
+        if summary:
+            shown = {m: np.abs(v).mean(axis=0) for m, v in phis.items()}
+        else:
+            shown = {m: v[row] for m, v in phis.items()}
+        importance = np.mean([np.abs(v) for v in shown.values()], axis=0)
         order = np.argsort(-importance, kind="stable")[:max_groups]
         self.order_ = order
-        n_shown = order.size
-        n_methods = len(phis)
-
-        if ax is None:
-            height = 1.0 + 0.35 * n_shown * (
-                1 if kind == "bar" else max(1, n_methods * 0.7)
-            )
-            fig, ax = plt.subplots(
-                figsize=(6.4, min(max(height, 2.5), 14)), layout="constrained"
-            )
-        else:
-            fig = ax.figure
+        n_shown, n_methods = order.size, len(shown)
+        labels = [
+            str(self.group_names[k]) if summary else self._value_label(k, row)
+            for k in order
+        ]
+        fig, axes = panel_axes(
+            ax,
+            1,
+            figsize=(
+                6.4 + min(0.06 * max(map(len, labels), default=0), 1.5),
+                min(max(1.3 + 0.3 * n_shown * max(1, 0.6 * n_methods), 2.5), 14),
+            ),
+        )
+        ax = axes[0]
         band = 0.8
         step = band / n_methods
         positions = np.arange(n_shown)[::-1]  # most important on top
         artists = {}
-        for i, (method, values) in enumerate(phis.items()):
+        for i, (m, values) in enumerate(shown.items()):
             offset = band / 2 - step * (i + 0.5)
-            color = f"C{i % 10}"
-            if kind == "bar":
-                artists[method] = ax.barh(
-                    positions + offset,
-                    values[row, order],
-                    height=step,
-                    color=color,
-                    label=method,
+            artists[m] = ax.barh(
+                positions + offset,
+                values[order],
+                height=step * 0.92,
+                color=method_color(m),
+                label=m,
+            )
+        if n_methods == 1:
+            bars = next(iter(artists.values()))
+            ax.bar_label(
+                bars,
+                labels=[
+                    format_value(v) if summary else format_signed(v)
+                    for v in next(iter(shown.values()))[order]
+                ],
+                padding=3,
+                fontsize="small",
+            )
+            ax.margins(x=0.15)
+        ax.axvline(0.0, color="0.5", linewidth=0.8, zorder=0)
+        key = self._group_ticks(ax, positions, labels)
+        ax.set_ylim(-0.6, n_shown - 0.4)
+        style_axes(ax)
+        if summary:
+            ax.set_xlabel("mean |attribution| (change of the model output)")
+            title = f"Mean |attribution| over {n_samples} rows"
+        else:
+            ax.set_xlabel("attribution (change of the model output)")
+            title = "Attributions of one row"
+            fx, base = self.prediction, self._base(row)
+            if fx is not None and base is not None:
+                title += f": f(x) = {np.asarray(fx)[row]:.3g}, E f = {base:.3g}"
+        if n_groups > n_shown:
+            title += f" (top {n_shown} of {n_groups} groups)"
+        ax.set_title(title, fontsize="medium")
+        if n_methods > 1:
+            # beside the bars, never over them
+            ax.legend(
+                title="method", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                fontsize="small", frameon=False,
+            )
+        add_note(fig, ax, key)
+        self.artists_ = artists
+        self._finish(fig, axes)
+
+    # -- waterfall --------------------------------------------------------------
+    def _waterfall(self, phis, row, method, max_groups, ax):
+        n_samples, n_groups = next(iter(phis.values())).shape
+        row = 0 if row is None else row % n_samples
+        if method is None:
+            method = next(iter(phis))
+        if method not in phis:
+            raise ValueError(f"method {method!r} is not among {list(phis)}.")
+        phi = phis[method][row]
+        base = self._base(row)
+        if base is None:
+            base = 0.0
+        start_label = "E f" if self.expected_value is not None else "0"
+        order = np.argsort(-np.abs(phi), kind="stable")
+        max_groups = max(int(max_groups), 2)
+        if n_groups > max_groups:
+            top, rest = order[: max_groups - 1], order[max_groups - 1:]
+        else:
+            top, rest = order, order[:0]
+        self.order_ = top
+        # steps from the bottom: the rest, then the groups, smallest first
+        steps = []
+        if rest.size:
+            steps.append((f"{rest.size} other groups", float(phi[rest].sum()), None))
+        steps += [(self._value_label(k, row), float(phi[k]), k) for k in top[::-1]]
+        fx = None
+        if self.prediction is not None:
+            fx = float(np.asarray(self.prediction)[row])
+        total = base + float(phi.sum())
+        output_scale = max(abs(base), abs(total), abs(fx or 0.0), 1e-300)
+        if fx is not None and abs(fx - total) > 1e-9 * output_scale:
+            steps.append((f"not attributed by {method}", fx - total, "rest"))
+        end = fx if fx is not None else total
+        n_steps = len(steps)
+        longest = max(len(s[0]) for s in steps)
+        fig, axes = panel_axes(
+            ax,
+            1,
+            figsize=(
+                7.0 + min(0.06 * longest, 1.5),
+                min(max(1.8 + 0.38 * n_steps, 3.0), 14),
+            ),
+        )
+        ax = axes[0]
+        lefts, widths, colors = [], [], []
+        position = base
+        for label, value, k in steps:
+            lefts.append(position)
+            widths.append(value)
+            if k == "rest" or abs(value) <= ROUND_OFF * output_scale:
+                colors.append(NEUTRAL_COLOR)
+            else:
+                colors.append(POSITIVE_COLOR if value > 0 else NEGATIVE_COLOR)
+            position += value
+        ys = np.arange(n_steps)
+        bars = ax.barh(ys, widths, left=lefts, height=0.62, color=colors)
+        ends = np.asarray(lefts) + np.asarray(widths)
+        for y, left, width, stop in zip(ys, lefts, widths, ends):
+            ha = "left" if width >= 0 else "right"
+            ax.annotate(
+                format_signed(width),
+                (stop, y),
+                xytext=(3 if width >= 0 else -3, 0),
+                textcoords="offset points",
+                ha=ha,
+                va="center",
+                fontsize="small",
+            )
+        for y in ys[:-1]:
+            ax.plot([ends[y], ends[y]], [y + 0.31, y + 0.69], color="0.55", lw=0.8)
+        # where the path starts and ends
+        lo_y, hi_y = -1.05, n_steps + 0.05
+        ax.plot([base, base], [lo_y, -0.31], color="0.45", lw=0.9, ls="--")
+        ax.plot([end, end], [n_steps - 0.69, hi_y], color="0.45", lw=0.9, ls="--")
+        xs = np.concatenate([[base, end], ends, lefts])
+        span = np.ptp(xs) or max(abs(base), 1.0)
+        lo_x, hi_x = xs.min() - 0.18 * span, xs.max() + 0.18 * span
+        ax.set_xlim(lo_x, hi_x)
+        ax.set_ylim(lo_y, hi_y)
+        end_label = "f(x)" if fx is not None else f"{start_label} + sum of attributions"
+        box = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none"}
+        for x, y, text in [
+            (base, -0.72, f"{start_label} = {base:.4g}"),
+            (end, n_steps - 0.28, f"{end_label} = {end:.4g}"),
+        ]:
+            # the text reaches into the plot, never out of it
+            ax.text(
+                x, y, text, ha="right" if x > (lo_x + hi_x) / 2 else "left",
+                va="center", fontsize="small", bbox=box,
+            )
+        key = self._group_ticks(ax, ys, [s[0] for s in steps])
+        style_axes(ax)
+        ax.spines["left"].set_visible(False)
+        ax.tick_params(axis="y", length=0)
+        ax.set_xlabel("model output")
+        title = f"{method} attributions" + (f" of row {row}" if n_samples > 1 else "")
+        ax.set_title(title, fontsize="medium", color=method_color(method))
+        add_note(fig, ax, key)
+        self.artists_ = {method: bars}
+        self._finish(fig, axes)
+
+    # -- beeswarm ---------------------------------------------------------------
+    def _beeswarm(self, phis, max_groups, cmap, ax):
+        import matplotlib.pyplot as plt
+        from matplotlib.colors import Normalize
+        from matplotlib.lines import Line2D
+
+        n_samples, n_groups = next(iter(phis.values())).shape
+        importance = np.mean([np.abs(v).mean(axis=0) for v in phis.values()], axis=0)
+        order = np.argsort(-importance, kind="stable")[:max_groups]
+        self.order_ = order
+        n_shown, n_methods = order.size, len(phis)
+        colored = self.data is not None
+        if colored:
+            scaled, reasons = _value_colors(np.asarray(self.data), self.groups)
+            colormap = plt.get_cmap(cmap).with_extremes(bad=NEUTRAL_COLOR)
+        labels = [str(self.group_names[k]) for k in order]
+        longest = max(map(len, labels), default=0)
+        ncols = min(n_methods, 4)
+        nrows = int(np.ceil(n_methods / ncols))
+        fig, axes = panel_axes(
+            ax,
+            n_methods,
+            ncols=ncols,
+            sharey=True,
+            figsize=(
+                (5.4 if n_methods == 1 else 4.2) * ncols
+                + min(0.06 * longest, 1.5)
+                + 1.0 * colored,
+                min(max(1.4 + 0.34 * n_shown, 2.8) * nrows, 16),
+            ),
+        )
+        positions = np.arange(n_shown)[::-1]  # most important on top
+        artists = {}
+        size = 14 if n_samples <= 500 else 8
+        for i, (panel, (m, values)) in enumerate(zip(axes, phis.items())):
+            xs = np.concatenate([values[:, k] for k in order])
+            ys = np.concatenate(
+                [
+                    p + _swarm_offsets(values[:, k], 0.8)
+                    for p, k in zip(positions, order)
+                ]
+            )
+            common = dict(s=size, linewidths=0, rasterized=xs.size > 5000, zorder=3)
+            if colored:
+                cs = np.concatenate([scaled[:, k] for k in order])
+                artists[m] = panel.scatter(
+                    xs, ys, c=cs, cmap=colormap, norm=Normalize(0.0, 1.0),
+                    plotnonfinite=True, alpha=0.9, **common,
                 )
             else:
-                xs, ys = [], []
-                for p, k in zip(positions, order):
-                    xs.append(values[:, k])
-                    ys.append(p + offset + _swarm_offsets(values[:, k], step * 0.45))
-                artists[method] = ax.scatter(
-                    np.concatenate(xs),
-                    np.concatenate(ys),
-                    s=8,
-                    color=color,
-                    alpha=0.7,
-                    label=method,
-                    linewidths=0,
+                artists[m] = panel.scatter(
+                    xs, ys, color=method_color(m), alpha=0.8, **common
                 )
-        ax.axvline(0.0, color="0.5", linewidth=0.8, zorder=0)
-        ax.set_yticks(positions, labels=[self.group_names[k] for k in order])
-        ax.set_ylim(-0.6, n_shown - 0.4)
-        ax.set_xlabel("attribution (change of the model output)")
-        ax.set_ylabel("group")
-        if n_methods > 1:
-            ax.legend(title="method", loc="best", fontsize="small")
-        title = (
-            "Grouped attributions" if kind == "beeswarm" else "Attributions of one row"
-        )
-        if kind == "bar" and self.prediction is not None and self.expected_value is not None:
-            title += f": f(x) = {self.prediction[row]:.3g}, E f = {self.expected_value:.3g}"
-        elif kind == "beeswarm":
-            title += f" of {n_samples} rows"
-        ax.set_title(title, fontsize="medium")
-        self.ax_ = ax
-        self.figure_ = fig
+            for p in positions:
+                panel.axhline(p, color="0.9", linewidth=0.8, zorder=0)
+            panel.axvline(0.0, color="0.5", linewidth=0.8, zorder=1)
+            style_axes(panel)
+            panel.spines["left"].set_visible(False)
+            panel.tick_params(axis="y", length=0)
+            panel.set_xlabel("attribution (change of the model output)")
+            title = f"{m}, {n_samples} rows"
+            if n_groups > n_shown:
+                title += f", top {n_shown} of {n_groups} groups"
+            panel.set_title(title, fontsize="medium", color=method_color(m))
+            if i % ncols == 0:
+                key = self._group_ticks(panel, positions, labels)
+            else:
+                panel.tick_params(axis="y", labelleft=False)
+            panel.set_ylim(-0.6, n_shown - 0.4)
+        notes, handles = list(key), None
+        if colored:
+            shown_reasons = {reasons[k] for k in order} - {None}
+            if any(reasons[k] != "several columns" and reasons[k] != "categorical"
+                   for k in order):
+                from matplotlib.cm import ScalarMappable
+
+                mappable = ScalarMappable(norm=Normalize(0.0, 1.0), cmap=colormap)
+                self.colorbar_ = fig.colorbar(
+                    mappable, ax=list(axes), ticks=[0.0, 1.0], aspect=30,
+                    fraction=0.05, pad=0.02,
+                )
+                self.colorbar_.set_ticklabels(["low", "high"])
+                self.colorbar_.set_label("feature value", labelpad=-8)
+                self.colorbar_.outline.set_visible(False)
+            if shown_reasons:
+                words = {
+                    "several columns": "a group of several columns",
+                    "categorical": "a categorical column",
+                    "missing": "a missing value",
+                }
+                what = [words[r] for r in words if r in shown_reasons]
+                text = "grey: no value scale (" + ", ".join(what) + ")"
+                handles = [
+                    Line2D([], [], ls="", marker="o", color=NEUTRAL_COLOR, markersize=6)
+                ]
+                notes = [text]
+                if key:
+                    handles += [Line2D([], [], ls="") for _ in key]
+                    notes += key
+        if notes:
+            add_note(fig, axes[-1], notes, handles=handles)
         self.artists_ = artists
-        return self
+        self._finish(fig, axes)

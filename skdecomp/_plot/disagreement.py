@@ -2,11 +2,15 @@
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ._base import (
     as_attribution_dict,
+    add_note,
     check_matplotlib_support,
+    ensure_layout,
     explain_rows,
     fitted_explainer,
     heatmap,
@@ -16,13 +20,61 @@ from ._base import (
 __all__ = ["DisagreementDisplay"]
 
 
-def _pairwise(attributions, measure, top_k):
+_EFFICIENT = ("shapley", "permutation_shap")
+
+
+def _pairwise(attributions, measure, top_k, normalize):
     """(n, n) mean disagreement between the methods (0 on the diagonal)."""
     from .. import metrics
 
     if len(attributions) == 1:
         return np.zeros((1, 1))
-    return metrics.disagreement(attributions, measure=measure, top_k=top_k).pairwise
+    return metrics.disagreement(
+        attributions, measure=measure, top_k=top_k, normalize=normalize
+    ).pairwise
+
+
+def _check_scale(scale):
+    if scale is None or (isinstance(scale, str) and scale == "variance"):
+        return scale
+    if isinstance(scale, str) or not np.isfinite(scale) or scale <= 0:
+        raise ValueError(
+            f"scale must be 'variance', None or a positive number, got {scale!r}."
+        )
+    return float(scale)
+
+
+def _prediction_variance(explainer, X, output):
+    """Var f: the variance of the explained output of the model over the rows X."""
+    game = explainer.game_
+    pred = np.asarray(game.predict(game.check_X(X)), dtype=np.float64)
+    if pred.ndim == 2:
+        pred = pred[:, 0 if output is None else output]
+    return float(np.var(pred))
+
+
+def _variance_from_explanations(result, output):
+    """Var f over the explained rows, from efficient attributions, or None.
+
+    Shapley values add up to ``f(x) - E f``, so with the base values they
+    give the prediction at every explained row.
+    """
+    from .._explanation import Explanation
+
+    if not isinstance(result, Mapping):
+        return None
+    for name in _EFFICIENT:
+        expl = result.get(name)
+        if not isinstance(expl, Explanation) or expl.ndim < 2:
+            continue
+        values = np.asarray(expl.values, dtype=np.float64)
+        base = np.asarray(expl.base_values, dtype=np.float64)
+        if values.ndim == 3:
+            o = 0 if output is None else output
+            values, base = values[..., o], base[..., o]
+        pred = base + values.sum(axis=1)
+        return float(np.var(pred))
+    return None
 
 
 class DisagreementDisplay:
@@ -30,10 +82,18 @@ class DisagreementDisplay:
 
     Between explainers, each cell is the mean disagreement of two
     attributions over the explained rows (:func:`skdecomp.metrics.disagreement`;
-    see :ref:`why_disagree`). Between faithfulness metrics, each cell is one minus
-    the share of explainer pairs the two metrics order alike
-    (:func:`skdecomp.metrics.metric_disagreement`): 0 when they rank the
-    explainers the same way.
+    see :ref:`why_disagree`). The ``"l2"`` disagreement (a mean squared
+    difference, in squared units of the model output) is divided by the
+    variance of the prediction, Var f, as in the report: 0.01 means the two
+    explanations differ by 1% of the variance the model shows on the data.
+    ``scale=None`` shows the raw values. Between faithfulness metrics, each
+    cell is one minus the share of explainer pairs the two metrics order
+    alike (:func:`skdecomp.metrics.metric_disagreement`): 0 when they rank
+    the explainers the same way.
+
+    Values below round-off (at most ``1e-12`` times the scale of the values)
+    are drawn as 0; when every value is 0 the map is one uniform colour and
+    the title says the explainers agree.
 
     Read more in the :ref:`User Guide <plotting>`.
 
@@ -47,6 +107,9 @@ class DisagreementDisplay:
         What is compared; used in labels.
     measure : str, default="l2"
         Name of the measure; used in labels.
+    variance : float or None, default=None
+        The variance of the prediction the ``"l2"`` matrix was divided by;
+        None when the matrix holds raw values.
 
     Attributes
     ----------
@@ -57,13 +120,15 @@ class DisagreementDisplay:
     im_ : matplotlib AxesImage
         The heatmap.
     text_ : ndarray of matplotlib Text
-        Value annotations, or None values when not annotated.
+        Value annotations, or None values when not annotated (and on the
+        diagonal).
     colorbar_ : matplotlib Colorbar
         The colour bar.
 
     See Also
     --------
     AttributionDisplay : The attributions themselves.
+    skdecomp.plot.method_color : The colour of each method (of the tick labels).
 
     Examples
     --------
@@ -72,17 +137,20 @@ class DisagreementDisplay:
     >>> matplotlib.use("Agg")
     >>> from skdecomp.plot import DisagreementDisplay
     >>> phi = {"arch": np.array([[1.0, 0.0]]), "occlusion": np.array([[1.0, 1.0]])}
-    >>> disp = DisagreementDisplay.from_result(phi)
+    >>> disp = DisagreementDisplay.from_result(phi, scale=2.0)
     >>> disp.matrix
-    array([[0. , 0.5],
-           [0.5, 0. ]])
+    array([[0.  , 0.25],
+           [0.25, 0.  ]])
+    >>> disp.colorbar_.ax.get_ylabel()
+    'disagreement / variance of the prediction'
     """
 
-    def __init__(self, matrix, names, *, kind="methods", measure="l2"):
+    def __init__(self, matrix, names, *, kind="methods", measure="l2", variance=None):
         self.matrix = matrix
         self.names = names
         self.kind = kind
         self.measure = measure
+        self.variance = variance
 
     @classmethod
     def from_estimator(
@@ -100,6 +168,8 @@ class DisagreementDisplay:
         output=None,
         n_samples=1024,
         random_state=None,
+        normalize="mean",
+        scale="variance",
         ax=None,
     ):
         """Explain rows of X with several methods and plot their disagreement.
@@ -132,6 +202,15 @@ class DisagreementDisplay:
             Coalitions per metric when ``kind="metrics"``.
         random_state : int, RandomState instance or None, default=None
             Seed of a new Explainer and of the metrics' coalitions.
+        normalize : {"mean", "sum"}, default="mean"
+            How ``"l2"`` combines the groups, as in
+            :func:`skdecomp.metrics.disagreement`.
+        scale : "variance", None or float, default="variance"
+            What the ``"l2"`` disagreement is divided by: ``"variance"``,
+            the variance of the model's output over the rows of X (Var f, as
+            in the report); None, nothing (raw values); a number, that
+            number (e.g. Var f over other data). The other measures are
+            unitless and never divided.
         ax : matplotlib Axes, default=None
             Axes to draw on; None creates a figure.
 
@@ -143,10 +222,20 @@ class DisagreementDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         if kind not in ("methods", "metrics"):
             raise ValueError(f"kind must be 'methods' or 'metrics', got {kind!r}.")
+        scale = _check_scale(scale)
         explainer = fitted_explainer(estimator, X, groups, background, random_state)
         attributions = explain_rows(explainer, X, methods, output)
         if kind == "methods":
-            return cls.from_result(attributions, measure=measure, top_k=top_k, ax=ax)
+            if isinstance(scale, str):
+                scale = _prediction_variance(explainer, X, output)
+            return cls.from_result(
+                attributions,
+                measure=measure,
+                top_k=top_k,
+                normalize=normalize,
+                scale=scale,
+                ax=ax,
+            )
         from .. import metrics as _metrics
 
         result = _metrics.metric_disagreement(
@@ -161,14 +250,24 @@ class DisagreementDisplay:
 
     @classmethod
     def from_result(
-        cls, result, *, methods=None, measure="l2", top_k=None, output=None, ax=None
+        cls,
+        result,
+        *,
+        methods=None,
+        measure="l2",
+        top_k=None,
+        output=None,
+        normalize="mean",
+        scale="variance",
+        ax=None,
     ):
         """Plot the disagreement of results already computed.
 
         Parameters
         ----------
-        result : dict, Bunch, Decomposition or list of ndarray
-            Method name -> attributions (e.g. the Bunch of
+        result : dict, Explanations, Decomposition or list of ndarray
+            Method name -> attributions (e.g. the
+            :class:`~skdecomp.Explanations` of
             :meth:`Explainer.explain <skdecomp.Explainer.explain>`); a
             :class:`~skdecomp.Decomposition` (attributions of ``methods``,
             default arch, shapley, banzhaf, occlusion); the Bunch returned by
@@ -183,6 +282,17 @@ class DisagreementDisplay:
             The k of the top-k measures; None uses all groups.
         output : int or None, default=None
             Output compared for multi-output attributions.
+        normalize : {"mean", "sum"}, default="mean"
+            How ``"l2"`` combines the groups, as in
+            :func:`skdecomp.metrics.disagreement`.
+        scale : "variance", None or float, default="variance"
+            What the ``"l2"`` disagreement is divided by. ``"variance"``:
+            the variance of the prediction over the explained rows, known
+            from Explanations holding Shapley values (they add up to
+            ``f(x) - E f``), or from a Decomposition; when it is not known
+            (plain arrays, a ``pairwise`` Bunch) the values are shown raw
+            and the colour bar says so. None: raw values. A number: that
+            number, e.g. Var f computed with the model.
         ax : matplotlib Axes, default=None
             Axes to draw on; None creates a figure.
 
@@ -194,6 +304,7 @@ class DisagreementDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_result")
         from .._decomposition import Decomposition
 
+        scale = _check_scale(scale)
         if isinstance(result, Decomposition) and methods is None:
             methods = ["arch", "shapley", "banzhaf", "occlusion"]
         if is_bunch_of(result, "agreement", "metric_names"):
@@ -202,16 +313,29 @@ class DisagreementDisplay:
                 matrix, list(result["metric_names"]), kind="metrics", measure="ranking"
             )
             return disp.plot(ax=ax)
+        divide = measure == "l2"
         if is_bunch_of(result, "pairwise", "names"):
-            disp = cls(
-                np.asarray(result["pairwise"], dtype=np.float64),
-                list(result["names"]),
-                measure=measure,
+            matrix = np.asarray(result["pairwise"], dtype=np.float64)
+            variance = scale if divide and not isinstance(scale, str) else None
+            names = list(result["names"])
+        else:
+            if isinstance(scale, str) and divide:
+                if isinstance(result, Decomposition):
+                    pred = np.asarray(result.prediction, dtype=np.float64)
+                    if pred.ndim == 2:
+                        pred = pred[:, 0 if output is None else output]
+                    scale = float(np.var(pred))
+                else:
+                    scale = _variance_from_explanations(result, output)
+            attributions = as_attribution_dict(
+                result, method_names=methods, output=output
             )
-            return disp.plot(ax=ax)
-        attributions = as_attribution_dict(result, method_names=methods, output=output)
-        matrix = _pairwise(attributions, measure, top_k)
-        disp = cls(matrix, list(attributions), measure=measure)
+            matrix = _pairwise(attributions, measure, top_k, normalize)
+            variance = scale if divide and not isinstance(scale, str) else None
+            names = list(attributions)
+        if variance is not None:
+            matrix = matrix / (variance if variance > 0 else 1.0)
+        disp = cls(matrix, names, measure=measure, variance=variance)
         return disp.plot(ax=ax)
 
     from_decomposition = from_result
@@ -242,32 +366,44 @@ class DisagreementDisplay:
 
         matrix = np.asarray(self.matrix, dtype=np.float64)
         n = matrix.shape[0]
+        names = [str(x) for x in self.names]
+        longest = max((len(x) for x in names), default=1)
         if ax is None:
             size = min(3.0 + 0.6 * n, 10)
-            fig, ax = plt.subplots(figsize=(size + 1.2, size), layout="constrained")
+            margin = min(0.07 * longest, 1.6)
+            fig, ax = plt.subplots(
+                figsize=(size + 1.4 + margin, size + margin), layout="constrained"
+            )
         else:
-            fig = ax.figure
-        label = (
-            f"disagreement ({self.measure})"
-            if self.kind == "methods"
-            else "1 - ranking agreement"
-        )
-        if vmax is None:
-            top = float(np.nanmax(matrix)) if matrix.size else 0.0
-            vmax = top if top > 0 else 1.0
-        self.im_, self.text_, self.colorbar_ = heatmap(
+            fig = ensure_layout(ax.figure)
+        methods = self.kind == "methods"
+        if not methods:
+            label = "1 - ranking agreement"
+        elif self.measure == "l2" and self.variance is not None:
+            label = "disagreement / variance of the prediction"
+        elif self.measure == "l2":
+            label = "disagreement (l2, not normalised)"
+        else:
+            label = f"disagreement ({self.measure})"
+        self.im_, self.text_, self.colorbar_, info = heatmap(
             ax,
             matrix,
-            list(self.names),
-            list(self.names),
+            names,
+            names,
             cmap=cmap,
             vmin=0.0,
             vmax=vmax,
             annotate=annotate,
             colorbar_label=label,
+            mask_diagonal=n > 1,
+            method_labels=methods,
         )
-        what = "explainers" if self.kind == "methods" else "faithfulness metrics"
-        ax.set_title(f"Disagreement between {what}", fontsize="medium")
+        what = "explainers" if methods else "faithfulness metrics"
+        title = f"Disagreement between {what}"
+        if info["zero"]:
+            title += "\nnone: every value is 0 up to round-off"
+        ax.set_title(title, fontsize="medium")
+        add_note(fig, ax, info["key"])
         self.ax_ = ax
         self.figure_ = fig
         return self

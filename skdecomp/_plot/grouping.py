@@ -6,9 +6,13 @@ import numpy as np
 
 from ._base import (
     as_attribution_dict,
+    add_note,
     check_matplotlib_support,
+    fit_labels,
     panel_axes,
     squeeze_axes,
+    style_axes,
+    wrap_name,
 )
 
 __all__ = ["GroupingDisplay"]
@@ -91,7 +95,8 @@ class GroupingDisplay:
 
     Along the merge history of :class:`~skdecomp.AdaptiveGrouper`, the
     "curve" view draws the AGREED loss (see :ref:`agreed`) at each number of
-    groups with every merge labelled, and below it any other curves given
+    groups with every merge numbered (the key beside the curve names the
+    groups merged), and below it any other curves given
     (e.g. the disagreement between explainers, or unfaithfulness scores),
     each divided by its largest value. The "dendrogram" view draws the
     merges as a tree whose height is the merge step.
@@ -127,7 +132,10 @@ class GroupingDisplay:
     lines_ : dict of str to Line2D
         The loss line (key ``"loss"``) and one line per other curve.
     annotations_ : list of matplotlib Text
-        Merge labels on the loss curve.
+        Number of each merge on the loss curve (1 for the first).
+    merge_key_ : matplotlib Legend or None
+        The key right of the loss curve: each merge number and the two
+        groups it merges (full names, wrapped).
     tree_lines_ : list of Line2D
         Segments of the dendrogram (empty for the curve view).
 
@@ -402,11 +410,15 @@ class GroupingDisplay:
             y = height[key]
             ya, yb = height.get(a, 0), height.get(b, 0)
             lines += ax.plot(
-                [xs[a], xs[a], xs[b], xs[b]], [ya, y, y, yb], color="C0", linewidth=1.2
+                [xs[a], xs[a], xs[b], xs[b]],
+                [ya, y, y, yb],
+                color="0.15",
+                linewidth=1.2,
             )
+        labels, key = fit_labels([names[k] for k in order], width=16)
         ax.set_xticks(
             [xs[k] for k in order],
-            labels=[names[k] for k in order],
+            labels=labels,
             rotation=60,
             ha="right",
             rotation_mode="anchor",
@@ -416,6 +428,8 @@ class GroupingDisplay:
         ax.set_ylim(0, max(height.values(), default=1) + 0.5)
         ax.set_ylabel("merge step")
         ax.set_title("AGREED merge tree", fontsize="medium")
+        style_axes(ax)
+        add_note(ax.figure, ax, key)
         return lines
 
     def plot(self, *, kind="curve", annotate=True, ax=None):
@@ -426,7 +440,7 @@ class GroupingDisplay:
         kind : {"curve", "dendrogram", "both"}, default="curve"
             Draw the loss curve, the merge tree, or both.
         annotate : bool, default=True
-            Label every merge on the loss curve.
+            Number every merge on the loss curve and name it in a key.
         ax : matplotlib Axes or list of Axes, default=None
             One Axes (split when there are several panels), one per panel,
             or None for a new figure.
@@ -435,9 +449,12 @@ class GroupingDisplay:
         -------
         display : GroupingDisplay
             The object, with ``ax_``, ``axes_``, ``figure_``, ``lines_``,
-            ``annotations_`` and ``tree_lines_`` set.
+            ``annotations_``, ``merge_key_`` and ``tree_lines_`` set.
         """
         check_matplotlib_support(f"{type(self).__name__}.plot")
+        from matplotlib.lines import Line2D
+        from matplotlib.ticker import MaxNLocator
+
         if kind not in ("curve", "dendrogram", "both"):
             raise ValueError(
                 f"kind must be 'curve', 'dendrogram' or 'both', got {kind!r}."
@@ -445,60 +462,96 @@ class GroupingDisplay:
         has_curves = bool(self.curves)
         n_curve = 0 if kind == "dendrogram" else (2 if has_curves else 1)
         n_panels = n_curve + (kind != "curve")
-        figsize = (6.4 * (1 + (kind == "both")) if n_curve < 2 else 11, 4.2)
+        n_merges = len(self.merge_labels)
+        # the key of the merges sits right of the loss curve
+        key_width = 0.0
+        if n_curve and annotate and n_merges:
+            longest = max(len(str(x)) for x in self.merge_labels)
+            key_width = min(1.0 + 0.065 * longest, 3.6)
+        figsize = (6.4 * (1 + (kind == "both")) + key_width, 4.2)
+        if kind == "both" and n_curve == 2:
+            figsize = (11 + key_width, 4.2)
         if kind == "curve" and n_curve == 2:
-            figsize = (6.4, 7.0)
+            figsize = (6.4 + key_width, 7.0)
         fig, axes = panel_axes(
             ax, n_panels, figsize=figsize, ncols=1 if kind == "curve" else n_panels
         )
         self.lines_, self.annotations_, self.tree_lines_ = {}, [], []
+        self.merge_key_ = None
         n_groups = np.asarray(self.n_groups)
         if n_curve:
             lax = axes[0]
             (self.lines_["loss"],) = lax.plot(
-                n_groups, self.loss, marker="o", color="C0", label="AGREED loss"
+                n_groups, self.loss, marker="o", color="0.15", label="AGREED loss"
             )
-            if annotate:
-                for k, value, label in zip(
-                    n_groups[1:], self.loss[1:], self.merge_labels
+            if annotate and n_merges:
+                # each merge is numbered on the curve and named in the key
+                for step, (k, value) in enumerate(
+                    zip(n_groups[1:], self.loss[1:]), start=1
                 ):
-                    if len(label) > 24:
-                        label = label[:23] + "\u2026"
                     self.annotations_.append(
                         lax.annotate(
-                            label,
+                            str(step),
                             (k, value),
                             textcoords="offset points",
-                            xytext=(3, 6),
+                            xytext=(4, 4),
                             fontsize="x-small",
-                            rotation=30,
+                            color="0.3",
                         )
                     )
+                lines = []
+                for step, label in enumerate(self.merge_labels, start=1):
+                    wrapped = wrap_name(label, 34)
+                    lines.append(
+                        f"{step:>2}  " + "\n     ".join(wrapped)
+                    )
+                handles = [Line2D([], [], ls="") for _ in lines]
+                self.merge_key_ = lax.legend(
+                    handles,
+                    lines,
+                    title="merges",
+                    loc="upper left",
+                    bbox_to_anchor=(1.02, 1.0),
+                    fontsize="x-small",
+                    title_fontsize="small",
+                    frameon=False,
+                    handlelength=0,
+                    handletextpad=0,
+                    borderaxespad=0,
+                )
+            lax.margins(x=0.06, y=0.1)
             lax.set_xlabel("number of groups")
             lax.set_ylabel("AGREED loss")
             lax.set_title("Loss as groups merge", fontsize="medium")
+            style_axes(lax)
             if n_groups.size > 1:
                 lax.set_xlim(n_groups.max() + 0.5, n_groups.min() - 0.5)
+            lax.xaxis.set_major_locator(MaxNLocator(integer=True))
             if n_curve == 2:
                 cax = axes[1]
+                styles = [("-", "s"), ("--", "^"), (":", "D"), ("-.", "v")]
                 for i, (name, values) in enumerate(self.curves.items()):
                     top = (
                         np.nanmax(np.abs(values)) if np.isfinite(values).any() else 1.0
                     )
                     top = top if top > 0 else 1.0
+                    ls, marker = styles[i % len(styles)]
                     (self.lines_[name],) = cax.plot(
                         n_groups,
                         values / top,
-                        marker="s",
-                        color=f"C{i + 1}",
+                        marker=marker,
+                        linestyle=ls,
+                        color="0.35",
                         label=name,
                     )
                 cax.set_xlabel("number of groups")
                 cax.set_ylabel("relative to its largest value")
                 cax.set_title("Disagreement and unfaithfulness", fontsize="medium")
                 cax.legend(fontsize="small")
+                style_axes(cax)
                 if n_groups.size > 1:
                     cax.set_xlim(n_groups.max() + 0.5, n_groups.min() - 0.5)
+                cax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if kind != "curve":
             self.tree_lines_ = self._draw_tree(axes[-1])
         self.axes_ = axes

@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._base import (
+    add_note,
     check_matplotlib_support,
     fitted_explainer,
     group_names_for,
@@ -20,6 +21,8 @@ from ._base import (
 __all__ = ["InteractionDisplay"]
 
 _KINDS = ("h2", "pure", "full", "arch_detect")
+# measures that are shares of Var f (the others are in squared units of f)
+_RELATIVE = ("h2",)
 
 
 def _take_rows(X, max_samples, random_state):
@@ -74,6 +77,11 @@ class InteractionDisplay:
     reordered so that each block is contiguous and boxed: a good grouping
     keeps the strong interactions inside the boxes.
 
+    Values below round-off (at most ``1e-12`` times the scale of the
+    measure: 1 for ``"h2"``, a share of Var f; Var f for the others, in
+    squared units of the output) are drawn as 0. A matrix of round-off only
+    is one uniform colour, and the title says there is no interaction.
+
     Read more in the :ref:`User Guide <plotting>`.
 
     Parameters
@@ -84,6 +92,9 @@ class InteractionDisplay:
         Name of each unit (group or column).
     grouping : list of list of int or None, default=None
         Partition of the units, as unit indices.
+    variance : float or None, default=None
+        Variance of the model output (Var f), the scale of the measures in
+        squared units of the output (all but ``"h2"``); None uses 1.
 
     Attributes
     ----------
@@ -117,10 +128,11 @@ class InteractionDisplay:
     array([0, 2, 1])
     """
 
-    def __init__(self, matrices, names, *, grouping=None):
+    def __init__(self, matrices, names, *, grouping=None, variance=None):
         self.matrices = matrices
         self.names = names
         self.grouping = grouping
+        self.variance = variance
 
     @classmethod
     def from_estimator(
@@ -185,11 +197,24 @@ class InteractionDisplay:
         rows = _take_rows(X, max_samples, random_state)
         matrices = {k: _compute(explainer, rows, k, output) for k in kinds}
         names = [str(n) for n in explainer.get_feature_names_out()]
-        disp = cls(matrices, names, grouping=_grouping_blocks(grouping, names))
+        variance = None
+        if any(k not in _RELATIVE for k in kinds):
+            game = explainer.game_
+            pred = np.asarray(game.predict(game.check_X(rows)), dtype=np.float64)
+            # interaction_matrix sums the outputs; arch_detect takes one
+            if pred.ndim == 2 and output is not None:
+                pred = pred[:, output]
+            variance = float(np.sum(np.var(pred, axis=0)))
+        disp = cls(
+            matrices,
+            names,
+            grouping=_grouping_blocks(grouping, names),
+            variance=variance,
+        )
         return disp.plot(ax=ax)
 
     @classmethod
-    def from_result(cls, result, *, names=None, grouping=None, ax=None):
+    def from_result(cls, result, *, names=None, grouping=None, variance=None, ax=None):
         """Plot interaction matrices already computed.
 
         Parameters
@@ -205,6 +230,12 @@ class InteractionDisplay:
             Unit names.
         grouping : list of lists, dict, fitted grouper or None, default=None
             Partition of the units that orders and boxes the heatmap.
+        variance : float or None, default=None
+            Variance of the model output (Var f): values of the measures in
+            squared units of the output (all but ``"h2"``) at most ``1e-12``
+            times it are round-off, drawn as 0. None uses 1, the scale of
+            ``"h2"``; the Bunch of :func:`~skdecomp.inspection.h_statistic`
+            gives its ``variance``.
         ax : matplotlib Axes or list of Axes, default=None
             One Axes (split for several measures), one Axes per measure, or
             None for a new figure.
@@ -218,6 +249,8 @@ class InteractionDisplay:
         if is_bunch_of(result, "pairwise", "potentials"):
             if names is None:
                 names = result.get("group_names")
+            if variance is None and result.get("variance") is not None:
+                variance = float(np.sum(result["variance"]))
             result = {"h2": result["pairwise"]}
         if not isinstance(result, Mapping):
             result = {"interaction": result}
@@ -234,7 +267,12 @@ class InteractionDisplay:
             matrices[str(key)] = value
         n = next(iter(matrices.values())).shape[0]
         names = group_names_for(n, names)
-        disp = cls(matrices, names, grouping=_grouping_blocks(grouping, names))
+        disp = cls(
+            matrices,
+            names,
+            grouping=_grouping_blocks(grouping, names),
+            variance=variance,
+        )
         return disp.plot(ax=ax)
 
     def plot(self, *, annotate=None, cmap="viridis", ax=None):
@@ -270,13 +308,20 @@ class InteractionDisplay:
             order = np.array([u for b in blocks for u in b], dtype=int)
         annotate = n <= 12 if annotate is None else annotate
         n_panels = len(self.matrices)
+        longest = max((len(x) for x in names), default=1)
+        margin = min(0.07 * longest, 1.6)
         size = min(2.5 + 0.45 * n, 9)
-        fig, axes = panel_axes(ax, n_panels, figsize=(n_panels * (size + 1.3), size))
+        fig, axes = panel_axes(
+            ax, n_panels, figsize=(n_panels * (size + 1.5) + margin, size + margin)
+        )
         self.images_, self.boxes_ = {}, []
         shown = [names[u] for u in order]
-        for panel, (key, matrix) in zip(axes, self.matrices.items()):
+        variance = self.variance
+        key = []
+        for panel, (name, matrix) in zip(axes, self.matrices.items()):
             matrix = np.asarray(matrix, dtype=np.float64)[np.ix_(order, order)]
-            im, _, _ = heatmap(
+            scale = 1.0 if name in _RELATIVE or variance is None else variance
+            im, _, _, info = heatmap(
                 panel,
                 matrix,
                 shown,
@@ -284,9 +329,12 @@ class InteractionDisplay:
                 cmap=cmap,
                 vmin=0.0,
                 annotate=annotate,
-                colorbar_label=key,
+                colorbar_label=name,
+                scale=scale,
+                mask_diagonal=True,
             )
-            self.images_[key] = im
+            key += [k for k in info["key"] if k not in key]
+            self.images_[name] = im
             if blocks is not None:
                 start = 0
                 for block in blocks:
@@ -302,7 +350,11 @@ class InteractionDisplay:
                     panel.add_patch(rect)
                     self.boxes_.append(rect)
                     start += size_b
-            panel.set_title(f"Pairwise interaction ({key})", fontsize="medium")
+            title = f"Pairwise interaction ({name})"
+            if info["zero"]:
+                title += "\nno interaction: every value is 0 up to round-off"
+            panel.set_title(title, fontsize="medium")
+        add_note(fig, axes[-1], key)
         self.order_ = order
         self.axes_ = axes
         self.ax_ = squeeze_axes(axes)

@@ -6,7 +6,15 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._base import check_matplotlib_support, panel_axes, squeeze_axes
+from ._base import (
+    NEUTRAL_COLOR,
+    check_matplotlib_support,
+    method_color,
+    panel_axes,
+    squeeze_axes,
+    style_axes,
+    wrap_name,
+)
 
 __all__ = ["PartialDependenceDisplay"]
 
@@ -27,6 +35,111 @@ def _group_list(groups):
     return out
 
 
+def _column_of(X, j):
+    """Column j of X as a pandas Series (keeping a categorical dtype)."""
+    import pandas as pd
+
+    if hasattr(X, "iloc"):
+        return X.iloc[:, j]
+    return pd.Series(np.asarray(X)[:, j])
+
+
+def _position_of(column, feature_names):
+    if isinstance(column, str):
+        if column not in feature_names:
+            raise ValueError(f"column {column!r} is not among {feature_names}.")
+        return feature_names.index(column)
+    return int(column)
+
+
+def _grid_axis(column, grid_resolution, name, percentiles=(0.05, 0.95)):
+    """Grid of one column: missing values left out, categories in their order.
+
+    As in ``sklearn.inspection.partial_dependence``: the unique values when
+    there are fewer than ``grid_resolution``, else ``grid_resolution``
+    points between the percentiles. The categories of a pandas Categorical
+    keep their order (the order of an ordered categorical), the ones absent
+    from the data left out.
+    """
+    import pandas as pd
+    from scipy.stats.mstats import mquantiles
+
+    present = column.dropna()
+    if present.empty:
+        raise ValueError(
+            f"column {name!r} holds only missing values; it has no partial "
+            "dependence to draw."
+        )
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        seen = set(present.unique())
+        return np.asarray([c for c in column.cat.categories if c in seen], dtype=object)
+    values = present.to_numpy()
+    if pd.api.types.is_numeric_dtype(column.dtype):
+        uniques = np.unique(values)
+        if uniques.size < grid_resolution or column.dtype.kind == "b":
+            return uniques
+        lo, hi = mquantiles(values.astype(np.float64), prob=percentiles)
+        if np.isclose(lo, hi):
+            return uniques
+        return np.linspace(lo, hi, num=grid_resolution)
+    uniques = pd.unique(values)
+    try:
+        return np.asarray(sorted(uniques), dtype=object)
+    except TypeError:
+        return np.asarray(uniques, dtype=object)
+
+
+def _partial_dependence(estimator, X, cols, feature_names, grid_resolution, **kwargs):
+    """partial_dependence on a grid that leaves out missing values.
+
+    For one or two columns the per-column axes come from
+    :func:`_grid_axis`; a bigger group takes its observed joint values
+    without missing ones. The result is shaped as
+    :func:`skdecomp.inspection.partial_dependence` shapes it.
+    """
+    import pandas as pd
+    from sklearn.utils import check_random_state
+
+    from ..inspection import partial_dependence
+
+    positions = [_position_of(c, feature_names) for c in cols]
+    columns = [_column_of(X, j) for j in positions]
+    if len(positions) <= 2:
+        axes = [
+            _grid_axis(col, grid_resolution, feature_names[j])
+            for col, j in zip(columns, positions)
+        ]
+        mesh = np.meshgrid(*axes, indexing="ij")
+        points = np.stack([m.ravel() for m in mesh], axis=1)
+        shape = tuple(a.size for a in axes)
+    else:
+        joint = pd.concat(columns, axis=1).dropna().drop_duplicates()
+        if joint.empty:
+            raise ValueError(
+                f"the group {[feature_names[j] for j in positions]} has no row "
+                "without missing values; it has no partial dependence to draw."
+            )
+        points = joint.to_numpy()
+        if points.shape[0] > grid_resolution:
+            rng = check_random_state(kwargs.get("random_state"))
+            keep = np.sort(rng.choice(points.shape[0], grid_resolution, replace=False))
+            points = points[keep]
+        axes, shape = None, (points.shape[0],)
+    res = partial_dependence(estimator, X, positions, grid=points, **kwargs)
+    for key in ("average", "individual"):
+        if key in res:
+            res[key] = res[key].reshape(*res[key].shape[:-1], *shape)
+    res["grid_values"] = axes
+    return res
+
+
+def _missing(values):
+    """Mask of the missing values (NaN, None) of a grid axis."""
+    import pandas as pd
+
+    return np.asarray(pd.isna(np.asarray(values, dtype=object)), dtype=bool)
+
+
 def _positions(values):
     """Numeric axis positions of grid values, and tick labels for categories."""
     values = np.asarray(values)
@@ -44,6 +157,12 @@ class PartialDependenceDisplay:
     heatmap of the joint partial dependence; a larger group gives ICE over
     the group's observed joint values, sorted by partial dependence
     (:func:`skdecomp.inspection.partial_dependence`).
+
+    The grid of a column leaves its missing values out, and the categories
+    of a pandas Categorical keep their order (an ordered categorical its
+    order) rather than an alphabetical one. The average curve has the
+    colour of ``"pdp"`` (:func:`~skdecomp.plot.method_color`), the ICE
+    lines are grey.
 
     Read more in the :ref:`User Guide <plotting>`.
 
@@ -150,8 +269,6 @@ class PartialDependenceDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         from sklearn.utils import check_random_state
 
-        from ..inspection import partial_dependence
-
         if hasattr(estimator, "estimator_") and hasattr(estimator, "decompose"):
             estimator = estimator.estimator_
         feature_names = (
@@ -162,11 +279,12 @@ class PartialDependenceDisplay:
         rng = check_random_state(random_state)
         results, names = [], []
         for name, cols in _group_list(groups):
-            res = partial_dependence(
+            res = _partial_dependence(
                 estimator,
                 X,
                 cols,
-                grid_resolution=grid_resolution,
+                feature_names,
+                grid_resolution,
                 kind="both",
                 response_method=response_method,
                 random_state=rng,
@@ -255,6 +373,7 @@ class PartialDependenceDisplay:
         """
         check_matplotlib_support(f"{type(self).__name__}.plot")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
 
         if kind not in ("average", "individual", "both"):
             raise ValueError(
@@ -267,6 +386,7 @@ class PartialDependenceDisplay:
         )
         self.lines_, self.contours_ = {}, {}
         o = self.output
+        pd_color = method_color("pdp")
         for panel, res, name in zip(axes, self.results, self.group_names):
             cols = list(np.asarray(res["columns"]))
             avg = res.get("average")
@@ -274,25 +394,58 @@ class PartialDependenceDisplay:
             if avg is None and ice is not None:
                 avg = ice.mean(axis=1)
             gv = res.get("grid_values")
-            if gv is not None and len(cols) == 2 and avg is not None:
+            if gv is not None:
+                # grid points of missing values have nothing to show
+                keeps = [~_missing(v) for v in gv]
+                gv = [np.asarray(v)[k] for v, k in zip(gv, keeps)]
+                index = np.ix_(*keeps)
+                avg = None if avg is None else avg[(slice(None), *index)]
+                if ice is not None:
+                    ice = ice[(slice(None), slice(None), *index)]
+            if gv is not None and any(v.size == 0 for v in gv):
+                panel.text(
+                    0.5, 0.5,
+                    "no grid: the grid holds only missing values\n(from_estimator "
+                    "builds grids without them)",
+                    ha="center", va="center", transform=panel.transAxes,
+                    fontsize="small", color="0.3",
+                )
+                panel.set_xticks([])
+                panel.set_yticks([])
+                self.lines_[name] = []
+            elif gv is not None and len(cols) == 2 and avg is not None:
                 a, a_labels = _positions(gv[0])
                 b, b_labels = _positions(gv[1])
                 mesh = panel.pcolormesh(b, a, avg[o], cmap=cmap, shading="nearest")
                 if a_labels is not None:
                     panel.set_yticks(a, labels=a_labels)
+                else:
+                    panel.yaxis.set_major_locator(MaxNLocator(nbins=5))
                 if b_labels is not None:
-                    panel.set_xticks(b, labels=b_labels, rotation=45)
+                    panel.set_xticks(
+                        b, labels=b_labels, rotation=45, ha="right",
+                        rotation_mode="anchor",
+                    )
+                else:
+                    panel.xaxis.set_major_locator(MaxNLocator(nbins=5))
                 plt.colorbar(mesh, ax=panel, label="partial dependence")
                 panel.set_xlabel(self.feature_names[cols[1]])
                 panel.set_ylabel(self.feature_names[cols[0]])
                 self.contours_[name] = mesh
             else:
                 lines = []
+                marker = None
                 if gv is not None and len(cols) == 1:
                     x, x_labels = _positions(gv[0])
                     order = np.arange(x.size)
                     if x_labels is not None:
-                        panel.set_xticks(x, labels=x_labels, rotation=45)
+                        marker = "o"
+                        panel.set_xticks(
+                            x, labels=x_labels, rotation=45, ha="right",
+                            rotation_mode="anchor",
+                        )
+                    else:
+                        panel.xaxis.set_major_locator(MaxNLocator(nbins=5))
                     panel.set_xlabel(self.feature_names[cols[0]])
                 else:
                     order = np.argsort(avg[o], kind="stable")
@@ -300,16 +453,23 @@ class PartialDependenceDisplay:
                     panel.set_xlabel("observed joint values, sorted by PD")
                 if kind in ("individual", "both") and ice is not None:
                     lines += panel.plot(
-                        x, ice[o][:, order].T, color="C0", alpha=0.2, linewidth=0.7
+                        x, ice[o][:, order].T, color=NEUTRAL_COLOR, alpha=0.35,
+                        linewidth=0.7,
                     )
+                    lines[0].set_label("ICE (one row)")
                 if kind in ("average", "both"):
                     lines += panel.plot(
-                        x, avg[o][order], color="C1", linewidth=2.5, label="average"
+                        x, avg[o][order], color=pd_color, linewidth=2.5,
+                        marker=marker, label="average (PD)",
                     )
+                if lines:
                     panel.legend(fontsize="small")
                 panel.set_ylabel("prediction")
+                style_axes(panel)
                 self.lines_[name] = lines
-            panel.set_title(f"PD of {name}", fontsize="medium")
+            panel.set_title(
+                "PD of " + "\n".join(wrap_name(name, 40)), fontsize="medium"
+            )
         self.axes_ = axes
         self.ax_ = squeeze_axes(axes)
         self.figure_ = fig

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._base import check_matplotlib_support, explain_rows, panel_axes
+from ._base import check_matplotlib_support, explain_rows, method_color, panel_axes
 
 __all__ = ["SaliencyDisplay", "patch_label_map"]
 
@@ -354,7 +354,7 @@ class SaliencyDisplay:
                 interpolation="nearest",
             )
             self.images_[m] = im
-            panel.set_title(m, fontsize="small")
+            panel.set_title(m, fontsize="small", color=method_color(m))
         self.colorbar_ = None
         if im is not None:
             self.colorbar_ = plt.colorbar(im, ax=list(axes[1:]), shrink=0.8)
