@@ -221,7 +221,7 @@ def test_waterfall_from_base_value_to_prediction(pyplot, data, explainer):
         expected = POSITIVE_COLOR if bar.get_width() > 0 else NEGATIVE_COLOR
         assert np.allclose(bar.get_facecolor(), to_rgba(expected))
     texts = [t.get_text() for t in disp.ax_.texts]
-    assert f"E f = {base:.4g}" in texts and f"f(x) = {fx[2]:.4g}" in texts
+    assert f"E[f(X)] = {base:.4g}" in texts and f"f(x) = {fx[2]:.4g}" in texts
     # a method whose attributions do not add up ends at f(x) through a grey bar
     disp = AttributionDisplay.from_explanation(
         result, methods=["occlusion"], kind="waterfall", row=2, max_groups=4

@@ -672,7 +672,7 @@ class AttributionDisplay:
             title = "Attributions of one row"
             fx, base = self.prediction, self._base(row)
             if fx is not None and base is not None:
-                title += f": f(x) = {np.asarray(fx)[row]:.3g}, E f = {base:.3g}"
+                title += f": f(x) = {np.asarray(fx)[row]:.3g}, E[f(X)] = {base:.3g}"
         if n_groups > n_shown:
             title += f" (top {n_shown} of {n_groups} groups)"
         ax.set_title(title, fontsize="medium")
@@ -698,7 +698,7 @@ class AttributionDisplay:
         base = self._base(row)
         if base is None:
             base = 0.0
-        start_label = "E f" if self.expected_value is not None else "0"
+        start_label = "E[f(X)]" if self.expected_value is not None else "0"
         order = np.argsort(-np.abs(phi), kind="stable")
         max_groups = max(int(max_groups), 2)
         if n_groups > max_groups:
