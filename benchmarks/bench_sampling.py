@@ -6,7 +6,7 @@ a background of 10 rows. The exact interventional Shapley value of such a
 model has a closed form (every product term is expanded around each
 background row), so both errors are measured against the truth. Both
 estimators get the same budget of 2048 coalitions per explained row and
-evaluate the model on the same hybrid rows (2048 x 10 per explained row).
+evaluate the model on the same number of hybrid rows (2048 x 10 per explained row).
 
 Prints the time per explained row of ``Explainer(method="kernel_shap")`` and of
 ``shap.KernelExplainer(...).shap_values(nsamples=2048, l1_reg=False)``, their

@@ -38,10 +38,12 @@ from ._methods import (
     SINGLE_GROUP_METHODS,
     canonical,
     check_method_params,
+    dummy_groups,
     get_method,
     resolve_budget,
     sampled_attributions,
     single_group_attributions,
+    zero_dummy_groups,
 )
 from ._config import MAX_EXACT_GROUPS, MAX_MASK_GROUPS
 from ._game import AnchoredStatistics, CoalitionGame
@@ -193,10 +195,12 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         ``n_samples`` coalitions per explained row:
 
         - ``"kernel_shap"``: Shapley-kernel weighted least squares with the
-          efficiency constraint (Lundberg & Lee, 2017); estimates
-          ``"shapley"``;
+          efficiency constraint (Lundberg & Lee, 2017), solved for every
+          background row's game and averaged (see :ref:`sampled_estimators`);
+          estimates ``"shapley"``;
         - ``"permutation_shap"``: mean marginal contributions over random
-          permutations, each with its reverse; estimates ``"shapley"``;
+          permutations, each with its reverse, for every background row's
+          game; estimates ``"shapley"``;
         - ``"lime"``: least squares on group-presence indicators drawn
           i.i.d. Bernoulli(p), with an intercept (Ribeiro et al., 2016);
           with the constant kernel it estimates ``w = p**(|U|-1)``
@@ -290,7 +294,12 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
 
     n_samples : int, default=None
         Budget of the sampled methods: the number of coalitions evaluated per
-        explained row (each costs one model call per background row). None
+        explained row and background row, i.e. one model call each (KernelSHAP
+        and permutation SHAP draw them afresh for every background row; LIME
+        and RISE evaluate the same ones with every background row). Groups on
+        which the row equals every background row get no budget, and exactly
+        0 from every method but RISE (whose definition gives them
+        ``E_M[v_x(M)]``). None
         uses ``2 * K + 2048``. ``"kernel_shap"`` needs at least ``2 * K``,
         ``"permutation_shap"`` ``2 * (K - 1)``, and ``"lime"`` and ``"rise"``
         ``K + 1``. LIME's coalitions are random draws: with few of them
@@ -795,6 +804,9 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                     F, list(self.group_names_), self.output_names_, prediction
                 )
                 out.update({m: dec.attributions(m) for m in exact})
+        if exact:  # exactly 0 for the groups on which x equals every background row
+            dummy = dummy_groups(self.game_, X)
+            out.update({m: zero_dummy_groups(out[m], dummy) for m in exact})
         sampled = [m for m in methods if specs[m].kind == "sampled"]
         if sampled:
             rng = check_random_state(self.random_state)

@@ -15,6 +15,7 @@ from ._registry import (
     get_method,
     resolve_budget,
 )
+from ._dummy import dummy_groups, zero_dummy_groups
 from ._sampled import sampled_attributions, shapley_kernel, single_group_attributions
 
 __all__ = [
@@ -27,9 +28,11 @@ __all__ = [
     "MethodSpec",
     "canonical",
     "check_method_params",
+    "dummy_groups",
     "get_method",
     "resolve_budget",
     "sampled_attributions",
     "shapley_kernel",
     "single_group_attributions",
+    "zero_dummy_groups",
 ]

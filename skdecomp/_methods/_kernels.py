@@ -1,4 +1,4 @@
-"""Numba kernels of the sampled explainers: weighted least squares and permutations.
+"""Numba kernels of the sampled explainers: hybrids, least squares, permutations.
 
 Coalitions are boolean arrays of shape (n_coalitions, n_columns) here, so the
 number of groups is not limited by the width of an integer bitmask.
@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = [
+    "hybrid_rows",
     "coalition_gram",
     "coalition_moments",
     "cholesky_solve",
@@ -206,3 +207,41 @@ def permutation_attributions(orders, prefix_index, values):
         for k in range(n_groups):
             out[r, k] /= n_perm
     return out
+
+
+@njit(cache=True)
+def hybrid_rows(x, z, design, labels, positions, rows, bg_rows, starts, counts,
+                all_background, out):
+    """Hybrid rows of runs of coalitions, each run for one explained row.
+
+    Run r holds the coalitions ``design[starts[r] : starts[r] + counts[r]]``;
+    column j of the hybrid comes from ``x[rows[r]]`` when
+    ``design[c, positions[r, labels[j]]]`` is set, else from the background
+    row ``z[bg_rows[r]]`` (or from every background row in turn, when
+    ``all_background``).
+
+    Unlike the other kernels, this one writes into ``out``, of shape
+    (n_coalitions * n_z, n_columns), run-major, then coalition-major, then
+    background row: allocated by NumPy, a large output is backed by huge
+    pages and fills several times faster.
+    """
+    n_runs = rows.shape[0]
+    d = x.shape[1]
+    n_z = z.shape[0] if all_background else 1
+    where = np.empty(d, dtype=np.int64)
+    mask = np.empty(d, dtype=np.bool_)
+    o = 0
+    for r in range(n_runs):
+        for j in range(d):
+            where[j] = positions[r, labels[j]]
+        xr = x[rows[r]]
+        for t in range(counts[r]):
+            c = starts[r] + t
+            for j in range(d):
+                mask[j] = design[c, where[j]]
+            for b in range(n_z):
+                zr = z[b] if all_background else z[bg_rows[r]]
+                row = out[o]
+                for j in range(d):
+                    row[j] = xr[j] if mask[j] else zr[j]
+                o += 1
