@@ -888,3 +888,20 @@ def test_round_off_attributions_are_drawn_as_zero(pyplot):
     assert [b.get_width() for b in bars] == [0.0, -2.0, 3.0]
     labels = [t.get_text() for t in disp.ax_.texts]
     assert "+0" in labels and not any("e-17" in t for t in labels)
+
+
+def test_grouping_display_marks_refused_merge():
+    from skdecomp.plot import GroupingDisplay
+
+    history = [
+        {"groups": ([0], [1]), "names": ("a", "b"), "loss_before": 2.0,
+         "loss_after": 1.0, "n_groups": 2, "accepted": True},
+        {"groups": ([0, 1], [2]), "names": ("a:b", "c"), "loss_before": 1.0,
+         "loss_after": 0.9, "n_groups": 1, "accepted": False},
+    ]
+    disp = GroupingDisplay.from_result(history)
+    assert disp.lines_["loss"].get_xdata().tolist() == [3, 2]
+    assert disp.lines_["refused"].get_xdata().tolist() == [2, 1]
+    assert disp.lines_["refused"].get_linestyle() == "--"
+    texts = [t.get_text() for t in disp.merge_key_.get_texts()]
+    assert "refused" in texts[1] and "refused" not in texts[0]

@@ -130,7 +130,9 @@ class GroupingDisplay:
     figure_ : matplotlib Figure
         Figure holding the axes.
     lines_ : dict of str to Line2D
-        The loss line (key ``"loss"``) and one line per other curve.
+        The loss line (key ``"loss"``), the dashed segment of merges that
+        held-out stopping refused (key ``"refused"``, when there are some),
+        and one line per other curve.
     annotations_ : list of matplotlib Text
         Number of each merge on the loss curve (1 for the first).
     merge_key_ : matplotlib Legend or None
@@ -481,9 +483,20 @@ class GroupingDisplay:
         n_groups = np.asarray(self.n_groups)
         if n_curve:
             lax = axes[0]
+            # merges refused by held-out stopping (the last ones) are dashed
+            accepted = [h.get("accepted", True) for h in (self.history or [])]
+            n_kept = len(self.merge_labels)
+            if len(accepted) == n_kept and False in accepted:
+                n_kept = accepted.index(False)
             (self.lines_["loss"],) = lax.plot(
-                n_groups, self.loss, marker="o", color="0.15", label="AGREED loss"
+                n_groups[: n_kept + 1], self.loss[: n_kept + 1], marker="o",
+                color="0.15", label="AGREED loss",
             )
+            if n_kept < len(self.merge_labels):
+                (self.lines_["refused"],) = lax.plot(
+                    n_groups[n_kept:], self.loss[n_kept:], marker="o", ls="--",
+                    color="0.5", markerfacecolor="white", label="refused merge",
+                )
             if annotate and n_merges:
                 # each merge is numbered on the curve and named in the key
                 for step, (k, value) in enumerate(
@@ -501,6 +514,8 @@ class GroupingDisplay:
                     )
                 lines = []
                 for step, label in enumerate(self.merge_labels, start=1):
+                    if step > n_kept:
+                        label = f"{label} (refused)"
                     wrapped = wrap_name(label, 34)
                     lines.append(
                         f"{step:>2}  " + "\n     ".join(wrapped)
