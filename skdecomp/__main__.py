@@ -8,67 +8,87 @@ import sys
 from pathlib import Path
 
 
+METHOD_NAMES = {"shapley": "Shapley", "banzhaf": "Banzhaf", "occlusion": "occlusion",
+                "arch": "PDP/Arch", "kernel_shap": "Kernel SHAP",
+                "permutation_shap": "perm. SHAP"}
+
+
+def _bars():
+    """Progress bars (on stderr) only for a person watching a terminal."""
+    return 1 if sys.stderr.isatty() else 0
+
+
+def _print_verdict(results, file=None):
+    print("\nIn short:", file=file)
+    for sentence in results["verdict"]:
+        print(f"  - {sentence}", file=file)
+
+
 def _demo(args):
-    import numpy as np
+    import time
+
     import pandas as pd
     from sklearn.datasets import load_diabetes
-    from sklearn.ensemble import HistGradientBoostingRegressor
-
-    from skdecomp import Explainer
 
     from ._report import analyse, check_output, write_report
 
+    started = time.perf_counter()
     action = check_output(args.out, overwrite=args.overwrite)
     X, y = load_diabetes(return_X_y=True, as_frame=True)
-    model = HistGradientBoostingRegressor(max_iter=100, random_state=args.random_state)
-    model.fit(X, y)
-    print(
-        f"Model: HistGradientBoostingRegressor on the diabetes data "
-        f"({X.shape[0]} rows, {X.shape[1]} columns)."
-    )
-    explainer = Explainer(model, background=100, random_state=args.random_state)
-    explainer.fit(X)
-    rows = X.iloc[: args.n_rows]
-    methods = ["shapley", "banzhaf", "occlusion", "arch"]
-    res = {m: e.values for m, e in explainer.explain(rows, methods=methods).items()}
-    names = explainer.get_feature_names_out()
-    pd.set_option("display.width", 120)
-    for i in range(len(rows)):
-        table = pd.DataFrame({m: res[m][i] for m in methods}, index=names)
-        print(f"\nRow {rows.index[i]}: f(x) = {model.predict(rows.iloc[[i]])[0]:.2f}, "
-              f"E_B f = {explainer.expected_value_:.2f}")
-        print(table.round(2).to_string())
-    scale = np.var(model.predict(X))
-    print("\nDisagreement between methods (mean squared difference / Var f):")
-    for a in range(len(methods)):
-        for b in range(a + 1, len(methods)):
-            d = np.mean((res[methods[a]] - res[methods[b]]) ** 2) / scale
-            print(f"  {methods[a]:>9} vs {methods[b]:<9} {d:.4f}")
-    dec = explainer.decompose(rows)
-    inter = np.mean(sum(dec.order(s) ** 2 for s in range(2, dec.n_groups + 1)))
-    print(f"\nBetween-group interaction mass E[(sum_|U|>=2 F_U)^2] / Var f: "
-          f"{inter / scale:.4f}; it is what makes the methods disagree.")
-
     y = y.rename("disease progression")
+    print(
+        "Demo: a gradient-boosted tree model of disease progression in the diabetes "
+        f"data bundled with scikit-learn ({X.shape[0]} rows, {X.shape[1]} columns), "
+        "explained by several methods at once."
+    )
 
     def log(msg):
-        print(f"[skdecomp] {msg}")
+        print(f"[skdecomp] {msg}", flush=True)
 
-    results = analyse(X, y, model=model, groups="auto", n_rows=args.n_rows * 5,
-                      random_state=args.random_state, n_jobs=args.n_jobs, log=log)
+    results = analyse(X, y, estimator="hgb", groups="auto", n_rows=50,
+                      random_state=args.random_state, n_jobs=args.n_jobs, log=log,
+                      verbose=_bars(), started=started)
+    part = results["partitions"]["columns"]
+    methods = part["methods"]
+    pd.set_option("display.width", 120)
+    for i in range(min(args.n_rows, part["n_rows"])):
+        table = pd.DataFrame(
+            {METHOD_NAMES.get(m, m): part["attributions"][m][i] for m in methods},
+            index=part["group_names"],
+        )
+        print(f"\nRow {part['row_ids'][i]} (held out): the model predicts "
+              f"{part['prediction'][i]:.1f}, against {part['expected_value']:.1f} on "
+              "average. Each method's attribution per column (the Shapley values add "
+              "up to the difference):")
+        print(table.round(2).to_string())
+    rms = part["disagreement_rms"]
+    print("\nHow far apart two methods' explanations are, as a share of the spread of "
+          "the predictions:")
+    for a in range(len(methods)):
+        for b in range(a + 1, len(methods)):
+            name = f"{METHOD_NAMES.get(methods[a], methods[a])} vs " \
+                   f"{METHOD_NAMES.get(methods[b], methods[b])}"
+            print(f"  {name:<24} {100 * rms[a][b]:5.1f}%")
+    inter = results["interactions"]
+    if inter and inter["top_pairs"]:
+        pairs = ", ".join(f"{p['columns'][0]} x {p['columns'][1]} "
+                          f"({100 * p['strength']:.1f}%)" for p in inter["top_pairs"][:3])
+        print(f"They differ because columns interact; the strongest pairs: {pairs}.")
     log(action)
     out = write_report(results, args.out, title="skdecomp demo: diabetes",
-                       overwrite=args.overwrite)
-    for key, part in results["partitions"].items():
-        print(f"{key:>8} partition: {len(part['group_names'])} groups, mean disagreement "
-              f"{part['mean_disagreement_l2']:.4f}")
-    print(f"Report written to {out / 'index.html'}")
+                       overwrite=args.overwrite, started=started)
+    _print_verdict(results)
+    print(f"\nReport written to {out / 'index.html'} "
+          f"({time.perf_counter() - started:.0f} s in all).")
     return 0
 
 
 def _report(args):
+    import time
+
     from ._report import (
         analyse,
+        check_drop,
         check_exact_limit,
         check_output,
         check_target,
@@ -78,27 +98,37 @@ def _report(args):
         write_report,
     )
 
-    def log(msg):
-        print(f"[skdecomp] {msg}", file=sys.stderr)
+    started = time.perf_counter()
 
-    # cheap checks first: output folder, model file, data; then the work
+    def log(msg):
+        print(f"[skdecomp] {msg}", file=sys.stderr, flush=True)
+
+    # cheap checks first: output folder, model file, data, options; then the work
     action = check_output(args.out, overwrite=args.overwrite)
     model = load_model(args.model) if args.model else None
-    X, y = load_table(args.data, args.target)
+    X, y = load_table(args.data, args.target, parse_dates=model is None)
+    log(f"read {X.shape[0]} rows and {X.shape[1]} columns besides the target "
+        f"{args.target!r} from {Path(args.data).name}")
+    drop = check_drop(args.drop, X)
     groups = load_groups(args.groups, X)
     check_target(y, model)
-    check_exact_limit(args.methods, X, groups)
+    check_exact_limit(args.methods, X, groups,
+                      tree=model is None and args.estimator in ("hgb", "rf"))
     results = analyse(
         X, y, model=model, estimator=args.estimator, groups=groups,
         methods=args.methods, n_rows=args.n_rows, n_jobs=args.n_jobs,
-        random_state=args.random_state, log=log,
+        random_state=args.random_state, log=log, drop=drop, verbose=_bars(),
+        started=started,
     )
     log(action)
     out = write_report(results, args.out, title=f"skdecomp report: {Path(args.data).name}",
-                       overwrite=args.overwrite)
-    for note in results["notes"]:
-        print(f"note: {note}", file=sys.stderr)
-    print(f"Report written to {out / 'index.html'}")
+                       overwrite=args.overwrite, started=started)
+    for check in results["checks"]:
+        if check["level"] == "warning":
+            print(f"warning: {check['message']}", file=sys.stderr)
+    _print_verdict(results)
+    print(f"Report written to {out / 'index.html'} "
+          f"({time.perf_counter() - started:.0f} s in all).")
     return 0
 
 
@@ -295,8 +325,10 @@ def main(argv=None):
     rep.add_argument("--groups", default="auto",
                      help="auto (AGREED), columns, or a JSON file of column groups")
     rep.add_argument("--methods", nargs="+", default=None, help="explanation methods")
-    rep.add_argument("--n-rows", type=_positive_int, default=20,
-                     help="rows to explain (default: 20)")
+    rep.add_argument("--n-rows", type=_positive_int, default=50,
+                     help="held-out rows to explain (default: 50)")
+    rep.add_argument("--drop", nargs="+", default=None, metavar="COLUMN",
+                     help="columns to leave out, e.g. an identifier")
     rep.set_defaults(func=_report)
     args = parser.parse_args(argv)
     if getattr(args, "methods", None):

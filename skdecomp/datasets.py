@@ -6,6 +6,8 @@ picklable callable that also has ``predict``, so it can be explained
 directly). Features are independent unless asked otherwise; the true
 partition is the one with no between-group interaction (see the user guide,
 :ref:`why_disagree`).
+:func:`make_mixed_table` is a messy table of the kind the command line gets:
+numbers, many categorical columns, missing values and a date.
 Everything is generated locally; nothing is downloaded.
 """
 
@@ -26,6 +28,7 @@ __all__ = [
     "BlockFunction",
     "load_digit_images",
     "make_shape_images",
+    "make_mixed_table",
 ]
 
 # Univariate and multivariate shapes used by the block functions. Every
@@ -458,4 +461,194 @@ def make_shape_images(
         train_index=train,
         test_index=test,
         DESCR="bars on textured backgrounds; target 0: horizontal bar, 1: vertical bar",
+    )
+
+
+# -- tables ------------------------------------------------------------------------
+#: number of levels of the high-cardinality categorical columns, in turn
+_MANY_LEVELS = (120, 160, 240, 300)
+
+
+def _level_draws(rng, n_samples, n_levels, skewed):
+    """Level codes of one categorical column: Zipf-like when ``skewed``."""
+    if skewed:
+        p = 1.0 / (np.arange(n_levels) + 5.0)
+    else:
+        p = rng.uniform(0.5, 1.5, size=n_levels)
+    return rng.choice(n_levels, size=n_samples, p=p / p.sum())
+
+
+@validate_params(
+    {
+        "n_samples": [Interval(Integral, 2, None, closed="left")],
+        "n_numeric": [Interval(Integral, 0, None, closed="left")],
+        "n_categorical": [Interval(Integral, 0, None, closed="left")],
+        "task": [StrOptions({"regression", "classification"})],
+        "missing": [Interval(Real, 0, 1, closed="left")],
+        "noise": [Interval(Real, 0, None, closed="left")],
+        "id_column": ["boolean"],
+        "constant_column": ["boolean"],
+        "leak": ["boolean"],
+        "return_X_y": ["boolean"],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_mixed_table(
+    n_samples=2000,
+    *,
+    n_numeric=8,
+    n_categorical=40,
+    task="regression",
+    missing=0.05,
+    noise=0.5,
+    id_column=False,
+    constant_column=False,
+    leak=False,
+    return_X_y=False,
+    random_state=None,
+):
+    """Generate a table of mixed types, as a practitioner's CSV file holds.
+
+    Columns, in this order:
+
+    - ``id`` (with ``id_column=True``): the row number 1, 2, ..., like the
+      index column many exported tables carry;
+    - ``num0``, ``num1``, ...: standard normal numbers;
+    - ``cat00``, ``cat01``, ...: categorical (pandas ``category`` dtype).
+      Every tenth one (``cat00``, ``cat10``, ...) has 120 to 300 levels of
+      skewed frequency; the others have 2 to 12 levels;
+    - ``date``: a day between 2018-01-01 and 2023-12-31 (``datetime64``);
+    - ``constant`` (with ``constant_column=True``): 1.0 in every row;
+    - ``target_copy`` (with ``leak=True``): the target plus a little noise
+      (for classification, the class as 0/1 plus noise), a leak no real
+      model should be given.
+
+    A fraction ``missing`` of the values of every other numeric and
+    categorical column (``num1``, ``num3``, ..., ``cat01``, ``cat03``, ...)
+    is missing. The target depends on ``num0`` (linear), ``num1 * num2``
+    (an interaction), ``sin(2 num3)``, the levels of ``cat00`` and
+    ``cat01``, ``cat02`` times ``num0`` (an interaction) and a trend in
+    ``date``; each term exists only when its columns do. For
+    classification the target is ``"yes"`` with probability
+    ``sigmoid(2 s)`` of the standardised sum s of the terms, else ``"no"``.
+
+    Parameters
+    ----------
+    n_samples : int, default=2000
+        Number of rows.
+    n_numeric : int, default=8
+        Number of numeric columns.
+    n_categorical : int, default=40
+        Number of categorical columns.
+    task : {"regression", "classification"}, default="regression"
+        A numeric target, or the classes ``"no"`` and ``"yes"``.
+    missing : float, default=0.05
+        Share of missing values in every other numeric and categorical
+        column, in [0, 1).
+    noise : float, default=0.5
+        Standard deviation of Gaussian noise added to a regression target
+        (the terms have a standard deviation of about 1 each).
+    id_column : bool, default=False
+        Add the row-number column ``id`` first.
+    constant_column : bool, default=False
+        Add the constant column ``constant``.
+    leak : bool, default=False
+        Add ``target_copy``, a noisy copy of the target.
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch.
+    random_state : int, RandomState instance or None, default=None
+        Draws the columns, the missing values, the effects and the target.
+
+    Returns
+    -------
+    data : Bunch
+        ``data`` (DataFrame of the columns), ``target`` (Series named
+        ``"y"``), ``frame`` (both), ``categorical_columns``,
+        ``high_cardinality_columns``, ``informative_columns`` (the columns
+        the target depends on) and ``DESCR``. With ``return_X_y=True``, the
+        tuple ``(data, target)``.
+
+    Examples
+    --------
+    >>> from skdecomp.datasets import make_mixed_table
+    >>> X, y = make_mixed_table(500, n_categorical=12, return_X_y=True, random_state=0)
+    >>> X.shape, int(X["cat00"].cat.categories.size) >= 100
+    ((500, 21), True)
+    """
+    import pandas as pd
+
+    rng = check_random_state(random_state)
+    n = int(n_samples)
+    columns = {}
+    if id_column:
+        columns["id"] = np.arange(1, n + 1)
+    numeric = {f"num{j}": rng.standard_normal(n) for j in range(n_numeric)}
+    columns.update(numeric)
+    codes, high = {}, []
+    for j in range(n_categorical):
+        name = f"cat{j:02d}"
+        if j % 10 == 0:
+            n_levels = _MANY_LEVELS[(j // 10) % len(_MANY_LEVELS)]
+            high.append(name)
+        else:
+            n_levels = int(rng.randint(2, 13))
+        codes[name] = _level_draws(rng, n, n_levels, skewed=j % 10 == 0)
+        levels = [f"{name}_{k:03d}" for k in range(n_levels)]
+        columns[name] = pd.Categorical.from_codes(codes[name], categories=levels)
+    first, last = pd.Timestamp("2018-01-01"), pd.Timestamp("2023-12-31")
+    days = rng.randint(0, (last - first).days + 1, size=n)
+    columns["date"] = first + pd.to_timedelta(days, unit="D")
+
+    terms, informative = [], []
+
+    def term(values, *names):
+        terms.append(np.asarray(values, dtype=float))
+        informative.extend(c for c in names if c not in informative)
+
+    if "num0" in numeric:
+        term(numeric["num0"], "num0")
+    if "num2" in numeric:
+        term(numeric["num1"] * numeric["num2"], "num1", "num2")
+    if "num3" in numeric:
+        term(np.sin(2.0 * numeric["num3"]) * np.sqrt(2.0), "num3")
+    for name in ("cat00", "cat01"):
+        if name in codes:
+            effect = rng.standard_normal(int(codes[name].max()) + 1)
+            term(effect[codes[name]], name)
+    if "cat02" in codes and "num0" in numeric:
+        slope = rng.choice([-1.0, 1.0], size=int(codes["cat02"].max()) + 1)
+        term(slope[codes["cat02"]] * numeric["num0"], "cat02", "num0")
+    term((days - days.mean()) / 365.25 / 1.7, "date")
+    score = np.sum(terms, axis=0)
+    score = (score - score.mean()) / (score.std() or 1.0)
+    if task == "regression":
+        target = np.sum(terms, axis=0) + noise * rng.standard_normal(n)
+        copy = target + 0.01 * target.std() * rng.standard_normal(n)
+    else:
+        yes = rng.uniform(size=n) < special.expit(2.0 * score)
+        target = np.where(yes, "yes", "no").astype(object)
+        copy = yes + 0.05 * rng.standard_normal(n)
+
+    X = pd.DataFrame(columns)
+    for k, name in enumerate([c for c in X.columns if c.startswith(("num", "cat"))]):
+        if k % 2 == 1 and missing > 0:
+            X.loc[rng.uniform(size=n) < missing, name] = np.nan
+    if constant_column:
+        X["constant"] = 1.0
+    if leak:
+        X["target_copy"] = copy
+    y = pd.Series(target, name="y")
+    if return_X_y:
+        return X, y
+    categorical = [c for c in X.columns if c.startswith("cat")]
+    return Bunch(
+        data=X,
+        target=y,
+        frame=pd.concat([X, y], axis=1),
+        categorical_columns=categorical,
+        high_cardinality_columns=high,
+        informative_columns=informative,
+        DESCR=f"mixed table: {n_numeric} numeric, {n_categorical} categorical "
+        f"columns and a date; {task} target",
     )

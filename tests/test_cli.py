@@ -53,7 +53,8 @@ def test_report_on_csv_with_categorical_and_escaping(table, tmp_path):
     assert len(part["group_names"]) == 4
     assert np.asarray(part["attributions"]["shapley"]).shape == (5, 4)
     assert "data:image/png;base64," in page
-    assert any("one-hot encoded" in n for n in res["notes"])
+    assert any("category codes" in n for n in res["notes"])
+    assert part["algorithm"] == "tree"  # the encoding keeps the exact tree path
 
 
 def test_report_with_column_groups_from_json(table, tmp_path):
@@ -125,11 +126,19 @@ def test_pickle_refused_and_skops_loaded(table, tmp_path):
 def test_demo_writes_report(tmp_path):
     r = run(["demo", "--n-rows", "1"], tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "shapley" in r.stdout and "Disagreement" in r.stdout
+    assert "Shapley" in r.stdout and "How far apart" in r.stdout
+    # plain words: no notation, and a verdict at the end
+    for notation in ("E_B f", "Var f", "sum_|U|", "F_U", "E["):
+        assert notation not in r.stdout
+    assert "In short:" in r.stdout.split("How far apart")[1]
+    assert r.stdout.rstrip().splitlines()[-1].startswith("Report written to")
     res = json.loads((tmp_path / "skdecomp-report" / "results.json").read_text())
     assert res["agreed"] is not None
-    assert res["task"] == "regression"
-    assert (tmp_path / "skdecomp-report" / "index.html").exists()
+    assert res["task"] == "regression" and res["score"]["held_out"]
+    assert res["verdict"] and all(s in r.stdout for s in res["verdict"])
+    page = (tmp_path / "skdecomp-report" / "index.html").read_text()
+    for notation in ("E_B f", "Var f", "sum_|U|"):
+        assert notation not in page
 
 
 @pytest.mark.slow

@@ -3,10 +3,11 @@
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import clone
 
-from skdecomp.datasets import make_agreed_example, make_block_function
+from skdecomp.datasets import make_agreed_example, make_block_function, make_mixed_table
 
 
 def second_difference(f, x, z, i, j):
@@ -122,3 +123,70 @@ def test_correlation_out_of_range():
         make_block_function(10, correlation=1.0)
     with pytest.raises(ValueError, match="correlation"):
         make_block_function(10, correlation=-0.1)
+
+
+def test_mixed_table_columns_levels_and_missing_values():
+    n = 2000
+    data = make_mixed_table(n, random_state=0)
+    X, y = data.data, data.target
+    numeric = [f"num{j}" for j in range(8)]
+    categorical = [f"cat{j:02d}" for j in range(40)]
+    assert list(X.columns) == numeric + categorical + ["date"]
+    assert data.categorical_columns == categorical
+    assert all(isinstance(X[c].dtype, pd.CategoricalDtype) for c in categorical)
+    assert all(pd.api.types.is_float_dtype(X[c]) for c in numeric)
+    # every tenth categorical column has 100+ levels, most of them seen in the rows
+    assert data.high_cardinality_columns == ["cat00", "cat10", "cat20", "cat30"]
+    for c in categorical:
+        seen = X[c].nunique()
+        if c in data.high_cardinality_columns:
+            assert seen >= 100
+        else:
+            assert 2 <= seen <= 12
+    # missing values: a share of about `missing` in every other column, none elsewhere
+    for k, c in enumerate(numeric + categorical):
+        share = X[c].isna().mean()
+        if k % 2:
+            assert abs(share - 0.05) < 4 * np.sqrt(0.05 * 0.95 / n), (c, share)
+        else:
+            assert share == 0, c
+    assert pd.api.types.is_datetime64_any_dtype(X["date"])
+    assert X["date"].min() >= pd.Timestamp("2018-01-01")
+    assert X["date"].max() <= pd.Timestamp("2023-12-31")
+    assert y.name == "y" and y.shape == (n,) and np.isfinite(y).all()
+    assert data.frame.shape == (n, 50)
+
+
+def test_mixed_table_flags_and_tasks():
+    X, y = make_mixed_table(500, n_numeric=4, n_categorical=12, id_column=True,
+                            constant_column=True, leak=True, return_X_y=True,
+                            random_state=1)
+    assert X.columns[0] == "id" and X["id"].tolist() == list(range(1, 501))
+    assert (X["constant"] == 1.0).all()
+    assert np.corrcoef(X["target_copy"], y)[0, 1] > 0.999
+    X, y = make_mixed_table(500, n_categorical=3, task="classification", leak=True,
+                            return_X_y=True, random_state=1)
+    assert set(y) == {"no", "yes"} and 0.3 < (y == "yes").mean() < 0.7
+    # the leak is the class plus a little noise: a threshold at 0.5 recovers it
+    assert ((X["target_copy"] > 0.5) == (y == "yes")).mean() > 0.99
+
+
+def test_mixed_table_noise_and_seed():
+    a = make_mixed_table(3000, n_categorical=5, noise=0.0, random_state=3)
+    b = make_mixed_table(3000, n_categorical=5, noise=2.0, random_state=3)
+    pd.testing.assert_frame_equal(a.data, b.data)
+    # the same draws; only the noise term differs
+    assert np.std(b.target - a.target) == pytest.approx(2.0, rel=0.05)
+    c = make_mixed_table(3000, n_categorical=5, noise=0.0, random_state=4)
+    assert not a.data["num0"].equals(c.data["num0"])
+    # without noise the target is a sum of terms of the informative columns: a
+    # linear term in num0 and an interaction num1 * num2 among them
+    assert {"num0", "num1", "num2", "num3", "cat00", "cat01", "cat02", "date"} == \
+        set(a.informative_columns)
+    assert np.corrcoef(a.data["num4"], a.target)[0, 1] ** 2 < 0.01
+    resid = a.target - a.data["num1"] * a.data["num2"]
+    ok = a.data[["num1", "num2"]].notna().all(axis=1)
+    # removing the product leaves nothing that depends on num1 * num2
+    prod = (a.data["num1"] * a.data["num2"])[ok]
+    assert abs(np.corrcoef(prod, resid[ok])[0, 1]) < 0.05
+    assert np.corrcoef(prod, a.target[ok])[0, 1] > 0.2
