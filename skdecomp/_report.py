@@ -1633,14 +1633,6 @@ METHOD_NAMES = {
 }
 
 
-#: one colour per method in every figure
-METHOD_COLORS = {
-    "shapley": "C0", "banzhaf": "C1", "occlusion": "C2", "pfi": "C2", "arch": "C3",
-    "pdp": "C3", "kernel_shap": "C4", "permutation_shap": "C5", "lime": "C6",
-    "rise": "C7", "integrated_gradients": "C8",
-}
-
-
 def _e(text):
     return html.escape(str(text), quote=True)
 
@@ -2039,6 +2031,8 @@ def _heatmap(plt, values, labels, title, floor):
 
 def _drivers_figure(plt, part):
     """Mean absolute attribution of every method for the top groups."""
+    from .plot import method_color
+
     top = part["order"][:TABLE_ROWS][::-1]
     methods = part["methods"]
     labels = [part["group_labels"][k] for k in top]
@@ -2048,7 +2042,7 @@ def _drivers_figure(plt, part):
     for i, m in enumerate(methods):
         imp = np.asarray(part["importance"][m])[top]
         ax.barh(y + ((len(methods) - 1) / 2 - i) * height, imp, height=height,
-                label=METHOD_NAMES.get(m, m), color=METHOD_COLORS.get(m, f"C{i + 6}"))
+                label=METHOD_NAMES.get(m, m), color=method_color(m))
     ax.set_yticks(y)
     ax.set_yticklabels(labels)
     ax.set_xlabel("mean |attribution| (units of the explained output)")

@@ -327,3 +327,21 @@ def test_every_estimator_on_a_mixed_table(estimator, task, tmp_path, capsys):
     top = [part["group_names"][k] for k in part["order"][:3]]
     assert set(top) & set(data.informative_columns), top
     assert "data:image/png;base64," in (out / "index.html").read_text()
+
+
+def test_report_draws_each_method_in_its_display_colour():
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from skdecomp.plot import method_color
+
+    part = {"order": [0, 1], "methods": ["shapley", "occlusion"], "n_rows": 5,
+            "group_labels": ["a", "b"],
+            "importance": {"shapley": [2.0, 1.0], "occlusion": [3.0, 0.5]}}
+    fig = _report._drivers_figure(plt, part)
+    bars = fig.axes[0].patches
+    assert {to_hex(b.get_facecolor()) for b in bars[:2]} == {method_color("shapley").lower()}
+    assert {to_hex(b.get_facecolor()) for b in bars[2:]} == {method_color("occlusion").lower()}
+    plt.close(fig)
