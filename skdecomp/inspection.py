@@ -594,14 +594,36 @@ def _column(X, j):
     return X.iloc[:, j].to_numpy() if hasattr(X, "iloc") else X[:, j]
 
 
+def _column_values(X, j):
+    # the column itself for a DataFrame (keeps a categorical dtype), else an array
+    return X.iloc[:, j] if hasattr(X, "iloc") else X[:, j]
+
+
 def _axis(values, grid_resolution, percentiles):
+    """Grid axis of a column: missing values left out, category order kept."""
     from scipy.stats.mstats import mquantiles
 
+    if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
+        present = set(values.dropna().unique())
+        axis = np.array([c for c in values.cat.categories if c in present], dtype=object)
+        if axis.size == 0:
+            raise ValueError(
+                "A column of the group has only missing values; it has no grid. "
+                "Leave it out of the group or pass grid= explicitly."
+            )
+        return axis
+    values = np.asarray(values)
+    values = values[~np.asarray(pd.isna(values), dtype=bool)]
+    if values.size == 0:
+        raise ValueError(
+            "A column of the group has only missing values; it has no grid. "
+            "Leave it out of the group or pass grid= explicitly."
+        )
     try:
         uniques = np.unique(values)
     except TypeError as exc:
         raise ValueError(
-            "A column of the group mixes types (e.g. NaN and strings) and "
+            "A column of the group mixes types (e.g. numbers and strings) and "
             "cannot be sorted; clean it or pass grid= explicitly."
         ) from exc
     if uniques.shape[0] < grid_resolution or not np.issubdtype(uniques.dtype, np.number):
@@ -703,7 +725,9 @@ def partial_dependence(
     is the Cartesian product of per-column axes built as in
     ``sklearn.inspection.partial_dependence`` (the unique values when fewer
     than ``grid_resolution``, else ``grid_resolution`` points between the
-    ``percentiles``); for a bigger group it is the observed joint values of
+    ``percentiles``; missing values are left out, and the levels of a
+    pandas categorical column keep their category order); for a bigger
+    group it is the observed joint values of
     the group in X (at most ``grid_resolution`` of them, drawn with
     ``random_state`` when there are more).
 
@@ -790,7 +814,9 @@ def partial_dependence(
         _check_grid(points, X, cols, estimator)
         shape = (points.shape[0],)
     elif len(cols) <= 2:
-        grid_values = [_axis(_column(X, j), grid_resolution, percentiles) for j in cols]
+        grid_values = [
+            _axis(_column_values(X, j), grid_resolution, percentiles) for j in cols
+        ]
         mesh = np.meshgrid(*grid_values, indexing="ij")
         points = np.stack([m.ravel() for m in mesh], axis=1)
         shape = tuple(v.shape[0] for v in grid_values)

@@ -375,3 +375,36 @@ def test_partial_dependence_errors(regression):
         partial_dependence(model, X, [0, 0])
     with pytest.raises(ValueError, match="grid has shape"):
         partial_dependence(model, X, [0, 1], grid=np.zeros((3, 3)))
+
+
+def test_partial_dependence_grid_skips_missing_and_keeps_category_order():
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.RandomState(0)
+    n = 200
+    X = pd.DataFrame({
+        "a": rng.normal(size=n),
+        "size": pd.Categorical(rng.choice(["small", "medium", "large"], size=n),
+                               categories=["small", "medium", "large"], ordered=True),
+    })
+    X.loc[::7, "a"] = np.nan
+    y = X["a"].fillna(0) + X["size"].cat.codes
+    model = HistGradientBoostingRegressor(max_iter=20, categorical_features="from_dtype",
+                                          random_state=0).fit(X, y)
+    ours = partial_dependence(model, X, "a", grid_resolution=15)
+    # the grid of the observed values, as sklearn builds it on the rows without NaN
+    ref = skinspection.partial_dependence(model, X.dropna(), ["a"], method="brute",
+                                          grid_resolution=15)
+    grid = ours.grid_values[0].astype(float)
+    assert not np.isnan(grid).any()
+    np.testing.assert_allclose(grid, ref["grid_values"][0])
+    for i, g in enumerate(grid):  # averaged over every row, missing ones included
+        H = X.copy()
+        H["a"] = g
+        np.testing.assert_allclose(ours.average[0, i], model.predict(H).mean(), atol=1e-12)
+    levels = partial_dependence(model, X, "size")
+    assert list(levels.grid_values[0]) == ["small", "medium", "large"]
+    H = X.copy()
+    H["size"] = pd.Categorical(["large"] * n, categories=X["size"].cat.categories,
+                               ordered=True)
+    np.testing.assert_allclose(levels.average[0, 2], model.predict(H).mean(), atol=1e-12)
