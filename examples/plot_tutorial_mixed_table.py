@@ -92,10 +92,11 @@ _ = AttributionDisplay.from_explanation(shapley, kind="beeswarm")
 # --------------------------
 # Shapley values split an interaction between its columns, Occlusion (local
 # permutation importance) gives it whole to each, Arch (local partial
-# dependence) to none. Their disagreement, relative to the variance of the
-# prediction, is therefore the size of the interactions between columns.
-# Summed over the columns, it can be compared with the grouped result below.
-_ = DisagreementDisplay.from_result(res, normalize="sum")
+# dependence) to none. How far apart two explanations of a row are (the root
+# mean square of their differences, summed over the columns), as a share of
+# the spread of the prediction, is therefore the size of the interactions
+# between columns. The report shows the same measure.
+_ = DisagreementDisplay.from_result(res)
 
 # %%
 # Grouping the columns that interact
@@ -112,7 +113,7 @@ print("stopped because:", grouper.stop_reason_)
 _ = GroupingDisplay.from_estimator(grouper, X_train)
 
 # %%
-# Over these groups the disagreement falls by more than half. What is left
+# Over these groups the disagreement falls by about a third. What is left
 # comes from interactions that AGREED judged too small to be worth a coarser
 # explanation (the dashed merge above, refused on the held-out rows), such as
 # the weak ``cat02`` by ``num0`` term.
@@ -120,10 +121,11 @@ from skdecomp import metrics
 
 grouped = Explainer(model, groups=grouper, background=100, random_state=0).fit(X_train)
 res_grouped = grouped.explain(rows, methods=["shapley", "occlusion", "arch"])
-variance = float(np.var(model.predict(X_train)))
+spread = float(np.std(model.predict(rows)))
 for name, r in [("columns", res), ("AGREED groups", res_grouped)]:
     score = metrics.disagreement(
         {m: e.values for m, e in r.items()}, normalize="sum"
     ).score
-    print(f"disagreement over {name}: {score / variance:.4f} of the prediction variance")
+    print(f"methods differ over {name} by {100 * np.sqrt(score) / spread:.1f}% "
+          "of the prediction spread")
 plt.show()

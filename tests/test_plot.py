@@ -362,16 +362,25 @@ def test_disagreement_is_divided_by_the_variance_of_the_prediction(
     pyplot, data, explainer
 ):
     rows = data.data[:12]
-    disp = DisagreementDisplay.from_estimator(explainer, rows, methods=METHODS)
     result = explainer.explain(rows, methods=METHODS)
     raw = disagreement({m: e.values for m, e in result.items()}, measure="l2")
+    total = disagreement(dict(result), normalize="sum").pairwise
     variance = np.var(data.function(rows))
+    # by default as in the report: root mean square distance over the spread, in %
+    spread = DisagreementDisplay.from_estimator(explainer, rows, methods=METHODS)
+    assert spread.variance == pytest.approx(variance)
+    assert np.allclose(spread.matrix, 100 * np.sqrt(total / variance))
+    assert "% of the prediction spread" in spread.colorbar_.ax.get_ylabel()
+    assert np.allclose(DisagreementDisplay.from_result(result).matrix, spread.matrix)
+    disp = DisagreementDisplay.from_estimator(
+        explainer, rows, methods=METHODS, scale="variance"
+    )
     assert disp.variance == pytest.approx(variance)
     assert np.allclose(disp.matrix, raw.pairwise / variance)
     label = disp.colorbar_.ax.get_ylabel().replace("\n", " ")
     assert label == "disagreement / variance of the prediction"
     # the same numbers from the Explanations: Shapley values give f(x)
-    again = DisagreementDisplay.from_result(result)
+    again = DisagreementDisplay.from_result(result, scale="variance")
     assert np.allclose(again.matrix, disp.matrix)
     # raw values on request, with the vocabulary of metrics.disagreement
     raw_disp = DisagreementDisplay.from_estimator(
@@ -380,8 +389,7 @@ def test_disagreement_is_divided_by_the_variance_of_the_prediction(
     assert raw_disp.variance is None
     assert np.allclose(raw_disp.matrix, raw.pairwise)
     assert "not normalised" in raw_disp.colorbar_.ax.get_ylabel()
-    summed = DisagreementDisplay.from_result(result, normalize="sum")
-    total = disagreement(dict(result), normalize="sum").pairwise
+    summed = DisagreementDisplay.from_result(result, normalize="sum", scale="variance")
     assert np.allclose(summed.matrix, total / variance)
     # a number divides by itself; unitless measures are never divided
     assert np.allclose(

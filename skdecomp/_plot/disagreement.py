@@ -35,11 +35,12 @@ def _pairwise(attributions, measure, top_k, normalize):
 
 
 def _check_scale(scale):
-    if scale is None or (isinstance(scale, str) and scale == "variance"):
+    if scale is None or (isinstance(scale, str) and scale in ("spread", "variance")):
         return scale
     if isinstance(scale, str) or not np.isfinite(scale) or scale <= 0:
         raise ValueError(
-            f"scale must be 'variance', None or a positive number, got {scale!r}."
+            "scale must be 'spread', 'variance', None or a positive number, got "
+            f"{scale!r}."
         )
     return float(scale)
 
@@ -82,10 +83,13 @@ class DisagreementDisplay:
 
     Between explainers, each cell is the mean disagreement of two
     attributions over the explained rows (:func:`skdecomp.metrics.disagreement`;
-    see :ref:`why_disagree`). The ``"l2"`` disagreement (a mean squared
-    difference, in squared units of the model output) is divided by the
-    variance of the prediction, Var f, as in the report: 0.01 means the two
-    explanations differ by 1% of the variance the model shows on the data.
+    see :ref:`why_disagree`). By default (``scale="spread"``) the ``"l2"``
+    disagreement is shown as in the report: the root mean square distance
+    between two explanations of a row (summed over groups), as a percentage
+    of the spread (standard deviation) of the prediction; 10 means the two
+    explanations of a row differ by 10% of how much the model's output
+    varies on the data. ``scale="variance"`` divides the mean squared
+    difference by the variance of the prediction instead, and
     ``scale=None`` shows the raw values. Between faithfulness metrics, each
     cell is one minus the share of explainer pairs the two metrics order
     alike (:func:`skdecomp.metrics.metric_disagreement`): 0 when they rank
@@ -110,6 +114,9 @@ class DisagreementDisplay:
     variance : float or None, default=None
         The variance of the prediction the ``"l2"`` matrix was divided by;
         None when the matrix holds raw values.
+    spread : bool, default=False
+        Whether the matrix holds ``100 * sqrt(l2 / variance)``, the
+        percentage of the prediction spread.
 
     Attributes
     ----------
@@ -145,12 +152,14 @@ class DisagreementDisplay:
     'disagreement / variance of the prediction'
     """
 
-    def __init__(self, matrix, names, *, kind="methods", measure="l2", variance=None):
+    def __init__(self, matrix, names, *, kind="methods", measure="l2", variance=None,
+                 spread=False):
         self.matrix = matrix
         self.names = names
         self.kind = kind
         self.measure = measure
         self.variance = variance
+        self.spread = spread
 
     @classmethod
     def from_estimator(
@@ -169,7 +178,7 @@ class DisagreementDisplay:
         n_samples=1024,
         random_state=None,
         normalize="mean",
-        scale="variance",
+        scale="spread",
         ax=None,
     ):
         """Explain rows of X with several methods and plot their disagreement.
@@ -205,12 +214,15 @@ class DisagreementDisplay:
         normalize : {"mean", "sum"}, default="mean"
             How ``"l2"`` combines the groups, as in
             :func:`skdecomp.metrics.disagreement`.
-        scale : "variance", None or float, default="variance"
-            What the ``"l2"`` disagreement is divided by: ``"variance"``,
-            the variance of the model's output over the rows of X (Var f, as
-            in the report); None, nothing (raw values); a number, that
-            number (e.g. Var f over other data). The other measures are
-            unitless and never divided.
+        scale : "spread", "variance", None or float, default="spread"
+            How the ``"l2"`` disagreement is shown. ``"spread"``: as in the
+            report, the root mean square distance between two explanations
+            of a row (summed over groups, whatever ``normalize``) as a
+            percentage of the standard deviation of the model's output over
+            the rows of X; ``"variance"``: divided by that variance (Var f);
+            None: raw values; a number: divided by that number (e.g. Var f
+            over other data). The other measures are unitless and never
+            divided.
         ax : matplotlib Axes, default=None
             Axes to draw on; None creates a figure.
 
@@ -226,15 +238,12 @@ class DisagreementDisplay:
         explainer = fitted_explainer(estimator, X, groups, background, random_state)
         attributions = explain_rows(explainer, X, methods, output)
         if kind == "methods":
-            if isinstance(scale, str):
-                scale = _prediction_variance(explainer, X, output)
-            return cls.from_result(
-                attributions,
-                measure=measure,
-                top_k=top_k,
-                normalize=normalize,
-                scale=scale,
-                ax=ax,
+            variance = (
+                _prediction_variance(explainer, X, output)
+                if isinstance(scale, str) and measure == "l2" else None
+            )
+            return cls._build(
+                attributions, None, measure, top_k, None, normalize, scale, variance, ax
             )
         from .. import metrics as _metrics
 
@@ -258,7 +267,7 @@ class DisagreementDisplay:
         top_k=None,
         output=None,
         normalize="mean",
-        scale="variance",
+        scale="spread",
         ax=None,
     ):
         """Plot the disagreement of results already computed.
@@ -285,8 +294,11 @@ class DisagreementDisplay:
         normalize : {"mean", "sum"}, default="mean"
             How ``"l2"`` combines the groups, as in
             :func:`skdecomp.metrics.disagreement`.
-        scale : "variance", None or float, default="variance"
-            What the ``"l2"`` disagreement is divided by. ``"variance"``:
+        scale : "spread", "variance", None or float, default="spread"
+            How the ``"l2"`` disagreement is shown. ``"spread"``: as in the
+            report, ``100 * sqrt(l2 / Var f)`` with l2 summed over groups
+            (whatever ``normalize``), the percentage of the prediction spread;
+            ``"variance"``: divided by Var f,
             the variance of the prediction over the explained rows, known
             from Explanations holding Shapley values (they add up to
             ``f(x) - E f``), or from a Decomposition; when it is not known
@@ -302,9 +314,17 @@ class DisagreementDisplay:
             The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
+        scale = _check_scale(scale)
+        return cls._build(
+            result, methods, measure, top_k, output, normalize, scale, None, ax
+        )
+
+    @classmethod
+    def _build(cls, result, methods, measure, top_k, output, normalize, scale, variance,
+               ax):
+        # from_result with the variance of the prediction, when already known
         from .._decomposition import Decomposition
 
-        scale = _check_scale(scale)
         if isinstance(result, Decomposition) and methods is None:
             methods = ["arch", "shapley", "banzhaf", "occlusion"]
         if is_bunch_of(result, "agreement", "metric_names"):
@@ -314,7 +334,14 @@ class DisagreementDisplay:
             )
             return disp.plot(ax=ax)
         divide = measure == "l2"
+        spread = divide and scale == "spread"
+        if spread:
+            normalize = "sum"
+        if variance is not None:
+            scale = variance if divide else scale
         if is_bunch_of(result, "pairwise", "names"):
+            # drawn as given, divided by a given number
+            spread = False
             matrix = np.asarray(result["pairwise"], dtype=np.float64)
             variance = scale if divide and not isinstance(scale, str) else None
             names = list(result["names"])
@@ -335,7 +362,10 @@ class DisagreementDisplay:
             names = list(attributions)
         if variance is not None:
             matrix = matrix / (variance if variance > 0 else 1.0)
-        disp = cls(matrix, names, measure=measure, variance=variance)
+            if spread:
+                matrix = 100.0 * np.sqrt(np.clip(matrix, 0.0, None))
+        disp = cls(matrix, names, measure=measure, variance=variance,
+                   spread=spread and variance is not None)
         return disp.plot(ax=ax)
 
     from_decomposition = from_result
@@ -379,6 +409,8 @@ class DisagreementDisplay:
         methods = self.kind == "methods"
         if not methods:
             label = "1 - ranking agreement"
+        elif self.measure == "l2" and self.variance is not None and self.spread:
+            label = "% of the prediction spread (root mean square)"
         elif self.measure == "l2" and self.variance is not None:
             label = "disagreement / variance of the prediction"
         elif self.measure == "l2":
