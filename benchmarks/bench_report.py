@@ -36,7 +36,7 @@ def main():
     print(f"make_mixed_table({args.n_samples}, n_categorical={args.n_categorical}"
           f"{', id_column, constant_column, leak' if bad else ''})")
     print(f"{'task':<15}{'estimator':<10}{'seconds':>9}  {'score':<18}"
-          f"{'explained with':<52}{'checks'}")
+          f"{'explained with':<62}{'checks'}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for task in args.tasks:
@@ -67,7 +67,7 @@ def main():
                 how = f"{part['algorithm'].split(' ')[0]}: {','.join(part['methods'])}"
                 kinds = ",".join(sorted({c["kind"] for c in res["checks"]})) or "-"
                 flag = "" if seconds <= BUDGET else "  OVER BUDGET"
-                print(f"{task:<15}{estimator:<10}{seconds:9.1f}  {shown:<18}{how:<52}"
+                print(f"{task:<15}{estimator:<10}{seconds:9.1f}  {shown:<18}{how:<62}"
                       f"{kinds}{flag}", flush=True)
 
 
