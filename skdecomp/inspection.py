@@ -621,19 +621,13 @@ def _axis(values, grid_resolution, percentiles):
         )
     try:
         uniques = np.unique(values)
-    except TypeError as exc:
-        raise ValueError(
-            "A column of the group mixes types (e.g. numbers and strings) and "
-            "cannot be sorted; clean it or pass grid= explicitly."
-        ) from exc
+    except TypeError:  # values of mixed types: in the order they appear
+        return np.asarray(pd.unique(values), dtype=object)
     if uniques.shape[0] < grid_resolution or not np.issubdtype(uniques.dtype, np.number):
         return uniques
     lo, hi = mquantiles(values, prob=percentiles, axis=0)
-    if np.allclose(lo, hi):
-        raise ValueError(
-            "percentiles are too close to each other, unable to build the grid; "
-            "choose percentiles further apart."
-        )
+    if np.allclose(lo, hi):  # most rows share one value: the observed values
+        return uniques
     return np.linspace(lo, hi, num=grid_resolution, endpoint=True)
 
 
@@ -725,9 +719,10 @@ def partial_dependence(
     is the Cartesian product of per-column axes built as in
     ``sklearn.inspection.partial_dependence`` (the unique values when fewer
     than ``grid_resolution``, else ``grid_resolution`` points between the
-    ``percentiles``; missing values are left out, and the levels of a
-    pandas categorical column keep their category order); for a bigger
-    group it is the observed joint values of
+    ``percentiles``, or the unique values when most rows share one;
+    missing values are left out, and the levels of a pandas categorical
+    column keep their category order); for a bigger group it is the
+    observed joint values without missing ones of
     the group in X (at most ``grid_resolution`` of them, drawn with
     ``random_state`` when there are more).
 
@@ -822,7 +817,12 @@ def partial_dependence(
         shape = tuple(v.shape[0] for v in grid_values)
     else:
         sub = X.iloc[:, cols] if hasattr(X, "iloc") else pd.DataFrame(X[:, cols])
-        uniq = sub.drop_duplicates().to_numpy()
+        uniq = sub.dropna().drop_duplicates().to_numpy()
+        if uniq.shape[0] == 0:
+            raise ValueError(
+                "The group has no row without missing values, so it has no grid; "
+                "pass grid= explicitly."
+            )
         if uniq.shape[0] > grid_resolution:
             rng = check_random_state(random_state)
             keep = np.sort(rng.choice(uniq.shape[0], grid_resolution, replace=False))

@@ -35,102 +35,12 @@ def _group_list(groups):
     return out
 
 
-def _column_of(X, j):
-    """Column j of X as a pandas Series (keeping a categorical dtype)."""
-    import pandas as pd
-
-    if hasattr(X, "iloc"):
-        return X.iloc[:, j]
-    return pd.Series(np.asarray(X)[:, j])
-
-
 def _position_of(column, feature_names):
     if isinstance(column, str):
         if column not in feature_names:
             raise ValueError(f"column {column!r} is not among {feature_names}.")
         return feature_names.index(column)
     return int(column)
-
-
-def _grid_axis(column, grid_resolution, name, percentiles=(0.05, 0.95)):
-    """Grid of one column: missing values left out, categories in their order.
-
-    As in ``sklearn.inspection.partial_dependence``: the unique values when
-    there are fewer than ``grid_resolution``, else ``grid_resolution``
-    points between the percentiles. The categories of a pandas Categorical
-    keep their order (the order of an ordered categorical), the ones absent
-    from the data left out.
-    """
-    import pandas as pd
-    from scipy.stats.mstats import mquantiles
-
-    present = column.dropna()
-    if present.empty:
-        raise ValueError(
-            f"column {name!r} holds only missing values; it has no partial "
-            "dependence to draw."
-        )
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        seen = set(present.unique())
-        return np.asarray([c for c in column.cat.categories if c in seen], dtype=object)
-    values = present.to_numpy()
-    if pd.api.types.is_numeric_dtype(column.dtype):
-        uniques = np.unique(values)
-        if uniques.size < grid_resolution or column.dtype.kind == "b":
-            return uniques
-        lo, hi = mquantiles(values.astype(np.float64), prob=percentiles)
-        if np.isclose(lo, hi):
-            return uniques
-        return np.linspace(lo, hi, num=grid_resolution)
-    uniques = pd.unique(values)
-    try:
-        return np.asarray(sorted(uniques), dtype=object)
-    except TypeError:
-        return np.asarray(uniques, dtype=object)
-
-
-def _partial_dependence(estimator, X, cols, feature_names, grid_resolution, **kwargs):
-    """partial_dependence on a grid that leaves out missing values.
-
-    For one or two columns the per-column axes come from
-    :func:`_grid_axis`; a bigger group takes its observed joint values
-    without missing ones. The result is shaped as
-    :func:`skdecomp.inspection.partial_dependence` shapes it.
-    """
-    import pandas as pd
-    from sklearn.utils import check_random_state
-
-    from ..inspection import partial_dependence
-
-    positions = [_position_of(c, feature_names) for c in cols]
-    columns = [_column_of(X, j) for j in positions]
-    if len(positions) <= 2:
-        axes = [
-            _grid_axis(col, grid_resolution, feature_names[j])
-            for col, j in zip(columns, positions)
-        ]
-        mesh = np.meshgrid(*axes, indexing="ij")
-        points = np.stack([m.ravel() for m in mesh], axis=1)
-        shape = tuple(a.size for a in axes)
-    else:
-        joint = pd.concat(columns, axis=1).dropna().drop_duplicates()
-        if joint.empty:
-            raise ValueError(
-                f"the group {[feature_names[j] for j in positions]} has no row "
-                "without missing values; it has no partial dependence to draw."
-            )
-        points = joint.to_numpy()
-        if points.shape[0] > grid_resolution:
-            rng = check_random_state(kwargs.get("random_state"))
-            keep = np.sort(rng.choice(points.shape[0], grid_resolution, replace=False))
-            points = points[keep]
-        axes, shape = None, (points.shape[0],)
-    res = partial_dependence(estimator, X, positions, grid=points, **kwargs)
-    for key in ("average", "individual"):
-        if key in res:
-            res[key] = res[key].reshape(*res[key].shape[:-1], *shape)
-    res["grid_values"] = axes
-    return res
 
 
 def _missing(values):
@@ -269,6 +179,8 @@ class PartialDependenceDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         from sklearn.utils import check_random_state
 
+        from ..inspection import partial_dependence
+
         if hasattr(estimator, "estimator_") and hasattr(estimator, "decompose"):
             estimator = estimator.estimator_
         feature_names = (
@@ -279,12 +191,12 @@ class PartialDependenceDisplay:
         rng = check_random_state(random_state)
         results, names = [], []
         for name, cols in _group_list(groups):
-            res = _partial_dependence(
+            # the grid leaves out missing values and keeps the category order
+            res = partial_dependence(
                 estimator,
                 X,
-                cols,
-                feature_names,
-                grid_resolution,
+                [_position_of(c, feature_names) for c in cols],
+                grid_resolution=grid_resolution,
                 kind="both",
                 response_method=response_method,
                 random_state=rng,
