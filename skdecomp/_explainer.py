@@ -651,11 +651,8 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             check_method_params(self.method, self.method_params)
             if self.method != "integrated_gradients":
                 resolve_budget(self.method, self.n_samples, len(groups))
-        else:
-            if self.method_params:
-                check_method_params(self.method, self.method_params)
-            if self.method not in SINGLE_GROUP_METHODS and len(groups) > MAX_MASK_GROUPS:
-                _check_exact_groups(len(groups), self.method, tree=True)
+        elif self.method_params:
+            check_method_params(self.method, self.method_params)
         self.groups_ = groups
         self.group_names_ = np.asarray(names, dtype=object)
         self.n_groups_ = len(groups)

@@ -18,7 +18,6 @@ Psi_k = mean_n (row_n + col_n)**2 of the AGREED loss.
 
 # SPDX-License-Identifier: BSD-3-Clause
 
-import itertools
 import numbers
 from collections.abc import Mapping
 from numbers import Integral, Real
