@@ -25,13 +25,7 @@ from sklearn.neural_network import MLPClassifier
 
 from skdecomp import AdaptiveGrouper
 from skdecomp.datasets import make_block_function
-
-
-def labels_of(groups, d):
-    out = np.empty(d, dtype=int)
-    for k, g in enumerate(groups):
-        out[g] = k
-    return out
+from skdecomp._partition import group_labels
 
 
 def models(seed):
@@ -54,7 +48,7 @@ def main():
         data = make_block_function(args.n_rows, n_features=8, random_state=seed)
         rng = np.random.RandomState(seed)
         y = (rng.uniform(size=args.n_rows) < 1 / (1 + np.exp(-data.target))).astype(int)
-        truth = labels_of(data.groups, 8)
+        truth = group_labels(data.groups, 8)
         K = len(data.groups)
         for name, model in models(seed).items():
             with warnings.catch_warnings():

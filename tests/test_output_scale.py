@@ -14,6 +14,7 @@ from sklearn.neural_network import MLPClassifier
 
 from skdecomp import AdaptiveGrouper, Explainer, PairwiseGrouper
 from skdecomp.datasets import make_block_function
+from skdecomp._partition import group_labels
 
 EPS = np.finfo(np.float64).eps
 
@@ -40,13 +41,6 @@ class LogitModel(ClassifierMixin, BaseEstimator):
         if name == "decision_function" and self.__dict__.get("with_decision_function"):
             return self.function
         raise AttributeError(name)
-
-
-def _labels(groups, d):
-    out = np.empty(d, dtype=int)
-    for k, g in enumerate(groups):
-        out[g] = k
-    return out
 
 
 def _manual_log_odds(proba):
@@ -99,7 +93,7 @@ def test_grouping_block_logits_on_the_default_scale(with_decision_function):
     for seed in range(10):
         data = make_block_function(200, n_features=8, random_state=seed)
         model = LogitModel(data.function, with_decision_function).fit(data.data)
-        truth = _labels(data.groups, 8)
+        truth = group_labels(data.groups, 8)
         for rm in exact:
             g = AdaptiveGrouper(model, max_samples=60, rel_tol=0.01, response_method=rm,
                                 random_state=seed).fit(data.data)
@@ -137,7 +131,7 @@ def test_fitted_classifiers_default_scale_no_worse():
         data = make_block_function(3000, n_features=8, random_state=seed)
         rng = np.random.RandomState(seed)
         y = (rng.uniform(size=3000) < 1 / (1 + np.exp(-data.target))).astype(int)
-        truth = _labels(data.groups, 8)
+        truth = group_labels(data.groups, 8)
         models = {
             "HGB": HistGradientBoostingClassifier(max_iter=100, random_state=seed),
             "MLP": MLPClassifier((32, 32), max_iter=200, random_state=seed),
