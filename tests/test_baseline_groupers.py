@@ -8,8 +8,6 @@ rows, closed forms, and a model wrapper that counts the rows it is sent.
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from skdecomp import IShapGrouper, RecursiveGrouper
 from skdecomp.datasets import make_agreed_example, make_block_function
@@ -255,42 +253,6 @@ def test_n_groups_is_respected(cls):
         assert five.groups_ == data.groups and five.stop_reason_ == "tol"
     else:
         assert five.n_groups_ == 5
-
-
-def _random_model(d, seed):
-    """A model with random pairwise interactions among d columns."""
-    rng = np.random.RandomState(seed)
-    weights = rng.normal(size=(d, d)) * (rng.random_sample((d, d)) < 0.6)
-    linear = rng.normal(size=d)
-
-    def f(X):
-        X = np.asarray(X, dtype=float)
-        return X @ linear + np.einsum("ni,ij,nj->n", X, np.triu(weights, 1), X)
-
-    return f, rng.normal(size=(30, d))
-
-
-@settings(max_examples=15, deadline=None)
-@given(
-    d=st.integers(2, 6),
-    bound=st.integers(1, 4),
-    seed=st.integers(0, 10_000),
-    recursive=st.booleans(),
-    n_groups=st.sampled_from([None, 1, 2]),
-)
-def test_no_group_exceeds_max_group_size(d, bound, seed, recursive, n_groups):
-    f, X = _random_model(d, seed)
-    cls = RecursiveGrouper if recursive else IShapGrouper
-    kwargs = {} if recursive else {"test_samples": 40}
-    grouper = cls(f, max_samples=8, n_groups=n_groups, max_group_size=bound,
-                  random_state=seed, **kwargs).fit(X)
-    assert max(len(g) for g in grouper.groups_) <= bound
-    assert sorted(c for g in grouper.groups_ for c in g) == list(range(d))
-    if n_groups is not None and grouper.n_groups_ > n_groups:
-        # only the bound stops merging early: no two groups fit together
-        assert grouper.stop_reason_ == "max_group_size"
-        sizes = sorted(len(g) for g in grouper.groups_)
-        assert sizes[0] + sizes[1] > bound
 
 
 def test_recursive_bound_keeps_first_interacting_columns():

@@ -54,8 +54,9 @@ def test_no_group_exceeds_max_group_size(d, bound, seed, which, n_groups, linkag
         )
     elif which in ("recursive", "ishap"):
         cls = RecursiveGrouper if which == "recursive" else IShapGrouper
+        kwargs = {} if which == "recursive" else {"test_samples": 40}
         grouper = cls(f, max_samples=8, n_groups=n_groups, max_group_size=bound,
-                      random_state=seed)
+                      random_state=seed, **kwargs)
     elif which == "pairwise":
         grouper = PairwiseGrouper(
             f, max_samples=8, n_groups=n_groups, linkage=linkage,
@@ -76,6 +77,13 @@ def test_no_group_exceeds_max_group_size(d, bound, seed, which, n_groups, linkag
             # no two remaining groups fit together
             sizes = sorted(len(g) for g in grouper.groups_)
             assert len(sizes) < 2 or sizes[0] + sizes[1] > bound
+    if which in ("recursive", "ishap") and n_groups is not None and (
+        grouper.n_groups_ > n_groups
+    ):
+        # only the bound stops merging early: no two groups fit together
+        assert grouper.stop_reason_ == "max_group_size"
+        sizes = sorted(len(g) for g in grouper.groups_)
+        assert sizes[0] + sizes[1] > bound
 
 
 def test_agreed_still_merges_interacting_pairs_with_bound():
