@@ -239,12 +239,17 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         when ``baseline`` is set.
 
     response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
-        Output of the model to explain. "auto" explains a classifier on its
-        additive (log-odds) scale: ``decision_function`` when it has one,
-        else "log_odds", the log-odds of ``predict_proba`` (binary:
-        ``log(p1 / p0)``; multiclass: the centred log-probabilities, with
-        probabilities clipped to the machine epsilon); ``predict`` for
-        other models. See :ref:`output_scale` for why. The choice made is
+        Output of the model to explain. "auto" explains a model on the scale
+        on which it is a sum over trees or terms: ``predict_proba`` for
+        random forests, extra trees and decision trees (a forest's
+        probability is the mean of its trees'); else a classifier's
+        ``decision_function`` when it has one (gradient boosting, linear
+        models, SVMs); else "log_odds", the log-odds of ``predict_proba``
+        (binary: ``log(p1 / p0)``; multiclass: the centred
+        log-probabilities, with probabilities clipped to the machine
+        epsilon); ``predict`` for regressors. A model inside a
+        FrozenEstimator or at the end of a Pipeline counts as that model.
+        See :ref:`output_scale` for why. The choice made is
         ``response_method_``.
 
     target : class label or int, default=None

@@ -13,14 +13,24 @@ import numbers
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin, clone, is_classifier
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    GradientBoostingClassifier,
+    HistGradientBoostingClassifier,
+    RandomForestClassifier,
+)
 from sklearn.exceptions import NotFittedError
+from sklearn.pipeline import Pipeline
+from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted
 
 __all__ = [
     "FunctionModel",
     "NonFiniteOutputError",
     "ResponseFunction",
+    "SCALE_NAMES",
     "as_model",
+    "auto_response",
     "fitted_model",
     "describe_response",
     "is_fitted",
@@ -331,10 +341,8 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
     estimator : fitted estimator
     response_method : {"auto", "predict", "predict_proba", "decision_function", \
             "log_odds"}
-        "auto" takes the additive scale of a classifier:
-        ``decision_function`` when it has one, else the log-odds of
-        ``predict_proba`` (see :func:`log_odds`), else ``predict``;
-        ``predict`` for any other model.
+        "auto" takes the scale on which the model is a sum over trees or
+        terms, as :func:`auto_response` chooses it.
     target : None, class label or int
         None explains every output, except the positive class only for a
         binary classifier's probabilities. A class label (classifiers) or an
@@ -350,19 +358,7 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
     """
     name = type(estimator).__name__
     if response_method == "auto":
-        candidates = (
-            ("decision_function", "log_odds", "predict")
-            if _is_classifier(estimator)
-            else ("predict",)
-        )
-        method = next(
-            (m for m in candidates if hasattr(estimator, _model_method(m))), None
-        )
-        if method is None:
-            raise ValueError(
-                f"{name} has none of the methods {list(candidates)}; pass a "
-                "fitted model with one of them."
-            )
+        method = auto_response(estimator)[0]
     else:
         method = response_method
         if not hasattr(estimator, _model_method(method)):
@@ -434,16 +430,102 @@ def _model_method(method):
     return "predict_proba" if method == "log_odds" else method
 
 
-_SCALES = {
+#: The scale "auto" explains a classifier on, and why: the first row whose
+#: families hold the final model (see :func:`_final_model`), or any
+#: classifier for a row without families, and whose method the model has.
+#: Each reason completes "<scale>: <reason>" in :func:`describe_response`.
+_AUTO_SCALES = (
+    ((RandomForestClassifier, ExtraTreesClassifier), "predict_proba",
+     "a forest's probability is the mean of its trees', so it is additive "
+     "over trees (exact on the tree path)"),
+    # ExtraTreeClassifier is a DecisionTreeClassifier
+    ((DecisionTreeClassifier,), "predict_proba",
+     "a tree's probability is the class shares of the leaf a row reaches, a "
+     "sum over its one tree (exact on the tree path)"),
+    ((GradientBoostingClassifier, HistGradientBoostingClassifier), "decision_function",
+     "the raw score (log-odds) before the sigmoid or softmax, a sum over the "
+     "boosted trees (exact on the tree path)"),
+    (None, "decision_function",
+     "the raw score before any sigmoid or softmax, a sum over the model's terms"),
+    (None, "log_odds",
+     "the model has no decision function; its log-odds undo the sigmoid or "
+     "softmax that makes every column of a probability interact"),
+    (None, "predict", "the model's prediction"),
+)
+
+#: One name per scale, used wherever the package states the explained scale.
+SCALE_NAMES = {
     "predict": "prediction",
-    "predict_proba": "probability",
-    "decision_function": "decision function (log-odds for most classifiers)",
+    "predict_proba": "probability (predict_proba)",
+    "decision_function": "decision function",
     "log_odds": "log-odds of predict_proba",
 }
 
 
+def _final_model(estimator):
+    """The model inside FrozenEstimators and at the end of Pipelines.
+
+    The wrappers that the tree path (``_tree._extract``) unwraps too.
+    """
+    try:
+        from sklearn.frozen import FrozenEstimator
+    except ImportError:  # pragma: no cover - scikit-learn < 1.6
+        FrozenEstimator = ()
+    while True:
+        if FrozenEstimator and isinstance(estimator, FrozenEstimator):
+            estimator = estimator.estimator
+        elif isinstance(estimator, Pipeline) and estimator.steps:
+            estimator = estimator.steps[-1][1]
+        else:
+            return estimator
+
+
+def auto_response(estimator):
+    """The response method ``response_method="auto"`` takes for a model, and why.
+
+    The scale on which the model is a sum over trees or terms:
+    ``predict_proba`` for random forests, extra trees and single decision
+    trees (a forest's probability is the mean of its trees'); the
+    ``decision_function`` of any other classifier that has one (gradient
+    boosting, linear models, SVMs, AdaBoost); else the log-odds of
+    ``predict_proba`` (``"log_odds"``, see :func:`log_odds`); ``predict`` for
+    regressors and any other model. A model inside a FrozenEstimator or at
+    the end of a Pipeline counts as that model.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+
+    Returns
+    -------
+    method : str
+        ``"predict"``, ``"predict_proba"``, ``"decision_function"`` or
+        ``"log_odds"``.
+    reason : str
+        Why, in plain words, for :func:`describe_response`.
+
+    Raises
+    ------
+    ValueError
+        When the model has none of the methods.
+    """
+    classifier = _is_classifier(estimator)
+    final = _final_model(estimator) if classifier else None
+    rows = _AUTO_SCALES if classifier else _AUTO_SCALES[-1:]
+    for families, method, reason in rows:
+        if families is not None and not isinstance(final, families):
+            continue
+        if hasattr(estimator, _model_method(method)):
+            return method, reason
+    candidates = list(dict.fromkeys(m for _, m, _ in rows))
+    raise ValueError(
+        f"{type(estimator).__name__} has none of the methods {candidates}; pass "
+        "a fitted model with one of them."
+    )
+
+
 def describe_response(response_method, output_names, estimator=None):
-    """A plain-words description of the explained output and its scale.
+    """A plain-words description of the explained output, its scale and why.
 
     Parameters
     ----------
@@ -452,17 +534,29 @@ def describe_response(response_method, output_names, estimator=None):
     output_names : list of str
         Names of the explained outputs.
     estimator : estimator or None, default=None
-        The model, to name classes of a classifier.
+        The model, to name classes of a classifier and, when the scale is the
+        one ``response_method="auto"`` takes for it, to say why.
 
     Returns
     -------
     description : str
-        For example ``"log-odds of predict_proba, class 'yes'"``.
+        The scale's name (:data:`SCALE_NAMES`), why "auto" takes it for the
+        model (not for ``predict``, nor for a scale that was asked for
+        instead), and the explained classes; for example ``"probability
+        (predict_proba): a forest's probability is the mean of its trees', so
+        it is additive over trees (exact on the tree path); class 'yes'"`` or
+        ``"log-odds of predict_proba, class 'yes'"``.
     """
-    scale = _SCALES.get(response_method, response_method)
+    scale = SCALE_NAMES.get(response_method, response_method)
     if estimator is not None and _is_classifier(estimator) and response_method != "predict":
+        try:
+            method, reason = auto_response(estimator)
+        except ValueError:
+            method = reason = None
         names = ", ".join(repr(str(o)) for o in output_names)
         word = "class" if len(output_names) == 1 else "classes"
+        if method == response_method:
+            return f"{scale}: {reason}; {word} {names}"
         return f"{scale}, {word} {names}"
     if len(output_names) > 1:
         return f"{scale}, outputs {', '.join(map(str, output_names))}"

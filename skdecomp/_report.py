@@ -1389,12 +1389,13 @@ def _agreed_history(grouper, X, scale):
 
 def _evaluation_rate(model, X, response_method):
     """Model evaluations per second on table rows, for time estimates."""
-    method = response_method if response_method != "auto" else (
-        "decision_function" if hasattr(model, "decision_function") else
-        "predict_proba" if hasattr(model, "predict_proba") and
-        getattr(model, "classes_", None) is not None else "predict")
+    from ._model import auto_response
+
     rows = X.sample(20000, replace=True, random_state=0)
     try:
+        if response_method == "auto":
+            response_method = auto_response(model)[0]
+        method = "predict_proba" if response_method == "log_odds" else response_method
         best = np.inf
         for _ in range(2):  # the first call may pay for warming up
             start = time.perf_counter()
@@ -1512,13 +1513,6 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
                 pass
             model.fit(X_fit, y_fit)
         log(f"fitted in {_duration(time.perf_counter() - t)}")
-        if estimator == "rf" and classification:
-            # a forest's probabilities are means over trees, often exactly 0 or 1
-            response_method = "predict_proba"
-            notes.append(
-                "A random forest's class probabilities are averages over its trees and "
-                "are often exactly 0 or 1, where log-odds are infinite; they are "
-                "explained as probabilities (which also keeps the exact tree path).")
     else:
         try:
             model.predict(X.iloc[:2])

@@ -1,4 +1,6 @@
-"""The additive output scale: log-odds by default for classifiers."""
+"""The additive output scale: "auto" takes, per model, the scale on which it is a
+sum over trees or terms (probabilities of forests and trees, decision functions,
+else log-odds)."""
 
 import warnings
 
@@ -6,14 +8,29 @@ import numpy as np
 import pytest
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.ensemble import (
+    AdaBoostClassifier,
+    ExtraTreesClassifier,
+    GradientBoostingClassifier,
+    HistGradientBoostingClassifier,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import adjusted_rand_score
 from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
 from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier, ExtraTreeClassifier
 
 from skdecomp import AdaptiveGrouper, Explainer, PairwiseGrouper
 from skdecomp.datasets import make_block_function
+from skdecomp._model import auto_response, describe_response
 from skdecomp._partition import group_labels
 
 EPS = np.finfo(np.float64).eps
@@ -148,3 +165,132 @@ def test_fitted_classifiers_default_scale_no_worse():
             ]
             wins[name] += ari[0] >= ari[1] - 1e-12
     assert wins["HGB"] >= 8 and wins["MLP"] >= 8, wins
+
+
+def _forest():
+    return RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0)
+
+
+# (model, the scale "auto" takes, whether it has the exact tree path there)
+FAMILIES = {
+    "RandomForest": (_forest, "predict_proba", True),
+    "ExtraTrees": (lambda: ExtraTreesClassifier(n_estimators=10, max_depth=4,
+                                                random_state=0), "predict_proba", True),
+    "DecisionTree": (lambda: DecisionTreeClassifier(max_depth=4, random_state=0),
+                     "predict_proba", True),
+    "ExtraTree": (lambda: ExtraTreeClassifier(max_depth=4, random_state=0),
+                  "predict_proba", True),
+    "Pipeline(RandomForest)": (lambda: make_pipeline(StandardScaler(), _forest()),
+                               "predict_proba", True),
+    "GradientBoosting": (lambda: GradientBoostingClassifier(n_estimators=10, random_state=0),
+                         "decision_function", True),
+    "HistGradientBoosting": (lambda: HistGradientBoostingClassifier(max_iter=10,
+                                                                    random_state=0),
+                             "decision_function", True),
+    "LogisticRegression": (LogisticRegression, "decision_function", False),
+    "Pipeline(LogisticRegression)": (
+        lambda: make_pipeline(StandardScaler(), LogisticRegression()),
+        "decision_function", False),
+    "SVC": (SVC, "decision_function", False),
+    "AdaBoost": (lambda: AdaBoostClassifier(n_estimators=5, random_state=0),
+                 "decision_function", False),
+    "MLP": (lambda: MLPClassifier((8,), max_iter=50, random_state=0), "log_odds", False),
+    "KNN": (KNeighborsClassifier, "log_odds", False),
+    "GaussianNB": (GaussianNB, "log_odds", False),
+    "RandomForestRegressor": (lambda: RandomForestRegressor(n_estimators=5, max_depth=4,
+                                                            random_state=0), "predict", True),
+}
+
+
+def _classification(n_classes, n=120, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 4))
+    y = np.digitize(X[:, 0] + X[:, 1] * X[:, 2], [-0.5, 0.5][: n_classes - 1])
+    return X, y
+
+
+@pytest.mark.parametrize("frozen", [False, True], ids=["fitted", "frozen"])
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_auto_takes_each_family_s_additive_scale(family, frozen):
+    make, expected, tree = FAMILIES[family]
+    X, y = _classification(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = make().fit(X, y)
+    if frozen:
+        model = FrozenEstimator(model)
+    assert auto_response(model)[0] == expected
+    ex = Explainer(model, background=10).fit(X)
+    assert ex.response_method_ == expected
+    assert (ex.algorithm_ == "tree") == tree, ex.algorithm_
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_forest_default_is_the_probability_on_the_tree_path(n_classes):
+    X, y = _classification(n_classes)
+    rf = _forest().fit(X, y)
+    ex = Explainer(rf, background=30, random_state=0).fit(X)
+    assert (ex.response_method_, ex.algorithm_) == ("predict_proba", "tree")
+    # binary: the positive class only, as for response_method="predict_proba"
+    assert ex.output_names_ == (["1"] if n_classes == 2 else ["0", "1", "2"])
+    agnostic = Explainer(rf, response_method="predict_proba", algorithm="model_agnostic",
+                         background=30, random_state=0).fit(X)
+    assert agnostic.output_names_ == ex.output_names_
+    rows = X[60:70]
+    for method in ("shapley", "banzhaf", "occlusion"):
+        np.testing.assert_allclose(
+            ex.set_params(method=method).transform(rows),
+            agnostic.set_params(method=method).transform(rows), atol=1e-12,
+        )
+    # efficiency against the forest's own probabilities
+    proba = rf.predict_proba(rows)
+    base = rf.predict_proba(ex.background_).mean(axis=0)
+    gap = (proba - base)[:, 1] if n_classes == 2 else proba - base
+    np.testing.assert_allclose(ex.set_params(method="shapley").transform(rows).sum(axis=1),
+                               gap, atol=1e-12)
+    expl = ex.explain(rows, methods=["shapley"])["shapley"]
+    assert expl.output.startswith("probability (predict_proba): a forest's probability")
+    assert "mean of its trees'" in expl.output
+
+    g = AdaptiveGrouper(rf, max_samples=40, random_state=0).fit(X)
+    assert (g.response_method_, g.algorithm_) == ("predict_proba", "tree")
+    g_agnostic = AdaptiveGrouper(rf, max_samples=40, response_method="predict_proba",
+                                 algorithm="model_agnostic", random_state=0).fit(X)
+    np.testing.assert_array_equal(g.labels_, g_agnostic.labels_)
+
+
+def test_explicit_log_odds_of_a_forest_still_work():
+    X, y = _classification(2)
+    rf = _forest().fit(X, y)
+    ex = Explainer(rf, response_method="log_odds", background=10).fit(X)
+    assert ex.response_method_ == "log_odds"
+    assert ex.algorithm_.startswith("model_agnostic (the log-odds of predict_proba")
+    lo = _manual_log_odds(rf.predict_proba(X[20:23]))
+    lo_bg = _manual_log_odds(rf.predict_proba(ex.background_)).mean(axis=0)
+    np.testing.assert_allclose(ex.transform(X[20:23]).sum(axis=1), lo - lo_bg, atol=1e-9)
+    # asked for, not chosen: the scale without a reason
+    assert describe_response("log_odds", ["1"], rf) == "log-odds of predict_proba, class '1'"
+
+
+def test_describe_response_says_which_scale_and_why():
+    X, y = _classification(2)
+    rf = _forest().fit(X, y)
+    text = describe_response("predict_proba", ["1"], rf)
+    assert text.startswith("probability (predict_proba): a forest's probability is the "
+                           "mean of its trees', so it is additive over trees")
+    assert text.endswith("; class '1'")
+    assert "probability" in describe_response(
+        "predict_proba", ["1"], make_pipeline(StandardScaler(), rf))
+    gb = GradientBoostingClassifier(n_estimators=5, random_state=0).fit(X, y)
+    assert describe_response("decision_function", ["1"], gb).startswith(
+        "decision function: the raw score (log-odds)")
+    assert describe_response("predict_proba", ["1"], gb) == (
+        "probability (predict_proba), class '1'")
+    lr = LogisticRegression().fit(X, y)
+    assert describe_response("decision_function", ["1"], lr).startswith(
+        "decision function: the raw score before any sigmoid or softmax")
+    nb = GaussianNB().fit(X, y)
+    assert describe_response("log_odds", ["0", "1"], nb).startswith(
+        "log-odds of predict_proba: the model has no decision function")
+    assert describe_response("predict", ["y"], RandomForestRegressor(n_estimators=2).fit(
+        X, y)) == "prediction"

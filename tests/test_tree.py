@@ -216,13 +216,16 @@ def test_fallback_and_errors():
     assert "decision_function" in exp.algorithm_
     with pytest.raises(ValueError, match="response_method='decision_function'"):
         Explainer(gbc, algorithm="tree", response_method="predict_proba", background=10).fit(X)
-    # no decision_function: auto takes the log-odds of predict_proba, through model calls
+    # a forest: auto takes its probability, a mean over trees, on the tree path;
+    # the log-odds of predict_proba go through model calls
     forest = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y > 0)
     exp = Explainer(forest, background=10).fit(X)
+    assert (exp.response_method_, exp.algorithm_) == ("predict_proba", "tree")
+    exp = Explainer(forest, response_method="log_odds", background=10).fit(X)
     assert exp.response_method_ == "log_odds"
     assert exp.algorithm_.startswith("model_agnostic (the log-odds of predict_proba")
     with pytest.raises(ValueError, match="response_method='predict_proba'"):
-        Explainer(forest, algorithm="tree", background=10).fit(X)
+        Explainer(forest, algorithm="tree", response_method="log_odds", background=10).fit(X)
 
     poisson = HistGradientBoostingRegressor(loss="poisson", max_iter=5).fit(X, np.exp(y / 4))
     assert "LogLink" in Explainer(poisson, background=10).fit(X).algorithm_
