@@ -16,6 +16,7 @@ Everything is generated locally; nothing is downloaded.
 from numbers import Integral, Real
 
 import numpy as np
+import pandas as pd
 from scipy import special
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import Bunch, check_random_state
@@ -29,6 +30,8 @@ __all__ = [
     "load_digit_images",
     "make_shape_images",
     "make_mixed_table",
+    "make_semi_synthetic",
+    "RankBlockFunction",
 ]
 
 # Univariate and multivariate shapes used by the block functions. Every
@@ -651,4 +654,222 @@ def make_mixed_table(
         informative_columns=informative,
         DESCR=f"mixed table: {n_numeric} numeric, {n_categorical} categorical "
         f"columns and a date; {task} target",
+    )
+
+
+# -- real columns, known structure -------------------------------------------------
+# Columns of the tables scikit-learn bundles, chosen so that no two of them are
+# near copies (Spearman correlation below 0.85): a near copy of a block column
+# would let a model use either one, and no partition could be called the truth.
+_SEMI_SYNTHETIC_TABLES = {
+    "diabetes": (
+        "load_diabetes",
+        ["age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"],
+    ),
+    "wine": (
+        "load_wine",
+        [
+            "alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium",
+            "total_phenols", "flavanoids", "nonflavanoid_phenols", "proanthocyanins",
+            "color_intensity", "hue", "od280/od315_of_diluted_wines", "proline",
+        ],
+    ),
+    "breast_cancer": (
+        "load_breast_cancer",
+        [
+            "mean radius", "mean texture", "mean smoothness", "mean compactness",
+            "mean concave points", "mean symmetry", "mean fractal dimension",
+            "radius error", "texture error", "smoothness error", "compactness error",
+            "concave points error", "symmetry error",
+        ],
+    ),
+}
+
+
+class RankBlockFunction(BlockFunction):
+    """A :class:`BlockFunction` of the columns' ranks in a reference table.
+
+    Every column is first mapped to ``2 F_j(x_j) - 1`` in [-1, 1], with
+    ``F_j`` the empirical distribution function of column j in
+    ``reference``; the blocks then act on these values, scaled by
+    ``scales``. The structure is the one of the blocks, whatever the
+    marginals of the real columns.
+
+    Parameters
+    ----------
+    blocks, shapes, coefs, n_features
+        As in :class:`BlockFunction`.
+    reference : ndarray of shape (n_rows, n_features)
+        The table whose columns define the ranks.
+    scales : list of float
+        Each block's term is divided by its scale (its standard deviation on
+        the reference rows), so that ``coefs`` are standard deviations.
+    """
+
+    def __init__(self, blocks, shapes, coefs, n_features, reference, scales):
+        super().__init__(blocks, shapes, coefs, n_features)
+        self.reference = reference
+        self.scales = scales
+
+    def ranks(self, X):
+        """Map the columns of X to [-1, 1] by their ranks in ``reference``."""
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(
+                f"X must have shape (n_samples, {self.n_features}), got {X.shape}."
+            )
+        ref = np.sort(np.asarray(self.reference, dtype=np.float64), axis=0)
+        n = ref.shape[0]
+        U = np.empty_like(X)
+        for j in range(self.n_features):
+            lo = np.searchsorted(ref[:, j], X[:, j], side="left")
+            hi = np.searchsorted(ref[:, j], X[:, j], side="right")
+            U[:, j] = (lo + hi) / n - 1.0
+        return U
+
+    def __call__(self, X):
+        U = self.ranks(X)
+        out = np.zeros(U.shape[0])
+        for block, shape, coef, scale in zip(self.blocks, self.shapes, self.coefs, self.scales):
+            unit = BlockFunction([list(range(len(block)))], [shape], [1.0], len(block))
+            out += coef * unit(U[:, block]) / scale
+        return out
+
+    def __repr__(self):
+        return "RankBlockFunction(" + super().__repr__()[len("BlockFunction("):]
+
+
+@validate_params(
+    {
+        "table": [StrOptions(set(_SEMI_SYNTHETIC_TABLES))],
+        "block_sizes": [list, tuple],
+        "n_samples": [Interval(Integral, 2, None, closed="left"), None],
+        "noise": [Interval(Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_semi_synthetic(table="diabetes", *, block_sizes=(3, 2, 2), n_samples=None,
+                        noise=0.1, random_state=None):
+    """Real columns of a bundled table and a target of known block structure.
+
+    The columns are those of one of scikit-learn's bundled tables (with their
+    real dependence and marginals; no near copies, see below); the target is
+    a :class:`RankBlockFunction` of them: blocks of interacting columns of
+    the given sizes (the product of their ranks, or ``sin`` of it) plus an
+    additive term (``x``, ``x**2`` or ``sin(2x)`` of its rank) for every other
+    column. Interaction blocks have standard deviation in [1, 2] and additive
+    terms in [0.5, 1], with random signs. The true partition is the blocks
+    and the singletons. Models fitted to it show how a grouper fares on the
+    structure of a *fitted* model, where correlated columns and rows off the
+    data manifold blur the truth.
+
+    Parameters
+    ----------
+    table : {"diabetes", "wine", "breast_cancer"}, default="diabetes"
+        ``"diabetes"``: the 10 columns of :func:`sklearn.datasets.load_diabetes`
+        (442 rows); ``"wine"``: the 13 columns of
+        :func:`~sklearn.datasets.load_wine` (178 rows); ``"breast_cancer"``:
+        13 of the 30 columns of :func:`~sklearn.datasets.load_breast_cancer`
+        (569 rows), those with Spearman correlation below 0.85 to the others
+        kept.
+    block_sizes : tuple of int, default=(3, 2, 2)
+        Sizes of the interaction blocks (each at least 2), drawn from the
+        shuffled columns such that no two columns of a block have Spearman
+        correlation of 0.5 or more (a product of strongly dependent columns
+        is nearly a function of one of them, which no model fitted to the
+        rows can tell from an additive term).
+    n_samples : int or None, default=None
+        None keeps the rows of the table. An int draws that many rows by a
+        smoothed bootstrap: rows of the table resampled with replacement,
+        every column with more than 10 distinct values moved by Gaussian
+        noise of 0.1 times its standard deviation (the others kept as they
+        are), so the rows keep the table's dependence and marginals.
+    noise : float, default=0.1
+        Standard deviation of Gaussian noise, as a fraction of the standard
+        deviation of the function on the rows.
+    random_state : int, RandomState instance or None, default=None
+        Draws the blocks, their shapes and coefficients, and the noise.
+
+    Returns
+    -------
+    data : Bunch
+        ``data`` (a DataFrame of the real columns), ``target``, ``groups``
+        (the true partition, ordered by first column), ``function`` (a
+        :class:`RankBlockFunction`, callable and with ``predict``),
+        ``feature_names``, ``n_groups`` (of the true partition) and
+        ``DESCR``.
+
+    Examples
+    --------
+    >>> from skdecomp.datasets import make_semi_synthetic
+    >>> data = make_semi_synthetic("diabetes", random_state=0)
+    >>> data.data.shape, data.n_groups
+    ((442, 10), 6)
+    """
+    import sklearn.datasets
+
+    loader, columns = _SEMI_SYNTHETIC_TABLES[table]
+    X = getattr(sklearn.datasets, loader)(as_frame=True).data[columns].astype(np.float64)
+    d = X.shape[1]
+    sizes = [int(s) for s in block_sizes]
+    if any(s < 2 for s in sizes) or sum(sizes) > d:
+        raise ValueError(
+            f"block_sizes={tuple(block_sizes)!r} must hold sizes of at least 2 that add "
+            f"up to at most the {d} columns of table={table!r}."
+        )
+    rng = check_random_state(random_state)
+    values = X.to_numpy()
+    # columns of one block are not strongly dependent: a product of two
+    # columns correlated 0.8 is nearly a function of one of them, and a model
+    # fitted to the rows could not tell it from an additive term
+    corr = np.abs(X.corr(method="spearman").to_numpy())
+    for _ in range(1000):
+        perm = [int(j) for j in rng.permutation(d)]
+        blocks, start = [], 0
+        for s in sizes:
+            blocks.append(sorted(perm[start : start + s]))
+            start += s
+        if all(corr[np.ix_(b, b)][np.triu_indices(len(b), 1)].max() < 0.5 for b in blocks):
+            break
+    else:
+        raise ValueError(
+            f"No blocks of sizes {tuple(sizes)} with Spearman correlation below 0.5 "
+            f"within each block were found among the columns of table={table!r}; "
+            "use smaller or fewer blocks."
+        )
+    blocks += [[j] for j in sorted(perm[start:])]
+    n_blocks = len(sizes)
+    shapes = [("product", "sin_product")[rng.randint(2)] for _ in range(n_blocks)]
+    shapes += [_SINGLE[rng.randint(len(_SINGLE))] for _ in blocks[n_blocks:]]
+    signs = rng.choice([-1.0, 1.0], size=len(blocks))
+    coefs = np.r_[rng.uniform(1.0, 2.0, n_blocks), rng.uniform(0.5, 1.0, len(blocks) - n_blocks)]
+    coefs = [float(c) for c in coefs * signs]
+    probe = RankBlockFunction(blocks, shapes, [1.0] * len(blocks), d, values,
+                              [1.0] * len(blocks))
+    U = probe.ranks(values)
+    scales = []
+    for block, shape in zip(blocks, shapes):
+        unit = BlockFunction([list(range(len(block)))], [shape], [1.0], len(block))
+        scales.append(float(max(unit(U[:, block]).std(), 1e-12)))
+    function = RankBlockFunction(blocks, shapes, coefs, d, values, scales)
+    if n_samples is not None:
+        rows = values[rng.randint(values.shape[0], size=n_samples)]
+        for j in range(d):
+            if np.unique(values[:, j]).size > 10:
+                rows[:, j] += 0.1 * values[:, j].std() * rng.standard_normal(n_samples)
+        values = rows
+        X = pd.DataFrame(rows, columns=X.columns)
+    y = function(values)
+    if noise > 0:
+        y = y + noise * y.std() * rng.standard_normal(y.shape[0])
+    groups = sorted(blocks, key=min)
+    return Bunch(
+        data=X,
+        target=y,
+        groups=groups,
+        function=function,
+        feature_names=list(columns),
+        n_groups=len(groups),
+        DESCR=f"{table} columns; blocks {[b for b in blocks[:n_blocks]]}; {function!r}",
     )
