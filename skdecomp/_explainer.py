@@ -290,12 +290,13 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         evaluates the model on hybrid rows. "auto" takes the tree path when
         it can and falls back otherwise (see ``algorithm_``).
 
-    group_penalty : float, default=0.1
+    group_penalty : float, default=0.02
         Trade-off of :meth:`score` between agreement and granularity: the
-        score loses ``group_penalty`` when all columns are in one group,
-        proportionally less for finer partitions. Passed on to a grouper
-        that keeps its default, such as ``AdaptiveGrouper(n_groups="auto")``,
-        which stops merging with the same price per merge.
+        price of every pair of columns that share a group, as a share of the
+        variance of the model output (a merge of groups of a and b columns
+        costs ``group_penalty * a * b``). Passed on to a grouper that keeps
+        its default, such as ``AdaptiveGrouper(n_groups="auto")``, which
+        stops merging at the same price.
 
     n_samples : int, default=None
         Budget of the sampled methods: the number of coalitions evaluated per
@@ -479,7 +480,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         n_jobs=None,
         random_state=None,
         algorithm="auto",
-        group_penalty=0.1,
+        group_penalty=0.02,
         n_samples=None,
         method_params=None,
         verbose=0,
@@ -850,16 +851,19 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
     def score(self, X, y=None):
         """Held-out agreement of the explanation over its groups; higher is better.
 
-        ``score = -L / Var(f) - group_penalty * (d - K) / (d - 1)``, with L
-        the AGREED loss of the fitted groups (see :ref:`agreed`: the mean
-        squared gap between PDP and PFI effects, i.e. the between-group
-        interaction) and Var(f) the variance of the model output, both on a
-        sample of X used as B = D (the ``background`` number of rows when it
-        is an int, else 100; all rows when X has fewer); d is the number of
-        columns and K the number of groups. The first term is 0 when the
-        model is groupwise additive over the groups on X, and the second
-        keeps a single all-in group from winning by default. Use it to
-        select groupings, e.g. ``GridSearchCV`` over ``groups__n_groups``.
+        ``score = -L / Var(f) - group_penalty * P``, with L the AGREED loss
+        of the fitted groups (see :ref:`agreed`: the mean squared gap
+        between PDP and PFI effects, i.e. the between-group interaction) and
+        Var(f) the variance of the model output, both on a sample of X used
+        as B = D (the ``background`` number of rows when it is an int, else
+        100; all rows when X has fewer), and P the number of pairs of columns
+        that share a group. The first term is 0 when the model is groupwise
+        additive over the groups on X; the second prices every pair of
+        columns joined, so a merge of groups of a and b columns pays off
+        only when it removes more than ``group_penalty * a * b`` of the
+        variance, the rule by which :class:`AdaptiveGrouper` stops. Use it
+        to select groupings, e.g. ``GridSearchCV`` over
+        ``groups__n_groups`` (see :ref:`agreed_fitted`).
 
         Parameters
         ----------
@@ -887,11 +891,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         idx = np.arange(n) if size >= n else np.sort(rng.choice(n, size, replace=False))
         sample = X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]
         stats = AnchoredStatistics(self.game_, sample, what="X")
-        loss, var = stats.loss(self.groups_), stats.variance
-        d = self.n_features_in_
-        share = loss / var if var > 0 else 0.0
-        coarseness = (d - self.n_groups_) / (d - 1) if d > 1 else 0.0
-        return float(-share - self.group_penalty * coarseness)
+        return stats.agreement_score(self.groups_, self.group_penalty)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -225,6 +225,30 @@ class AnchoredStatistics:
         """
         return float(self.potentials(groups).sum())
 
+    def agreement_score(self, groups, group_penalty):
+        """Agreement of a partition against its coarseness; higher is better.
+
+        ``-L / Var(f) - group_penalty * P``, with L the AGREED loss of the
+        groups, Var(f) the variance of the model output on the sample and P
+        the number of pairs of columns that share a group. A merge of groups
+        of a and b columns raises the score iff it lowers ``L / Var(f)`` by
+        more than ``group_penalty * a * b``.
+
+        Parameters
+        ----------
+        groups : list of array-like of int
+        group_penalty : float
+
+        Returns
+        -------
+        score : float
+        """
+        var = self.variance
+        loss = self.loss(groups)
+        share = loss / var if var > 0 else 0.0
+        pairs = sum(len(g) * (len(g) - 1) // 2 for g in groups)
+        return float(-share - group_penalty * pairs)
+
     def pair_strengths(self, groups, rows=None, cols=None):
         """Interaction strengths of every pair of groups.
 

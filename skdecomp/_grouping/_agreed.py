@@ -28,15 +28,18 @@ from .._image import (
     relabel,
 )
 from .._partition import resolve_groups
-from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _progress
+from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _progress, _take_rows
 from ._image import agreed_images, image_response, initial_label_maps
-from ._merge import cut, greedy_merges
+from ._merge import _ATOL, cut, greedy_merges
 
 __all__ = ["AdaptiveGrouper"]
 
 # A merge is kept when it lowers the held-out loss by more than this many
 # standard errors of the decrease.
 _HELD_OUT_Z = 1.0
+
+# A partition is useful when it leaves at most this share of the initial loss.
+_USEFUL_SHARE = 0.5
 
 
 class _HeldOutScore:
@@ -48,12 +51,13 @@ class _HeldOutScore:
     decrease of a merge of groups i and j into g is the mean over held-out
     rows of ``d(n) = c_i(n) + c_j(n) - c_g(n)``, and its standard error is
     ``std(d) / sqrt(N_held)``. The merge is kept when the mean exceeds
-    ``_HELD_OUT_Z`` standard errors.
+    ``_HELD_OUT_Z`` standard errors and ``pair_price`` times the number of
+    column pairs the merge joins.
     """
 
-    def __init__(self, stats, groups, min_decrease=0.0):
+    def __init__(self, stats, groups, pair_price=0.0):
         self.stats = stats
-        self.min_decrease = min_decrease
+        self.pair_price = pair_price
         empty = np.zeros(0, dtype=np.int64)
         rows, cols = stats.union_means(empty, [np.asarray(g) for g in groups])
         c = ((rows + cols) ** 2).sum(axis=1)
@@ -61,7 +65,7 @@ class _HeldOutScore:
         self.losses = [float(c.sum(axis=0).mean())]
         self.errors = []
 
-    def __call__(self, problem, i, j, g, units):
+    def __call__(self, problem, i, j, g, units, n_pairs):
         rows, cols = self.stats.union_means(np.zeros(0, dtype=np.int64), [units])
         self.contrib[g] = ((rows[0] + cols[0]) ** 2).sum(axis=0)
         d = self.contrib.pop(i) + self.contrib.pop(j) - self.contrib[g]
@@ -69,17 +73,19 @@ class _HeldOutScore:
         error = float(d.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
         self.losses.append(float(np.sum(list(self.contrib.values()), axis=0).mean()))
         self.errors.append(error)
-        return float(d.mean()) > max(_HELD_OUT_Z * error, self.min_decrease)
+        return float(d.mean()) > max(_HELD_OUT_Z * error, self.pair_price * n_pairs)
 
 
 class AdaptiveGrouper(_BaseGrouper):
     """AGREED: adaptive grouping that removes between-group interactions.
 
     Starting from one group per column (or ``initial_groups``), repeatedly
-    merges the group with the largest interaction potential Psi with the
-    group that best reduces the AGREED loss ``L = sum_k Psi_k``, the mean
-    squared gap between the PDP and PFI effects of the groups (see
-    :ref:`agreed`). On the learned groups the between-group interactions are
+    merges the pair of groups that best reduces the AGREED loss
+    ``L = sum_k Psi_k``, the mean squared gap between the PDP and PFI
+    effects of the groups (see :ref:`agreed`), per pair of columns the merge
+    joins (``strategy="pairs"``); or, as in the AGREED paper, the group of
+    largest interaction potential Psi with its best partner
+    (``strategy="paper"``). On the learned groups the between-group interactions are
     small, so PDP, SHAP, PFI and the other explainers agree (see
     :ref:`why_disagree`).
 
@@ -89,7 +95,9 @@ class AdaptiveGrouper(_BaseGrouper):
     on its row and column means, which are cached. A candidate merge
     of groups i and j costs one new matrix, G_{i∪j} = G_i + G_j + I_ij;
     groups that are not merged are never evaluated again. Model calls are at
-    most ``N + K N**2 + sum_steps (K_step - 1) N**2``, O(d**2 N**2), and
+    most ``N + K N**2 + K (K - 1) / 2 N**2 + sum_steps (K_step - 2) N**2``
+    with ``strategy="pairs"`` and ``N + K N**2 + sum_steps (K_step - 1)
+    N**2`` with ``strategy="paper"``, both O(d**2 N**2), and
     memory is O(K N) plus one chunk of N x N blocks bounded by
     ``max_memory``.
 
@@ -112,10 +120,11 @@ class AdaptiveGrouper(_BaseGrouper):
         on held-out rows: a second sample of rows, disjoint from the N rows
         the merges are chosen on (``max_samples`` more rows, or X split in
         two halves when it has fewer than ``2 * max_samples`` rows), scores
-        every merge, and a merge is kept only when it lowers the AGREED loss
-        of these held-out rows by more than one paired standard error over
-        the held-out rows and by more than ``group_penalty * Var(f) / (d -
-        1)``, the price of one merge in :meth:`Explainer.score`. Merging
+        every merge, and a merge of groups of a and b columns is kept only
+        when it lowers the AGREED loss of these held-out rows by more than
+        one paired standard error over the held-out rows and by more than
+        ``group_penalty * a * b * Var(f)``, its price in :meth:`score` and
+        :meth:`Explainer.score`. Merging
         stops at the first merge that fails; it stays in ``history_`` with
         ``"accepted": False``. Images have no rows to hold out: there "auto"
         stops on ``rel_tol``, 0.25 when it is None.
@@ -127,10 +136,25 @@ class AdaptiveGrouper(_BaseGrouper):
         interaction is left. None uses the held-out rule of ``n_groups``.
 
     merge_score : {"loss", "interaction"}, default="loss"
-        How the partner j of the chosen group i is picked: "loss" takes the
-        largest exact loss decrease ``Psi_i + Psi_j - Psi_{i∪j}``; "interaction"
-        the largest interaction strength
+        How a merge of groups i and j is scored: "loss" by the exact loss
+        decrease ``Psi_i + Psi_j - Psi_{i∪j}``; "interaction" by the
+        interaction strength
         ``mean_n I_ij.mean(1)[n]**2 + mean_m I_ij.mean(0)[m]**2``.
+
+    strategy : {"pairs", "paper"}, default="pairs"
+        Which merge is made at every step. "pairs": the pair of groups of
+        largest score per pair of columns it joins, ``score / (|G_i|
+        |G_j|)``, among all pairs; it costs the K (K - 1) / 2 union
+        matrices of all pairs up front (those of PairwiseGrouper) and K - 2
+        per merge. "paper": the group i of largest Psi_i merges with the
+        partner of largest score, the rule of the AGREED paper (K - 1
+        unions per merge, cheaper for hundreds of columns); with
+        ``rel_tol`` or an int ``n_groups`` it gives the paper's partitions.
+        On fitted models the paper's rule chains: a large group's Psi sums
+        its small interactions with every other column, so it stays the
+        largest and absorbs one column after another (see
+        :ref:`agreed_fitted`). Images always use the paper's rule, with
+        merges limited to adjacent groups.
 
     initial_groups : None, list of lists, dict, grouper or label map, default=None
         Partition to start from (e.g. one-hot blocks kept together); None
@@ -140,12 +164,15 @@ class AdaptiveGrouper(_BaseGrouper):
         shape (H, W).
 
     response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
-        Model output to group on. "auto" groups a classifier on its
-        additive scale: ``decision_function`` when it has one, else the
-        log-odds of ``predict_proba`` ("log_odds"); ``predict`` for other
-        models (see :class:`Explainer` and :ref:`output_scale`: on the
-        probability scale the sigmoid makes every column interact with every
-        other). The choice made is ``response_method_``.
+        Model output to group on. "auto" groups a model on the scale on
+        which it is a sum over trees or terms: ``predict_proba`` for random
+        forests, extra trees and decision trees (a forest's probability is
+        the mean of its trees'); else a classifier's ``decision_function``
+        when it has one (gradient boosting, linear models, SVMs); else
+        "log_odds", the log-odds of ``predict_proba``; ``predict`` for
+        regressors (see :class:`Explainer` and :ref:`output_scale`: through
+        a sigmoid every column interacts with every other). The choice made
+        is ``response_method_``.
 
     target : class label or int, default=None
         Output to group on (see :class:`Explainer`); None uses all outputs,
@@ -184,13 +211,19 @@ class AdaptiveGrouper(_BaseGrouper):
         is then ``"max_group_size"``). Initial groups larger than the bound
         are kept as they are and never merged. None sets no bound.
 
-    group_penalty : float, default=0.1
-        With ``n_groups="auto"``: the smallest gain worth a merge, as in
-        :meth:`Explainer.score` (a merge must lower the held-out loss by
-        more than ``group_penalty / (d - 1)`` times the variance of the
-        model output, d the number of columns). 0 keeps every merge whose
-        gain exceeds its sampling error. ``Explainer(group_penalty=...,
-        groups=AdaptiveGrouper())`` passes its own value on.
+    group_penalty : float, default=0.02
+        The price of every pair of columns joined, as a share of the
+        variance of the model output: with ``n_groups="auto"`` a merge of
+        groups of a and b columns must lower the held-out loss by more than
+        ``group_penalty * a * b * Var(f)``, and :meth:`score` subtracts
+        ``group_penalty`` per pair of columns that share a group. A pure
+        pair interaction term that carries a share s of the variance lowers
+        the loss by 2 s when its columns are merged, so the default merges
+        pair terms above 1 % of the variance. 0 keeps every merge whose gain
+        exceeds its sampling error (on fitted models, where small
+        interactions are everywhere, that merges most columns).
+        ``Explainer(group_penalty=..., groups=AdaptiveGrouper())`` passes its
+        own value on.
 
     image_shape : tuple of int or None, default=None
         Set it (or pass images of shape (n, H, W) or (n, H, W, C)) for
@@ -245,6 +278,17 @@ class AdaptiveGrouper(_BaseGrouper):
         rows, which is not in ``groups_``).
     loss_ : float
         AGREED loss of the final partition on the sample.
+    remaining_share_ : float
+        Share of the initial AGREED loss that the final partition leaves,
+        on the held-out rows with ``n_groups="auto"`` and on the sample
+        otherwise (0 when the initial loss is 0).
+    useful_partition_ : bool
+        False when the final partition leaves more than half of the initial
+        loss (``remaining_share_ > 0.5``): the interactions are spread over
+        many pairs of columns, none strong enough to be worth a merge, and
+        no partition at this price makes the explainers agree; the groups
+        are then close to the columns and the disagreement stays (see
+        :ref:`agreed_fitted`). Images: the first image's.
     held_out_initial_loss_ : float or None
         With ``n_groups="auto"``, the AGREED loss of the initial partition on
         the held-out rows.
@@ -333,6 +377,7 @@ class AdaptiveGrouper(_BaseGrouper):
         "n_groups": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "rel_tol": [Interval(Real, 0, 1, closed="both"), None],
         "merge_score": [StrOptions({"loss", "interaction"})],
+        "strategy": [StrOptions({"pairs", "paper"})],
         "initial_groups": [None, list, tuple, dict, HasMethods(["fit"]), np.ndarray],
         "response_method": [
             StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds"})
@@ -358,6 +403,7 @@ class AdaptiveGrouper(_BaseGrouper):
         n_groups="auto",
         rel_tol=None,
         merge_score="loss",
+        strategy="pairs",
         initial_groups=None,
         response_method="auto",
         target=None,
@@ -367,7 +413,7 @@ class AdaptiveGrouper(_BaseGrouper):
         verbose=0,
         algorithm="auto",
         max_group_size=None,
-        group_penalty=0.1,
+        group_penalty=0.02,
         image_shape=None,
         adjacency="4",
         baseline=None,
@@ -377,6 +423,7 @@ class AdaptiveGrouper(_BaseGrouper):
         self.n_groups = n_groups
         self.rel_tol = rel_tol
         self.merge_score = merge_score
+        self.strategy = strategy
         self.initial_groups = initial_groups
         self.response_method = response_method
         self.target = target
@@ -440,9 +487,7 @@ class AdaptiveGrouper(_BaseGrouper):
             held_stats = AnchoredStatistics(
                 game, held_rows, max_memory=self.max_memory, what="the held-out rows"
             )
-            d = X.shape[1]
-            penalty = self.group_penalty * held_stats.variance / max(d - 1, 1)
-            held = _HeldOutScore(held_stats, groups, penalty)
+            held = _HeldOutScore(held_stats, groups, self.group_penalty * held_stats.variance)
         else:
             ev = self._sample(self._fit_model(X, y, rng))
         bar = _progress(self.verbose, len(groups) - 1, "AGREED merges")
@@ -456,6 +501,7 @@ class AdaptiveGrouper(_BaseGrouper):
             progress=bar,
             max_group_size=self.max_group_size,
             accept=held,
+            strategy=self.strategy,
         )
         bar.close()
         # a merged group is named after its two parts, in merge order
@@ -469,7 +515,62 @@ class AdaptiveGrouper(_BaseGrouper):
         self._set_partition(self._cut_groups(labels), [names[k] for k in nodes])
         if tree.stop_reason == "held_out":
             self.loss_ = tree.losses[-2]
+        n_kept = tree.n_merges - (tree.stop_reason == "held_out")
+        if held is None:
+            self._set_remaining(self.initial_loss_, self.loss_, ev.variance)
+        else:
+            self._set_remaining(held.losses[0], held.losses[n_kept], held.stats.variance)
         return self
+
+    def _set_remaining(self, initial, final, variance):
+        """Set remaining_share_ and useful_partition_ from the loss before and after."""
+        tiny = _ATOL * max(variance, np.finfo(float).tiny)
+        self.remaining_share_ = float(final / initial) if initial > tiny else 0.0
+        self.useful_partition_ = bool(self.remaining_share_ <= _USEFUL_SHARE)
+
+    def score(self, X, y=None):
+        """Held-out agreement of the learned groups; higher is better.
+
+        The score of :meth:`Explainer.score`: ``-L / Var(f) - group_penalty
+        * P``, with L the AGREED loss of ``groups_`` and Var(f) the variance
+        of the model output on a sample of X (``max_samples`` rows, all of
+        them when X has fewer) and P the number of pairs of columns that
+        share a group. A merge of groups of a and b columns raises it only
+        when it removes more than ``group_penalty * a * b`` of the variance,
+        so ``GridSearchCV`` over ``n_groups`` finds where merging stops
+        paying (see :ref:`agreed_fitted`).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Held-out rows.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+            Higher is better; 0 is the largest possible value.
+        """
+        check_is_fitted(self)
+        if getattr(self, "image_shape_", None) is not None:
+            raise ValueError(
+                "score compares rows of a table with each other; a grouper fitted "
+                "on images has one partition per image and no held-out rows to "
+                "score it on."
+            )
+        X = self._check_X(X, reset=False)
+        n = X.shape[0]
+        if n < 2:
+            raise ValueError(
+                f"score compares every row of X with every other and needs at "
+                f"least 2 rows, got {n}; give more held-out rows."
+            )
+        rng = check_random_state(self.random_state)
+        size = self.max_samples
+        idx = np.arange(n) if size >= n else np.sort(rng.choice(n, size, replace=False))
+        stats = AnchoredStatistics(self.game_, _take_rows(X, idx), what="X")
+        return stats.agreement_score(self.groups_, self.group_penalty)
 
     def _fit_images(self, X, reference):
         """Per-image AGREED: the merge loop on every image against its baseline."""
@@ -507,6 +608,10 @@ class AdaptiveGrouper(_BaseGrouper):
             [self._cut_map(s, t.n_leaves - t.n_merges) for s, t in enumerate(trees)]
         )
         self.label_map_ = self.label_maps_[0]
+        self._set_remaining(
+            float(self.initial_losses_[0]), float(self.losses_[0]),
+            float(ev.output_variance(0)),
+        )
         groups = groups_from_label_map(self.label_map_, image_shape)
         self._set_partition(groups, [f"g{k}" for k in range(len(groups))])
         # transform: each group's Arch effect against the first image's baseline

@@ -172,6 +172,8 @@ class _Partition:
                 self.neighbours[int(i)].add(int(j))
                 self.neighbours[int(j)].add(int(i))
         self.stats, self.psi, self.unions = {}, {}, {}
+        # strategy "pairs": score, per-pair score and Psi of the union of every pair
+        self.pair_scores = {}
         self.children, self.scores, self.losses, self.model_calls = [], [], [], []
         self.done = False
         self.stop_reason = None
@@ -223,6 +225,9 @@ class _Partition:
         keys = [self.key(k) for k in self.active]
         self.active.insert(bisect.bisect(keys, self.key(g)), g)
         self.unions = {e: v for e, v in self.unions.items() if i not in e and j not in e}
+        self.pair_scores = {
+            e: v for e, v in self.pair_scores.items() if i not in e and j not in e
+        }
         if self.neighbours is not None:
             nb = (self.neighbours.pop(i) | self.neighbours.pop(j)) - {i, j}
             self.neighbours[g] = nb
@@ -235,6 +240,38 @@ class _Partition:
 
 def _pair(i, j):
     return (i, j) if i < j else (j, i)
+
+
+def _best_pair(pb, evaluator, merge_score):
+    """The admissible pair of largest score per pair of units it joins.
+
+    Returns ``((i, j), score, psi_union)``, or None when no pair may merge.
+    Scores of pairs whose union is known are computed once and cached.
+    """
+    new = [e for e in pb.unions if e not in pb.pair_scores]
+    if new:
+        union = tuple(np.stack(s) for s in zip(*(pb.unions[e] for e in new)))
+        psi_union = evaluator.potentials_from(union)
+        if merge_score == "loss":
+            psi_i = np.array([pb.psi[i] for i, _ in new])
+            psi_j = np.array([pb.psi[j] for _, j in new])
+            scores = psi_i + psi_j - psi_union
+        else:
+            first = tuple(np.stack(s) for s in zip(*(pb.stats[i] for i, _ in new)))
+            second = tuple(np.stack(s) for s in zip(*(pb.stats[j] for _, j in new)))
+            scores = evaluator.interactions_from(first, second, union)
+        for e, score, psi in zip(new, scores, psi_union):
+            n_pairs = pb.units[e[0]].size * pb.units[e[1]].size
+            pb.pair_scores[e] = (float(score), float(score) / n_pairs, float(psi))
+    best, best_key = None, None
+    for e, (score, per_pair, psi) in pb.pair_scores.items():
+        if not pb.admissible(*e):
+            continue
+        # ties go to the pair of the smallest first units, as in the paper's rule
+        key = (per_pair, -pb.key(e[0]), -pb.key(e[1]))
+        if best_key is None or key > best_key:
+            best, best_key = (e, score, psi), key
+    return best
 
 
 def _evaluate(evaluator, requests):
@@ -280,10 +317,12 @@ def greedy_merges(
     progress=None,
     max_group_size=None,
     accept=None,
+    strategy="paper",
 ):
     """Run the greedy merges of AGREED on one or several partitions in lockstep.
 
-    At every step the group i of largest interaction potential Psi_i (among
+    With ``strategy="paper"``, at every step the group i of largest
+    interaction potential Psi_i (among
     the groups that have a candidate partner) is merged with the candidate j
     of best score: the loss decrease ``Psi_i + Psi_j - Psi_{i∪j}`` or the
     interaction strength of the pair (see :ref:`agreed`). Without a
@@ -292,6 +331,15 @@ def greedy_merges(
     of every edge are evaluated at the start and those of the new group's
     edges right after each merge (as :func:`sklearn.cluster.ward_tree` does
     with its distances), so each round is one batch of model calls.
+
+    With ``strategy="pairs"``, every admissible pair of groups is a
+    candidate at every step, and the pair merged is the one of largest
+    score per pair of units it joins, ``score / (|G_i| |G_j|)``: a group that
+    is already large gets no credit for the many small interactions it has
+    with everything else (see :ref:`agreed_fitted`). The unions of all pairs
+    are evaluated at the start and those of the new group right after each
+    merge, so the cost is that of :class:`PairwiseGrouper` up front and
+    ``K - 2`` unions per merge; a pair's score is computed once.
 
     With ``max_group_size``, a pair of groups whose union would hold more
     units than the bound is not a candidate: the chosen group i is the one of
@@ -335,9 +383,12 @@ def greedy_merges(
         Largest number of units of a merged group; None sets no bound.
         Initial groups larger than the bound are kept but never merged.
     accept : callable or None, default=None
-        Called after every merge as ``accept(problem, i, j, g, units)``, with
-        the merged nodes i and j, the new node g and its units; merging of
-        that problem stops when it returns False.
+        Called after every merge as ``accept(problem, i, j, g, units,
+        n_pairs)``, with the merged nodes i and j, the new node g, its units
+        and the number of pairs of units the merge joins; merging of that
+        problem stops when it returns False.
+    strategy : {"paper", "pairs"}, default="paper"
+        Which merge is made at every step (see above).
 
     Returns
     -------
@@ -355,12 +406,15 @@ def greedy_merges(
         for p, groups in enumerate(initial_groups)
     ]
     # every initial group, and every edge of the graph when there is one
+    if strategy not in ("paper", "pairs"):
+        raise ValueError(f"strategy={strategy!r} is not 'paper' or 'pairs'.")
+    pairs = strategy == "pairs"
     requests = []
     for pb in partitions:
         requests.append((pb, None, list(range(pb.n_leaves))))
         if pb.neighbours is not None:
-            for i, nb in pb.neighbours.items():
-                later = [j for j in nb if j > i]
+            for i in range(pb.n_leaves):
+                later = [j for j in pb.candidates(i) if j > i]
                 if later:
                     requests.append((pb, i, later))
     _evaluate(evaluator, requests)
@@ -387,6 +441,18 @@ def greedy_merges(
         for pb in partitions:
             if pb.done:
                 continue
+            if pairs:
+                # the unions of the pairs not yet known: all of them at first,
+                # then those of the group made by the last merge
+                for i in pb.active:
+                    missing = [
+                        j for j in pb.candidates(i)
+                        if pb.key(j) > pb.key(i) and _pair(i, j) not in pb.unions
+                    ]
+                    if missing:
+                        requests.append((pb, i, missing))
+                chosen.append((pb, None, None))
+                continue
             psi = [pb.psi[k] if pb.has_candidates(k) else -np.inf for k in pb.active]
             if not np.isfinite(np.max(psi)):
                 pb.done = True  # no two groups may merge
@@ -408,6 +474,22 @@ def greedy_merges(
         # merge, then ask for the new group's edges
         requests = []
         for pb, i, cands in chosen:
+            if cands is None:
+                # strategy "pairs": the best of all pairs
+                best = _best_pair(pb, evaluator, merge_score)
+                if best is None:
+                    pb.done, pb.stop_reason = True, "max_group_size"
+                    continue
+                (a, b), score, psi_union = best
+                n_pairs = pb.units[a].size * pb.units[b].size
+                g = pb.merge(a, b, pb.unions[_pair(a, b)], psi_union, score)
+                if accept is not None and not accept(
+                    pb.index, a, b, g, pb.units[g], n_pairs
+                ):
+                    pb.done, pb.stop_reason = True, "held_out"
+                else:
+                    pb.done = stop(pb)
+                continue
             unions = [pb.unions[_pair(i, j)] for j in cands]
             union = tuple(np.stack(s) for s in zip(*unions))
             psi_union = evaluator.potentials_from(union)
@@ -419,8 +501,9 @@ def greedy_merges(
                 scores = evaluator.interactions_from(pb.stats[i], parts, union)
             best = int(np.argmax(scores))
             j = cands[best]
+            n_pairs = pb.units[i].size * pb.units[j].size
             g = pb.merge(i, j, unions[best], psi_union[best], float(scores[best]))
-            if accept is not None and not accept(pb.index, i, j, g, pb.units[g]):
+            if accept is not None and not accept(pb.index, i, j, g, pb.units[g], n_pairs):
                 pb.done, pb.stop_reason = True, "held_out"
             else:
                 pb.done = stop(pb)
@@ -430,7 +513,8 @@ def greedy_merges(
                     requests.append((pb, g, nb))
         _evaluate(evaluator, requests)
         for pb, _, _ in chosen:
-            pb.model_calls.append(evaluator.model_calls)
+            if len(pb.model_calls) < len(pb.children):
+                pb.model_calls.append(evaluator.model_calls)
         if progress is not None:
             progress.update(len(chosen))
     return [
