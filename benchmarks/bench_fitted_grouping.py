@@ -26,7 +26,7 @@ PairwiseGrouper at the true K, at least as close as IShapGrouper, and where a
 default grouper returns a group of more than half the columns.
 
 Run: ``python benchmarks/bench_fitted_grouping.py [--seeds 3] [--tables
-diabetes breast_cancer] [--rows 2000]`` (about 5 minutes for the 12 runs on
+breast_cancer wine] [--rows 2000]`` (about 5 minutes for the 12 runs on
 2 cores).
 """
 
@@ -86,7 +86,7 @@ def run(table, family, seed, rows):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--tables", nargs="+", default=["diabetes", "breast_cancer"])
+    parser.add_argument("--tables", nargs="+", default=["breast_cancer", "wine"])
     parser.add_argument("--models", nargs="+", default=["hgb", "rf"])
     parser.add_argument("--rows", type=int, default=2000)
     args = parser.parse_args()

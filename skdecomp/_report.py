@@ -1334,7 +1334,14 @@ def _verdict(results):
                    "spread); interactions are what make the methods disagree.")
     agreed = results["partitions"].get("agreed")
     a = results.get("agreed")
-    if agreed and a:
+    if agreed and a and not a.get("useful_partition", True):
+        out.append(f"No grouping of the columns makes the methods agree: the model's "
+                   f"interactions are spread over many pairs of columns, and the "
+                   f"{len(agreed['groups'])} groups AGREED kept leave "
+                   f"{a['remaining_share']:.0%} of the disagreement between groups. Read "
+                   "the explanation one column at a time, knowing that the methods "
+                   "differ there.")
+    elif agreed and a:
         out.append(f"Over the {len(agreed['groups'])} groups AGREED chose, the methods "
                    f"{_agreement_words(agreed['mean_disagreement_rms'])}.")
     elif a and a.get("no_interactions"):
@@ -1368,6 +1375,8 @@ def _agreed_history(grouper, X, scale):
         "n_columns": int(X.shape[1]),
         "largest_group": int(max(len(g) for g in grouper.groups_)),
         "stop_reason": str(grouper.stop_reason_),
+        "remaining_share": float(grouper.remaining_share_),
+        "useful_partition": bool(grouper.useful_partition_),
         "groups": [[str(X.columns[j]) for j in g] for g in grouper.groups_],
         "merges": [
             {
@@ -1949,6 +1958,14 @@ def _agreed_summary(a, agreed=None):
     out.append(_more(len(merged) - TABLE_ROWS, "merged groups"))
     out.append(f"<p>The other {n_columns - sum(len(g) for g in merged)} columns stay "
                "on their own.</p>")
+    if not a.get("useful_partition", True):
+        out.append(
+            "<div class='warn'><b>No useful partition.</b> These groups leave "
+            f"{100 * a['remaining_share']:.0f}% of the interaction loss between "
+            "groups on held-out rows: the model's interactions are spread over many "
+            "pairs of columns, none strong enough to be worth a merge, so no "
+            "partition makes the methods agree at a readable size.</div>"
+        )
     if a["largest_group"] > max(2, n_columns // 2):
         out.append(
             "<div class='warn'><b>Warning.</b> One group holds "

@@ -63,7 +63,7 @@ class _HeldOutScore:
         c = ((rows + cols) ** 2).sum(axis=1)
         self.contrib = {k: c[k] for k in range(len(groups))}
         self.losses = [float(c.sum(axis=0).mean())]
-        self.errors = []
+        self.errors, self.prices = [], []
 
     def __call__(self, problem, i, j, g, units, n_pairs):
         rows, cols = self.stats.union_means(np.zeros(0, dtype=np.int64), [units])
@@ -73,7 +73,8 @@ class _HeldOutScore:
         error = float(d.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
         self.losses.append(float(np.sum(list(self.contrib.values()), axis=0).mean()))
         self.errors.append(error)
-        return float(d.mean()) > max(_HELD_OUT_Z * error, self.pair_price * n_pairs)
+        self.prices.append(self.pair_price * n_pairs)
+        return float(d.mean()) > max(_HELD_OUT_Z * error, self.prices[-1])
 
 
 class AdaptiveGrouper(_BaseGrouper):
@@ -274,8 +275,10 @@ class AdaptiveGrouper(_BaseGrouper):
         ``"held_out_loss_before"``, ``"held_out_loss_after"`` and
         ``"held_out_error"`` (the loss on the held-out rows and the
         standard error of its decrease, with ``n_groups="auto"``, else
-        None) and ``"accepted"`` (False for a merge refused on the held-out
-        rows, which is not in ``groups_``).
+        None), ``"held_out_price"`` (``group_penalty * a * b * Var(f)`` on
+        the held-out rows, the smallest decrease that pays for the merge;
+        None without held-out rows) and ``"accepted"`` (False for a merge
+        refused on the held-out rows, which is not in ``groups_``).
     loss_ : float
         AGREED loss of the final partition on the sample.
     remaining_share_ : float
@@ -652,6 +655,7 @@ class AdaptiveGrouper(_BaseGrouper):
                 "held_out_loss_before": None if held_out is None else held_out.losses[t],
                 "held_out_loss_after": None if held_out is None else held_out.losses[t + 1],
                 "held_out_error": None if held_out is None else held_out.errors[t],
+                "held_out_price": None if held_out is None else held_out.prices[t],
                 "accepted": not (
                     tree.stop_reason == "held_out" and t == len(tree.children) - 1
                 ),

@@ -98,15 +98,17 @@ class RecursiveGrouper(_BaseGrouper):
         ``n_groups`` groups, the two groups with the largest interaction
         ``I`` are merged. It cannot split a group, so there may be fewer
         groups (raise ``tol`` for more). None keeps the groups of RDG.
-    tol : float, default=1e-3
+    tol : float, default=0.04
         Two column sets interact when ``I(A, B)`` exceeds ``tol`` times the
         variance of the model output. For a product ``c x_i x_j`` of
         independent centred columns ``I = 4 Var(c x_i x_j)``, so the default
-        finds interactions that carry about 0.025% of the output variance or
-        more: far above rounding (an additive pair gives 0 up to about
-        1e-30 of the variance) and below the interactions of the synthetic
-        problems of :mod:`skdecomp.datasets`. Models fitted to data have
-        many weak interactions; raise ``tol`` to ignore them.
+        finds pair terms that carry 1 % of the output variance or more, the
+        smallest that :class:`AdaptiveGrouper` merges on its default
+        ``group_penalty``. Models fitted to data have small interactions
+        between almost all columns (at 0.1 % of the variance, 1e-3 merged
+        every column of the fitted models of the semi-synthetic benchmark);
+        lower ``tol`` for exact functions with weak interactions (an additive
+        pair gives 0 up to about 1e-30 of the variance).
     response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
         Model output to group on (see :class:`AdaptiveGrouper`).
     target : class label or int, default=None
@@ -234,7 +236,7 @@ class RecursiveGrouper(_BaseGrouper):
         *,
         max_samples=100,
         n_groups=None,
-        tol=1e-3,
+        tol=0.04,
         response_method="auto",
         target=None,
         n_jobs=None,
