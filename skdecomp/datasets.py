@@ -697,8 +697,14 @@ class RankBlockFunction(BlockFunction):
 
     Parameters
     ----------
-    blocks, shapes, coefs, n_features
-        As in :class:`BlockFunction`.
+    blocks : list of list of int
+        The true partition (blocks of columns).
+    shapes : list of str
+        Shape of each block (see :class:`BlockFunction`).
+    coefs : list of float
+        Coefficient of each block: its standard deviation on the reference.
+    n_features : int
+        Number of input columns.
     reference : ndarray of shape (n_rows, n_features)
         The table whose columns define the ranks.
     scales : list of float
@@ -712,7 +718,18 @@ class RankBlockFunction(BlockFunction):
         self.scales = scales
 
     def ranks(self, X):
-        """Map the columns of X to [-1, 1] by their ranks in ``reference``."""
+        """Map the columns of X to [-1, 1] by their ranks in ``reference``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input rows.
+
+        Returns
+        -------
+        U : ndarray of shape (n_samples, n_features)
+            ``2 F_j(x_j) - 1`` for every column, with ties at the midpoint.
+        """
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(

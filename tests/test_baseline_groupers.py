@@ -84,7 +84,10 @@ def test_recursive_recovers_every_block_function(seed):
 @pytest.mark.parametrize("seed", range(3))
 def test_recursive_recovers_correlated_block_functions(seed):
     data = make_block_function(200, n_features=7, correlation=0.7, random_state=seed)
-    grouper = RecursiveGrouper(data.function, max_samples=30, random_state=seed).fit(data.data)
+    # an exact function: a threshold near round-off finds a weak three-way
+    # product (1.5 x0 x1 x3 of seed 0 is below the default, meant for fitted models)
+    grouper = RecursiveGrouper(data.function, max_samples=30, tol=1e-3,
+                               random_state=seed).fit(data.data)
     assert same_partition(grouper.groups_, data.groups)
 
 

@@ -98,17 +98,18 @@ class RecursiveGrouper(_BaseGrouper):
         ``n_groups`` groups, the two groups with the largest interaction
         ``I`` are merged. It cannot split a group, so there may be fewer
         groups (raise ``tol`` for more). None keeps the groups of RDG.
-    tol : float, default=0.04
+    tol : float, default=0.1
         Two column sets interact when ``I(A, B)`` exceeds ``tol`` times the
         variance of the model output. For a product ``c x_i x_j`` of
         independent centred columns ``I = 4 Var(c x_i x_j)``, so the default
-        finds pair terms that carry 1 % of the output variance or more, the
-        smallest that :class:`AdaptiveGrouper` merges on its default
-        ``group_penalty``. Models fitted to data have small interactions
-        between almost all columns (at 0.1 % of the variance, 1e-3 merged
-        every column of the fitted models of the semi-synthetic benchmark);
-        lower ``tol`` for exact functions with weak interactions (an additive
-        pair gives 0 up to about 1e-30 of the variance).
+        finds pair terms that carry 2.5 % of the output variance or more.
+        RDG tests a group against all the columns left at once, and on a
+        fitted model that sums the small interactions it has with almost
+        every column: on the fitted models of the semi-synthetic benchmark
+        (``benchmarks/bench_fitted_grouping.py``) ``tol=1e-3`` merged every
+        column and 0.04 most of them. Lower ``tol`` for exact functions with
+        weak interactions (an additive pair gives 0 up to about 1e-30 of the
+        variance).
     response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
         Model output to group on (see :class:`AdaptiveGrouper`).
     target : class label or int, default=None
@@ -236,7 +237,7 @@ class RecursiveGrouper(_BaseGrouper):
         *,
         max_samples=100,
         n_groups=None,
-        tol=0.04,
+        tol=0.1,
         response_method="auto",
         target=None,
         n_jobs=None,
