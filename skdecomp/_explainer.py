@@ -46,7 +46,7 @@ from ._methods import (
     zero_dummy_groups,
 )
 from ._config import MAX_EXACT_GROUPS, MAX_MASK_GROUPS
-from ._game import AnchoredStatistics, CoalitionGame
+from ._game import CoalitionGame, agreement_score
 from ._model import fitted_model, is_fitted, non_numeric_columns, resolve_response
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
@@ -881,17 +881,8 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         X = self._check_X(X, reset=False)
         bg = self.background
         size = bg if isinstance(bg, Integral) and not isinstance(bg, bool) else 100
-        n = X.shape[0]
-        if n < 2:
-            raise ValueError(
-                f"score compares every row of X with every other and needs at "
-                f"least 2 rows, got {n}; give more held-out rows."
-            )
-        rng = check_random_state(self.random_state)
-        idx = np.arange(n) if size >= n else np.sort(rng.choice(n, size, replace=False))
-        sample = X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]
-        stats = AnchoredStatistics(self.game_, sample, what="X")
-        return stats.agreement_score(self.groups_, self.group_penalty)
+        return agreement_score(self.game_, X, self.groups_, self.group_penalty,
+                               size=size, random_state=self.random_state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

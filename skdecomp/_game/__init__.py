@@ -2,8 +2,8 @@
 
 # SPDX-License-Identifier: BSD-3-Clause
 
-from ._anchored import AnchoredStatistics
+from ._anchored import AnchoredStatistics, agreement_score
 from ._game import CoalitionGame, coalition_values, run_blocks
 from .._table import Table, column_masks, common_dtypes
 
-__all__ = ["AnchoredStatistics", "CoalitionGame", "Table", "coalition_values", "column_masks", "common_dtypes", "run_blocks"]
+__all__ = ["AnchoredStatistics", "agreement_score", "CoalitionGame", "Table", "coalition_values", "column_masks", "common_dtypes", "run_blocks"]

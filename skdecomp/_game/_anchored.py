@@ -27,7 +27,7 @@ from .._table import Table, common_dtypes
 from ._game import run_blocks
 from ._kernels import anchored_means, interaction_potentials, pair_interaction_strengths
 
-__all__ = ["AnchoredStatistics", "ImageStatistics"]
+__all__ = ["AnchoredStatistics", "ImageStatistics", "agreement_score"]
 
 # Group ids available in one int64 bitmask; id _NEVER marks columns always
 # taken from the anchor row (bit 63 is never set in a non-negative mask).
@@ -411,6 +411,43 @@ class AnchoredStatistics:
             Summed over outputs.
         """
         return self.variance
+
+
+def agreement_score(game, X, groups, group_penalty, *, size, random_state=None):
+    """The agreement score of a partition on a sample of held-out rows.
+
+    ``-L / Var(f) - group_penalty * P`` (see
+    :meth:`AnchoredStatistics.agreement_score`) on ``size`` rows of X drawn
+    without replacement (all of them when X has fewer).
+
+    Parameters
+    ----------
+    game : CoalitionGame
+    X : ndarray or DataFrame of shape (n_samples, n_features)
+        Held-out rows, already checked.
+    groups : list of array-like of int
+    group_penalty : float
+    size : int
+    random_state : int, RandomState instance or None, default=None
+        Draws the rows.
+
+    Returns
+    -------
+    score : float
+    """
+    from sklearn.utils import check_random_state
+
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError(
+            f"score compares every row of X with every other and needs at "
+            f"least 2 rows, got {n}; give more held-out rows."
+        )
+    rng = check_random_state(random_state)
+    idx = np.arange(n) if size >= n else np.sort(rng.choice(n, size, replace=False))
+    sample = X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]
+    stats = AnchoredStatistics(game, sample, what="X")
+    return stats.agreement_score(groups, group_penalty)
 
 
 def _image_hybrids(response, images, baselines, pixel_masks, channels, image_idx):

@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import HasMethods, Interval, StrOptions, _fit_context, transactional_fit
-from .._game import AnchoredStatistics, CoalitionGame
+from .._game import AnchoredStatistics, CoalitionGame, agreement_score
 from .._image import (
     as_image_rows,
     baseline_rows,
@@ -28,7 +28,7 @@ from .._image import (
     relabel,
 )
 from .._partition import resolve_groups
-from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _progress, _take_rows
+from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _progress
 from ._image import agreed_images, image_response, initial_label_maps
 from ._merge import _ATOL, cut, greedy_merges
 
@@ -563,17 +563,8 @@ class AdaptiveGrouper(_BaseGrouper):
                 "score it on."
             )
         X = self._check_X(X, reset=False)
-        n = X.shape[0]
-        if n < 2:
-            raise ValueError(
-                f"score compares every row of X with every other and needs at "
-                f"least 2 rows, got {n}; give more held-out rows."
-            )
-        rng = check_random_state(self.random_state)
-        size = self.max_samples
-        idx = np.arange(n) if size >= n else np.sort(rng.choice(n, size, replace=False))
-        stats = AnchoredStatistics(self.game_, _take_rows(X, idx), what="X")
-        return stats.agreement_score(self.groups_, self.group_penalty)
+        return agreement_score(self.game_, X, self.groups_, self.group_penalty,
+                               size=self.max_samples, random_state=self.random_state)
 
     def _fit_images(self, X, reference):
         """Per-image AGREED: the merge loop on every image against its baseline."""
