@@ -744,10 +744,12 @@ def partial_dependence(
     kind : {"average", "individual", "both"}, default="average"
         Return the PDP, the ICE values, or both.
     response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
-        As in :class:`~skdecomp.Explainer`: "auto" is the additive
-        (log-odds) scale of a classifier, unlike scikit-learn's
-        ``partial_dependence``, which takes ``predict_proba`` first; for
-        binary classifiers the positive class.
+        As in :class:`~skdecomp.Explainer`: "auto" is the scale on which
+        the model is a sum over trees or terms (``predict_proba`` for
+        forests and decision trees, else the decision function or the
+        log-odds of a classifier), where scikit-learn's
+        ``partial_dependence`` takes ``predict_proba`` first for every
+        classifier; for binary classifiers the positive class.
     sample_weight : array-like of shape (n_samples,), default=None
         Weights of the rows in the average.
     random_state : int, RandomState instance or None, default=None
