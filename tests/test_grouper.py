@@ -198,6 +198,28 @@ def test_pairs_each_merge_takes_largest_decrease_per_column_pair():
         )
 
 
+def test_pairs_on_wide_data_scores_the_pairs_of_the_24_largest_potentials():
+    data = make_block_function(200, n_features=28, noise=0.0, random_state=3)
+    f = data.function
+    grouper = AdaptiveGrouper(f, max_samples=10, n_groups=25, random_state=0).fit(data.data)
+    S = np.asarray(grouper.background_)
+    for step, entry in enumerate(grouper.history_):
+        before = grouper.cut(28 - step)
+        psi = [naive_loss(f, S, [g]) for g in before]
+        top = set(np.argsort(-np.asarray(psi), kind="stable")[:24].tolist())
+        best, per_pair = None, -np.inf
+        for a, b in itertools.combinations(range(len(before)), 2):
+            if a not in top and b not in top:
+                continue
+            joined = sorted(before[a] + before[b])
+            gain = psi[a] + psi[b] - naive_loss(f, S, [joined])
+            if gain / (len(before[a]) * len(before[b])) > per_pair + 1e-12:
+                best, per_pair = (before[a], before[b]), gain / (len(before[a]) * len(before[b]))
+        assert tuple(entry["groups"]) == best
+        assert entry["score"] == pytest.approx(
+            per_pair * len(best[0]) * len(best[1]), rel=1e-8, abs=1e-12)
+
+
 def test_each_merge_takes_largest_loss_decrease_and_loss_falls():
     data = make_block_function(200, n_features=7, random_state=5)
     f = data.function

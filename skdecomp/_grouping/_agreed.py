@@ -97,8 +97,9 @@ class AdaptiveGrouper(_BaseGrouper):
     of groups i and j costs one new matrix, G_{i∪j} = G_i + G_j + I_ij;
     groups that are not merged are never evaluated again. Model calls are at
     most ``N + K N**2 + K (K - 1) / 2 N**2 + sum_steps (K_step - 2) N**2``
-    with ``strategy="pairs"`` and ``N + K N**2 + sum_steps (K_step - 1)
-    N**2`` with ``strategy="paper"``, both O(d**2 N**2), and
+    with ``strategy="pairs"`` (fewer beyond 25 groups) and ``N + K N**2 +
+    sum_steps (K_step - 1) N**2`` with ``strategy="paper"``, both O(d**2
+    N**2), and
     memory is O(K N) plus one chunk of N x N blocks bounded by
     ``max_memory``.
 
@@ -145,9 +146,12 @@ class AdaptiveGrouper(_BaseGrouper):
     strategy : {"pairs", "paper"}, default="pairs"
         Which merge is made at every step. "pairs": the pair of groups of
         largest score per pair of columns it joins, ``score / (|G_i|
-        |G_j|)``, among all pairs; it costs the K (K - 1) / 2 union
-        matrices of all pairs up front (those of PairwiseGrouper) and K - 2
-        per merge. "paper": the group i of largest Psi_i merges with the
+        |G_j|)``, among the pairs with one of the 24 groups of largest Psi
+        (all pairs up to 25 groups; a pair of groups i and j lowers the loss
+        by at most Psi_i + Psi_j); up to 25 groups it costs the K (K - 1) / 2
+        union matrices of all pairs up front (those of PairwiseGrouper) and
+        K - 2 per merge, beyond about 24 K up front and one or two K per
+        merge. "paper": the group i of largest Psi_i merges with the
         partner of largest score, the rule of the AGREED paper (K - 1
         unions per merge, cheaper for hundreds of columns); with
         ``rel_tol`` or an int ``n_groups`` it gives the paper's partitions.

@@ -42,6 +42,12 @@ __all__ = ["MergeTree", "greedy_merges", "cut"]
 # Losses below this fraction of the output variance count as zero.
 _ATOL = 1e-9
 
+# Strategy "pairs" scores the pairs with one of this many groups of largest
+# potential: every pair up to this many plus one groups. A pair of groups i
+# and j lowers the loss by at most Psi_i + Psi_j, so a pair of two groups of
+# small potential rarely wins, and wide tables cost O(d) unions per merge.
+_PAIR_GROUPS = 24
+
 
 class MergeTree:
     """The merges of one partition by :func:`greedy_merges`, in order.
@@ -242,11 +248,12 @@ def _pair(i, j):
     return (i, j) if i < j else (j, i)
 
 
-def _best_pair(pb, evaluator, merge_score):
+def _best_pair(pb, evaluator, merge_score, groups):
     """The admissible pair of largest score per pair of units it joins.
 
-    Returns ``((i, j), score, psi_union)``, or None when no pair may merge.
-    Scores of pairs whose union is known are computed once and cached.
+    Only pairs with at least one of ``groups`` count. Returns ``((i, j),
+    score, psi_union)``, or None when no pair may merge. Scores of pairs
+    whose union is known are computed once and cached.
     """
     new = [e for e in pb.unions if e not in pb.pair_scores]
     if new:
@@ -265,7 +272,7 @@ def _best_pair(pb, evaluator, merge_score):
             pb.pair_scores[e] = (float(score), float(score) / n_pairs, float(psi))
     best, best_key = None, None
     for e, (score, per_pair, psi) in pb.pair_scores.items():
-        if not pb.admissible(*e):
+        if not pb.admissible(*e) or (e[0] not in groups and e[1] not in groups):
             continue
         # ties go to the pair of the smallest first units, as in the paper's rule
         key = (per_pair, -pb.key(e[0]), -pb.key(e[1]))
@@ -332,14 +339,18 @@ def greedy_merges(
     edges right after each merge (as :func:`sklearn.cluster.ward_tree` does
     with its distances), so each round is one batch of model calls.
 
-    With ``strategy="pairs"``, every admissible pair of groups is a
+    With ``strategy="pairs"``, every admissible pair of groups with one of
+    the 24 groups of largest potential (every pair, up to 25 groups) is a
     candidate at every step, and the pair merged is the one of largest
     score per pair of units it joins, ``score / (|G_i| |G_j|)``: a group that
     is already large gets no credit for the many small interactions it has
-    with everything else (see :ref:`agreed_fitted`). The unions of all pairs
-    are evaluated at the start and those of the new group right after each
-    merge, so the cost is that of :class:`PairwiseGrouper` up front and
-    ``K - 2`` unions per merge; a pair's score is computed once.
+    with everything else (see :ref:`agreed_fitted`). A pair of groups i and
+    j lowers the loss by at most ``Psi_i + Psi_j``, so two groups of small
+    potential rarely make the best pair. The unions of the candidate pairs
+    are evaluated once: up to 25 groups, those of :class:`PairwiseGrouper`
+    up front and ``K - 2`` per merge; beyond, about ``24 K`` up front and
+    ``K`` per merge for the new group, plus ``K`` for a group that enters the
+    24 of largest potential. A pair's score is computed once.
 
     With ``max_group_size``, a pair of groups whose union would hold more
     units than the bound is not a candidate: the chosen group i is the one of
@@ -442,16 +453,17 @@ def greedy_merges(
             if pb.done:
                 continue
             if pairs:
-                # the unions of the pairs not yet known: all of them at first,
-                # then those of the group made by the last merge
-                for i in pb.active:
-                    missing = [
-                        j for j in pb.candidates(i)
-                        if pb.key(j) > pb.key(i) and _pair(i, j) not in pb.unions
-                    ]
+                # the pairs with one of the groups of largest potential: all
+                # pairs up to _PAIR_GROUPS + 1 groups; the unions not yet
+                # known, all of them at first, then those of new groups
+                top = sorted(pb.active, key=lambda k: -pb.psi[k])[:_PAIR_GROUPS]
+                asked = set(pb.unions)
+                for i in top:
+                    missing = [j for j in pb.candidates(i) if _pair(i, j) not in asked]
+                    asked.update(_pair(i, j) for j in missing)
                     if missing:
                         requests.append((pb, i, missing))
-                chosen.append((pb, None, None))
+                chosen.append((pb, set(top), None))
                 continue
             psi = [pb.psi[k] if pb.has_candidates(k) else -np.inf for k in pb.active]
             if not np.isfinite(np.max(psi)):
@@ -475,8 +487,8 @@ def greedy_merges(
         requests = []
         for pb, i, cands in chosen:
             if cands is None:
-                # strategy "pairs": the best of all pairs
-                best = _best_pair(pb, evaluator, merge_score)
+                # strategy "pairs": the best pair with a group of ``i``
+                best = _best_pair(pb, evaluator, merge_score, i)
                 if best is None:
                     pb.done, pb.stop_reason = True, "max_group_size"
                     continue
