@@ -26,8 +26,8 @@ PairwiseGrouper at the true K, at least as close as IShapGrouper, and where a
 default grouper returns a group of more than half the columns.
 
 Run: ``python benchmarks/bench_fitted_grouping.py [--seeds 3] [--tables
-breast_cancer wine] [--rows 2000]`` (about 20 minutes, mostly IShapGrouper and RecursiveGrouper, for the 12 runs on
-2 cores).
+breast_cancer wine] [--rows 2000]`` (about 20 minutes for the 12 runs on 2
+cores, mostly IShapGrouper and RecursiveGrouper).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
