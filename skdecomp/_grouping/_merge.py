@@ -416,16 +416,16 @@ def greedy_merges(
         )
         for p, groups in enumerate(initial_groups)
     ]
-    # every initial group, and every edge of the graph when there is one
     if strategy not in ("paper", "pairs"):
         raise ValueError(f"strategy={strategy!r} is not 'paper' or 'pairs'.")
     pairs = strategy == "pairs"
+    # every initial group, and every edge of the graph when there is one
     requests = []
     for pb in partitions:
         requests.append((pb, None, list(range(pb.n_leaves))))
         if pb.neighbours is not None:
-            for i in range(pb.n_leaves):
-                later = [j for j in pb.candidates(i) if j > i]
+            for i, nb in pb.neighbours.items():
+                later = [j for j in nb if j > i]
                 if later:
                     requests.append((pb, i, later))
     _evaluate(evaluator, requests)
