@@ -40,6 +40,21 @@ __all__ = [
 _SINGLE = ("linear", "square", "sin")
 
 
+def _block_term(shape, cols):
+    """The term of one block, of shape ``shape``, on its columns ``cols``."""
+    if shape == "linear":
+        return cols[:, 0]
+    if shape == "square":
+        return cols[:, 0] ** 2
+    if shape == "sin":
+        return np.sin(2.0 * cols[:, 0])
+    if shape == "product":
+        return np.prod(cols, axis=1)
+    if shape == "sin_product":
+        return np.sin(2.0 * np.prod(cols, axis=1))
+    raise ValueError(f"unknown block shape {shape!r}.")
+
+
 class BlockFunction(RegressorMixin, BaseEstimator):
     """A sum of functions of disjoint column blocks, as a fitted regressor.
 
@@ -73,20 +88,7 @@ class BlockFunction(RegressorMixin, BaseEstimator):
             )
         out = np.zeros(X.shape[0])
         for block, shape, coef in zip(self.blocks, self.shapes, self.coefs):
-            cols = X[:, block]
-            if shape == "linear":
-                term = cols[:, 0]
-            elif shape == "square":
-                term = cols[:, 0] ** 2
-            elif shape == "sin":
-                term = np.sin(2.0 * cols[:, 0])
-            elif shape == "product":
-                term = np.prod(cols, axis=1)
-            elif shape == "sin_product":
-                term = np.sin(2.0 * np.prod(cols, axis=1))
-            else:
-                raise ValueError(f"unknown block shape {shape!r}.")
-            out += coef * term
+            out += coef * _block_term(shape, X[:, block])
         return out
 
     def predict(self, X):
@@ -686,6 +688,18 @@ _SEMI_SYNTHETIC_TABLES = {
 }
 
 
+def _ranks(reference, X):
+    """``2 F_j(x_j) - 1`` for every column, F_j the ECDF of column j of reference."""
+    ref = np.sort(np.asarray(reference, dtype=np.float64), axis=0)
+    n = ref.shape[0]
+    U = np.empty_like(X)
+    for j in range(X.shape[1]):
+        lo = np.searchsorted(ref[:, j], X[:, j], side="left")
+        hi = np.searchsorted(ref[:, j], X[:, j], side="right")
+        U[:, j] = (lo + hi) / n - 1.0
+    return U
+
+
 class RankBlockFunction(BlockFunction):
     """A :class:`BlockFunction` of the columns' ranks in a reference table.
 
@@ -735,21 +749,13 @@ class RankBlockFunction(BlockFunction):
             raise ValueError(
                 f"X must have shape (n_samples, {self.n_features}), got {X.shape}."
             )
-        ref = np.sort(np.asarray(self.reference, dtype=np.float64), axis=0)
-        n = ref.shape[0]
-        U = np.empty_like(X)
-        for j in range(self.n_features):
-            lo = np.searchsorted(ref[:, j], X[:, j], side="left")
-            hi = np.searchsorted(ref[:, j], X[:, j], side="right")
-            U[:, j] = (lo + hi) / n - 1.0
-        return U
+        return _ranks(self.reference, X)
 
     def __call__(self, X):
         U = self.ranks(X)
         out = np.zeros(U.shape[0])
         for block, shape, coef, scale in zip(self.blocks, self.shapes, self.coefs, self.scales):
-            unit = BlockFunction([list(range(len(block)))], [shape], [1.0], len(block))
-            out += coef * unit(U[:, block]) / scale
+            out += coef * _block_term(shape, U[:, block]) / scale
         return out
 
     def __repr__(self):
@@ -863,13 +869,9 @@ def make_semi_synthetic(table="diabetes", *, block_sizes=(3, 2, 2), n_samples=No
     signs = rng.choice([-1.0, 1.0], size=len(blocks))
     coefs = np.r_[rng.uniform(1.0, 2.0, n_blocks), rng.uniform(0.5, 1.0, len(blocks) - n_blocks)]
     coefs = [float(c) for c in coefs * signs]
-    probe = RankBlockFunction(blocks, shapes, [1.0] * len(blocks), d, values,
-                              [1.0] * len(blocks))
-    U = probe.ranks(values)
-    scales = []
-    for block, shape in zip(blocks, shapes):
-        unit = BlockFunction([list(range(len(block)))], [shape], [1.0], len(block))
-        scales.append(float(max(unit(U[:, block]).std(), 1e-12)))
+    U = _ranks(values, values)
+    scales = [float(max(_block_term(shape, U[:, block]).std(), 1e-12))
+              for block, shape in zip(blocks, shapes)]
     function = RankBlockFunction(blocks, shapes, coefs, d, values, scales)
     if n_samples is not None:
         rows = values[rng.randint(values.shape[0], size=n_samples)]
