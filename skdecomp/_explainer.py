@@ -45,29 +45,41 @@ from ._methods import (
     single_group_attributions,
     zero_dummy_groups,
 )
-from ._config import MAX_EXACT_GROUPS, MAX_MASK_GROUPS
+from ._config import MAX_EXACT_GROUPS
 from ._game import CoalitionGame, agreement_score
 from ._model import fitted_model, is_fitted, non_numeric_columns, resolve_response
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
 
 
+#: The sampled Shapley estimate ``method="auto"`` takes beyond the exact limit.
+AUTO_SAMPLED_METHOD = "permutation_shap"
+
+
 def _check_exact_groups(n_groups, what, tree=False):
     """Exact enumeration of 2**K coalitions is limited to MAX_EXACT_GROUPS groups.
 
     On the tree path, exact attributions are read from the leaves without
-    enumerating coalitions, for up to MAX_MASK_GROUPS groups.
+    enumerating coalitions, for any number of groups.
     """
-    limit = MAX_MASK_GROUPS if tree else MAX_EXACT_GROUPS
-    if n_groups > limit:
-        what = (f"{what!r} is exact, and {n_groups} groups are more than the tree "
-                "path handles" if tree else
-                f"{what!r} enumerates all 2**K coalitions, and {n_groups} groups are "
-                "more than exact enumeration allows")
-        raise ValueError(
-            f"{what} (at most {limit} groups). Merge columns into fewer groups, or "
-            f"use a sampled method: {', '.join(repr(m) for m in SAMPLED_METHODS)}."
-        )
+    if tree or n_groups <= MAX_EXACT_GROUPS:
+        return
+    raise ValueError(
+        f"{what!r} enumerates all 2**K coalitions, and {n_groups} groups are more "
+        f"than exact enumeration allows (at most {MAX_EXACT_GROUPS} groups off the "
+        "tree path). Merge columns into fewer groups, use method='auto' (a sampled "
+        "Shapley estimate beyond the limit), or a sampled method: "
+        f"{', '.join(repr(m) for m in SAMPLED_METHODS)}."
+    )
+
+
+def _resolve_method(method, n_groups, tree):
+    """The method ``method="auto"`` stands for: exact Shapley where it fits."""
+    if method != "auto":
+        return method
+    if tree or n_groups <= MAX_EXACT_GROUPS:
+        return "shapley"
+    return AUTO_SAMPLED_METHOD
 
 
 def _fit_grouper(
@@ -169,15 +181,19 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         :class:`sklearn.frozen.FrozenEstimator`. A plain callable
         ``f(X) -> array`` is treated as a fitted regressor.
 
-    method : {"shapley", "banzhaf", "occlusion", "arch", "pdp", "pfi", \
+    method : {"auto", "shapley", "banzhaf", "occlusion", "arch", "pdp", "pfi", \
             "kernel_shap", "permutation_shap", "lime", "rise", \
-            "integrated_gradients"}, default="shapley"
-        The attribution returned by :meth:`transform`. The exact methods
-        enumerate all 2**K coalitions (K at most ``MAX_EXACT_GROUPS``),
-        except "arch" and "occlusion" (and their aliases) alone, which need
-        2K coalitions and work for any number of groups, and except on the
-        tree path, which reads exact attributions from the leaves for up to
-        62 groups.
+            "integrated_gradients"}, default="auto"
+        The attribution returned by :meth:`transform`. "auto" is exact
+        Shapley values where they are exact (the tree path, for any number
+        of groups, or at most ``MAX_EXACT_GROUPS`` groups through model
+        calls) and ``"permutation_shap"`` beyond, with ``n_samples``
+        coalitions per row (the chosen method is ``method_``, and the
+        result states its budget). The exact methods enumerate all 2**K
+        coalitions (K at most ``MAX_EXACT_GROUPS``), except "arch" and
+        "occlusion" (and their aliases) alone, which need 2K coalitions and
+        work for any number of groups, and except on the tree path, which
+        reads exact attributions from the leaves for any number of groups.
         With ``F_U`` the components, every exact method is
         ``phi_k = sum_{U contains k} w(|U|) F_U`` with
 
@@ -386,9 +402,12 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         Number of explained outputs.
     output_names_ : list of str
         Names of the explained outputs (class labels for classifiers).
+    method_ : str
+        The attribution method of :meth:`transform`: ``method``, or what
+        ``method="auto"`` chose.
     response_method_ : str
         The response method used: ``"predict"``, ``"predict_proba"``,
-        ``"decision_function"`` or ``"log_odds"``.
+        ``"decision_function"``, ``"log_odds"`` or ``"margin"``.
     algorithm_ : str
         ``"tree"`` or ``"model_agnostic"``; ``"model_agnostic (<reason>)"``
         when ``algorithm="auto"`` could not take the tree path.
@@ -449,11 +468,12 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             HasMethods(["decision_function"]),
             callable,
         ],
-        "method": [StrOptions(set(EXACT_METHODS) | set(SAMPLED_METHODS))],
+        "method": [StrOptions({"auto"} | set(EXACT_METHODS) | set(SAMPLED_METHODS))],
         "groups": [None, list, tuple, dict, HasMethods(["fit", "get_params"])],
         "background": [Interval(Integral, 1, None, closed="left"), "array-like"],
         "response_method": [
-            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds"})
+            StrOptions({"auto", "predict", "predict_proba", "decision_function",
+                        "log_odds", "margin"})
         ],
         "target": "no_validation",
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -471,7 +491,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         self,
         estimator,
         *,
-        method="shapley",
+        method="auto",
         groups=None,
         background=100,
         response_method="auto",
@@ -657,7 +677,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             check_method_params(self.method, self.method_params)
             if self.method != "integrated_gradients":
                 resolve_budget(self.method, self.n_samples, len(groups))
-        elif self.method_params:
+        elif self.method_params and self.method != "auto":
             check_method_params(self.method, self.method_params)
         self.groups_ = groups
         self.group_names_ = np.asarray(names, dtype=object)
@@ -673,8 +693,12 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         tree, self.algorithm_ = select_algorithm(
             self.algorithm, self.estimator_, response, bg
         )
-        if self.method not in SAMPLED_METHODS and self.method not in SINGLE_GROUP_METHODS:
-            _check_exact_groups(len(groups), self.method, tree=tree is not None)
+        self.method_ = _resolve_method(self.method, len(groups), tree is not None)
+        if self.method_ != self.method and self.method_ in SAMPLED_METHODS:
+            check_method_params(self.method_, self.method_params)
+            resolve_budget(self.method_, self.n_samples, len(groups))
+        if self.method_ not in SAMPLED_METHODS and self.method_ not in SINGLE_GROUP_METHODS:
+            _check_exact_groups(len(groups), self.method_, tree=tree is not None)
         game = CoalitionGame(
             response,
             bg,
@@ -846,7 +870,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                 "or use set_output(transform='default')."
             )
         X = self._check_X(X, reset=False)
-        return self._attributions(X, [self.method])[self.method]
+        return self._attributions(X, [self.method_])[self.method_]
 
     def score(self, X, y=None):
         """Held-out agreement of the explanation over its groups; higher is better.

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
+from ._methods import get_method, resolve_budget
 from ._model import describe_response
 
 __all__ = ["Explanation", "Explanations", "explanations_of"]
@@ -145,6 +146,9 @@ class Explanation:
         Attribution method, such as ``"shapley"``.
     output : str, default=None
         Plain-words description of the explained output and its scale.
+    n_samples : int, default=None
+        Budget of a sampled method: coalitions evaluated per explained row
+        and background row. None for exact methods.
 
     Attributes
     ----------
@@ -178,6 +182,9 @@ class Explanation:
     output : str
         Plain-words description of the explained output and its scale, as
         in the HTML report's "Explained output".
+    n_samples : int or None
+        Budget of a sampled method (coalitions per explained row and
+        background row); None for exact methods.
     shape : tuple of int
         Shape of ``values``.
     ndim : int
@@ -219,6 +226,7 @@ class Explanation:
         output_names=None,
         method=None,
         output=None,
+        n_samples=None,
     ):
         values = np.asarray(values)
         if values.ndim not in (2, 3):
@@ -286,6 +294,7 @@ class Explanation:
         self.feature_names_in = feature_names_in
         self.method = method
         self.output = output
+        self.n_samples = None if n_samples is None else int(n_samples)
         # description of each output alone, for selections of one output
         self._output_each = None
 
@@ -305,7 +314,7 @@ class Explanation:
         X : array-like or DataFrame of shape (n_samples, n_features)
             Rows to explain.
         method : str, default=None
-            Attribution method; None uses the explainer's ``method``, so
+            Attribution method; None uses the explainer's ``method_``, so
             ``values`` equal ``explainer.transform(X)``.
 
         Returns
@@ -313,7 +322,7 @@ class Explanation:
         explanation : Explanation
             The attributions of ``method`` at the rows of X.
         """
-        method = explainer.method if method is None else method
+        method = explainer.method_ if method is None else method
         return explainer.explain(X, methods=[method])[method]
 
     # -- the shown view ---------------------------------------------------------
@@ -390,6 +399,8 @@ class Explanation:
         parts = [f"shape={self.shape}"]
         if self.method is not None:
             parts.insert(0, f"method={self.method!r}")
+        if self.n_samples is not None:
+            parts.insert(1, f"n_samples={self.n_samples}")
         if self.output is not None:
             parts.append(f"output={self.output!r}")
         return f"Explanation({', '.join(parts)})"
@@ -435,6 +446,7 @@ class Explanation:
         new._set(v, b, d, names, groups, raw, index, outputs, tuple(keep))
         new.feature_names_in = self.feature_names_in
         new.method, new.output, new._output_each = self.method, output, each
+        new.n_samples = self.n_samples
         return new
 
     # -- conversions ------------------------------------------------------------
@@ -533,6 +545,13 @@ class Explanations(Bunch):
         return pd.concat(frames, axis=1, names=["method", *inner])
 
 
+def _budget(explainer, method):
+    """Coalitions per row of a sampled coalition method, None otherwise."""
+    if get_method(method).kind != "sampled" or method == "integrated_gradients":
+        return None
+    return resolve_budget(method, explainer.n_samples, explainer.n_groups_)
+
+
 def explanations_of(explainer, X, attributions):
     """Explanations of the rows X from a fitted explainer's attributions.
 
@@ -573,6 +592,7 @@ def explanations_of(explainer, X, attributions):
         result[m] = Explanation(
             values, base, data, feature_names=names, groups=groups, raw_data=X,
             feature_names_in=names_in, output_names=outputs, method=m, output=output,
+            n_samples=_budget(explainer, m),
         )
         result[m]._output_each = each
     return result

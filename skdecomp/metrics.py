@@ -196,7 +196,8 @@ class _Problem:
                     "pass the decomposition of the rows X."
                 )
             if attributions is None:
-                method = explainer.method if explainer is not None else "shapley"
+                method = (getattr(explainer, "method_", "shapley")
+                          if explainer is not None else "shapley")
                 attributions = decomposition.attributions(method)
         else:
             check_is_fitted(explainer)

@@ -52,6 +52,7 @@ from ._extract import (
 )
 from .._config import MAX_MASK_GROUPS, cache_bytes, kernel_block_cells
 from ._kernels import (
+    MAX_PATH_GROUPS,
     _ternary_attributions_parallel,
     _ternary_attributions_serial,
     _ternary_components_parallel,
@@ -422,18 +423,22 @@ def _exact(w):
     return g if abs(float(g) - float(w)) <= 1e-15 * abs(float(w)) else f
 
 
-def leaf_coefficients(weights, n_groups):
+def leaf_coefficients(weights, n_groups, max_size=None):
     """Tables turning a leaf (A, B) into attributions for size weights w.
 
     ``coef_a[a, b] = sum_t C(b, t) (-1)**t w(a + t)`` for members of A and
     ``coef_b[a, b] = sum_{t>=1} C(b-1, t-1) (-1)**t w(a + t)`` for members of
-    B, computed in exact rational arithmetic.
+    B, computed in exact rational arithmetic, for ``a + b`` up to
+    ``max_size`` (default ``n_groups``; the tables have shape
+    ``(max_size + 1, max_size + 1)``). A leaf at depth d meets at most d
+    groups, so the tree's depth bounds what is read.
     """
-    w = [_exact(x) for x in np.asarray(weights, dtype=np.float64)]
-    coef_a = np.zeros((n_groups + 1, n_groups + 1))
-    coef_b = np.zeros((n_groups + 1, n_groups + 1))
-    for a in range(n_groups + 1):
-        for nb in range(n_groups + 1 - a):
+    size = n_groups if max_size is None else min(int(max_size), n_groups)
+    w = [_exact(x) for x in np.asarray(weights, dtype=np.float64)[: size + 1]]
+    coef_a = np.zeros((size + 1, size + 1))
+    coef_b = np.zeros((size + 1, size + 1))
+    for a in range(size + 1):
+        for nb in range(size + 1 - a):
             ca = sum(
                 (comb(nb, t) * (-1) ** t * w[a + t] for t in range(nb + 1) if a + t >= 1),
                 Fraction(0),
@@ -501,8 +506,6 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
     attributions : dict
         Name -> ndarray of shape (n_rows, n_outputs, n_groups).
     """
-    if n_groups > MAX_TREE_GROUPS:
-        _check_groups(np.array([n_groups - 1]))
     col_group = tree_model.column_groups(labels)
     weights = _check_weights(weights, n_groups)
     names = list(weights)
@@ -511,7 +514,11 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
         kernel = _choose_kernel("attributions", n_groups, n_methods=n_methods,
                                 pairwise=pairwise)
     _check_kernel("attributions", kernel)
-    tables = [leaf_coefficients(weights[m], n_groups) for m in names]
+    if kernel != "hashed" and n_groups > MAX_TREE_GROUPS:
+        _check_groups(np.array([n_groups - 1]))
+    # the hashed kernel reads a leaf's groups only: at most one per split
+    max_size = min(tree_model.max_depth, MAX_PATH_GROUPS) if kernel == "hashed" else None
+    tables = [leaf_coefficients(weights[m], n_groups, max_size) for m in names]
     coef_a = np.ascontiguousarray(np.stack([t[0] for t in tables]))
     coef_b = np.ascontiguousarray(np.stack([t[1] for t in tables]))
     Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
@@ -552,11 +559,20 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
             per_row = ((2 * n_slots + 1) * width
                        + 2 * n_slots * (tree_model.max_depth + 2))
             block = max(1, kernel_block_cells() // per_row)
-            phi = np.concatenate([
-                run(Xm[i:i + block], Zm, col_group, *tree_model._arrays(), coef_a,
-                    coef_b, int(n_groups), tree_model.max_depth, n_chunks, n_slots)
-                for i in range(0, Xm.shape[0], block)
-            ])
+            parts = []
+            for i in range(0, Xm.shape[0], block):
+                part, ok = run(Xm[i:i + block], Zm, col_group, *tree_model._arrays(),
+                               coef_a, coef_b, int(n_groups), tree_model.max_depth,
+                               n_chunks, n_slots)
+                if not ok:
+                    raise ValueError(
+                        f"A root-to-leaf path of {tree_model.description} splits "
+                        f"on more than {MAX_PATH_GROUPS} groups, more than the "
+                        "tree path handles; merge columns into fewer groups or "
+                        "limit the depth of the trees (max_depth)."
+                    )
+                parts.append(part)
+            phi = np.concatenate(parts)
     return {m: phi[:, i] for i, m in enumerate(names)}
 
 

@@ -389,16 +389,86 @@ def _tree_walk_start(root, stack_node, stack_level, stack_bit):
     return 1
 
 
+#: Most distinct groups on one root-to-leaf path of the kernels that number
+#: the groups of the current path (bits 0..61 of an int64).
+MAX_PATH_GROUPS = 62
+
+
+@njit(cache=True)
+def _tree_next_leaf_local(cols, col_group, node_int, threshold, cat_bits,
+                          stack_node, stack_level, stack_bit, top, goes, path,
+                          slot_of, slot_group, level_new, state):
+    # _tree_next_leaf with the groups of the current path numbered 0, 1, ...
+    # in the order the path meets them, so that V is a bitmask over at most
+    # MAX_PATH_GROUPS path slots for any number of groups: slot_of[g] is the
+    # slot of group g on the path (-1 off it), slot_group[s] its inverse,
+    # level_new[l] the group that the split at depth l gave a slot (-1 when
+    # it had one), state = (slots in use, depth of the previous leaf).
+    # Returns (leaf, its depth, new stack top), or (-1, 0, 0) when a path
+    # meets more than MAX_PATH_GROUPS groups.
+    n_all = cols.shape[1]
+    top -= 1
+    node = stack_node[top]
+    d = stack_level[top]
+    # the new path shares the splits at depths < d with the previous one
+    for lev in range(state[1] - 1, d - 1, -1):
+        g = level_new[lev]
+        if g >= 0:
+            slot_of[g] = -1
+            state[0] -= 1
+    if d > 0:
+        bit = stack_bit[top]
+        for r in range(n_all):
+            path[d, r] = path[d - 1, r] | (bit * goes[d - 1, r])
+    while node_int[node, 0] >= 0:
+        f = node_int[node, 0]
+        col = cols[f]
+        if node_int[node, 4] < 0:
+            thr = threshold[node]
+            nan_left = node_int[node, 3] != 0
+            for r in range(n_all):
+                v = col[r]
+                goes[d, r] = (v <= thr) | (nan_left & np.isnan(v))
+        else:
+            for r in range(n_all):
+                goes[d, r] = _tree_goes_left(node, col[r], node_int, threshold, cat_bits)
+        g = col_group[f]
+        if slot_of[g] < 0:
+            if state[0] == MAX_PATH_GROUPS:
+                return -1, 0, 0
+            slot_of[g] = state[0]
+            slot_group[state[0]] = g
+            state[0] += 1
+            level_new[d] = g
+        else:
+            level_new[d] = -1
+        bit = np.int64(1) << slot_of[g]
+        stack_node[top] = node_int[node, 2]
+        stack_level[top] = d + 1
+        stack_bit[top] = bit
+        top += 1
+        for r in range(n_all):
+            path[d + 1, r] = path[d, r] | (bit * (1 - goes[d, r]))
+        node = node_int[node, 1]
+        d += 1
+    state[1] = d
+    return node, d, top
+
+
 def _tree_attributions_leaf_body(
     X, Z, col_group, roots, node_int, threshold, values, cat_bits,
     coef_a, coef_b, n_groups, max_depth, n_chunks, n_slots,
 ):
-    # Leaf-wise form of _tree_attributions_body: per leaf and distinct row
-    # pattern B, the attribution of group k is the sum over compatible
-    # background patterns P (P & B == 0, weight = their count) of
-    # coef_a[|P|, |B|] when k in P and coef_b[|P|, |B|] when k in B.
-    # The patterns P holding group k form the bitset p_bits[k] (62 patterns
-    # a word), so the compatible P of B are those in no p_bits[k], k in B.
+    # Leaf-wise form of _tree_attributions_body for any number of groups:
+    # per leaf and distinct row pattern B, the attribution of group k is the
+    # sum over compatible background patterns P (P & B == 0, weight = their
+    # count) of coef_a[|P|, |B|] when k in P and coef_b[|P|, |B|] when k in B.
+    # Patterns are over the path slots of _tree_next_leaf_local (slot s is
+    # group slot_group[s]); the patterns P holding slot k form the bitset
+    # p_bits[k] (62 patterns a word), so the compatible P of B are those in
+    # no p_bits[k], k in B. coef_a and coef_b need entries for |P| + |B| up
+    # to the most groups on one path. Returns the attributions and whether
+    # every path met at most MAX_PATH_GROUPS groups (False: out is unset).
     n_rows = X.shape[0]
     n_bg = Z.shape[0]
     n_out = values.shape[1]
@@ -407,8 +477,10 @@ def _tree_attributions_leaf_body(
     per_k = n_methods * n_out
     cols = _tree_columns(X, Z)
     # per row, entry (k * n_methods + m) * n_out + o
+    n_local = MAX_PATH_GROUPS
     out = np.zeros((n_rows, n_methods, n_out, n_groups), dtype=np.float64)
     acc = np.empty((n_slots, n_rows, n_groups * per_k), dtype=np.float64)
+    overflow = np.zeros(n_slots, dtype=np.bool_)
     for c0 in range(0, n_chunks, n_slots):
         n_wave = min(n_slots, n_chunks - c0)
         for s in prange(n_wave):
@@ -424,25 +496,35 @@ def _tree_attributions_leaf_body(
             p_pat = np.empty(n_bg, dtype=np.int64)
             p_w = np.empty(n_bg, dtype=np.float64)
             p_size = np.empty(n_bg, dtype=np.int64)
-            p_bits = np.zeros((n_groups, (n_bg + 61) // 62), dtype=np.int64)
+            p_bits = np.zeros((n_local, (n_bg + 61) // 62), dtype=np.int64)
+            slot_of = np.full(n_groups, -1, dtype=np.int64)
+            slot_group = np.empty(n_local, dtype=np.int64)
+            level_new = np.empty(max_depth + 2, dtype=np.int64)
+            state = zeros_1d(2, np.int64)
             # index of the bit 2**i from (2**i) % 67, i < 62
             bit_index = zeros_1d(67, np.int64)
             for i in range(62):
                 bit_index[(np.int64(1) << i) % 67] = i
-            contrib = zeros_2d(n_groups, n_methods, np.float64)
+            contrib = zeros_2d(n_local, n_methods, np.float64)
             sb = zeros_1d(n_methods, np.float64)
-            # per distinct row pattern of the leaf: its entries lo..hi-1 of a row
+            # per distinct row pattern of the leaf: its path slots lo..hi-1
             lo = np.empty(n_rows, dtype=np.int64)
             hi = np.empty(n_rows, dtype=np.int64)
-            cv = np.empty((n_rows, n_groups * per_k), dtype=np.float64)
+            cv = np.empty((n_rows, n_local * per_k), dtype=np.float64)
             cur = 0
             for t in range(c, n_trees, n_chunks):
+                if overflow[s]:
+                    break
                 top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
                 while top > 0:
-                    leaf, d, top = _tree_next_leaf(
+                    leaf, d, top = _tree_next_leaf_local(
                         cols, col_group, node_int, threshold, cat_bits,
                         stack_node, stack_level, stack_bit, top, goes, path,
+                        slot_of, slot_group, level_new, state,
                     )
+                    if leaf < 0:
+                        overflow[s] = True
+                        break
                     v = path[d]
                     cur += 1
                     n_pat = _tree_background_patterns(
@@ -520,16 +602,19 @@ def _tree_attributions_leaf_body(
                                     k_hi += 1
                             for m in range(n_methods):
                                 sb[m] = 0.0
-                            lo[cls] = k_lo * per_k
-                            hi[cls] = k_hi * per_k
+                            lo[cls] = k_lo
+                            hi[cls] = k_hi
                             for k in range(k_lo, k_hi):
                                 for m in range(n_methods):
                                     for o in range(n_out):
                                         cv[cls, (k * n_methods + m) * n_out + o] = (
                                             contrib[k, m] * values[leaf, o])
                                     contrib[k, m] = 0.0
-                        for j in range(lo[cls], hi[cls]):
-                            acc_c[r, j] += cv[cls, j]
+                        for k in range(lo[cls], hi[cls]):
+                            j0 = slot_group[k] * per_k
+                            j1 = k * per_k
+                            for j in range(per_k):
+                                acc_c[r, j0 + j] += cv[cls, j1 + j]
                     k = 0
                     while p_union:
                         if p_union & 1:
@@ -550,7 +635,7 @@ def _tree_attributions_leaf_body(
             for o in range(n_out):
                 for k in range(n_groups):
                     out[r, m, o, k] /= n_bg
-    return out
+    return out, not overflow.any()
 
 
 (
