@@ -956,7 +956,6 @@ def _explain_partition(model, X_fit, rows, groups, methods, *, background, rando
                        n_jobs, notes, target=None, response_method="auto", verbose=0,
                        log=print, rate=None, what="the columns"):
     from . import metrics
-    from ._config import MAX_MASK_GROUPS
     from ._explainer import MAX_EXACT_GROUPS, Explainer
     from ._methods import SAMPLED_METHODS, SINGLE_GROUP_METHODS
     from ._model import describe_response
@@ -968,16 +967,15 @@ def _explain_partition(model, X_fit, rows, groups, methods, *, background, rando
         model, method="occlusion", groups=groups, background=background, target=target,
         response_method=response_method, random_state=random_state, n_jobs=n_jobs,
         verbose=verbose,
-        # the tree path reads exact attributions for up to MAX_MASK_GROUPS groups
-        algorithm="auto" if K <= MAX_MASK_GROUPS else "model_agnostic",
     ).fit(X_fit)
     tree = explainer.algorithm_ == "tree"
     chosen = list(methods) if methods else None
     if chosen is None:
         chosen = EXACT_DEFAULT if K <= MAX_EXACT_GROUPS or tree else WIDE_DEFAULT
         if chosen is WIDE_DEFAULT:
-            note = (f"Beyond {MAX_EXACT_GROUPS} groups, exact Shapley values need a tree "
-                    "model: occlusion and PDP/Arch are computed exactly, and Shapley "
+            note = (f"Beyond {MAX_EXACT_GROUPS} groups, exact Shapley values need a model "
+                    "read on the tree path (this one is explained through model calls: "
+                    f"{explainer.algorithm_}): occlusion and PDP/Arch are computed exactly, and Shapley "
                     "values are estimated by sampling (Kernel SHAP, permutation SHAP); "
                     "the difference between these two is sampling noise.")
             if note not in notes:
@@ -1116,16 +1114,16 @@ def check_exact_limit(methods, X, groups, tree=False):
         What :func:`load_groups` returns.
     tree : bool, default=False
         Whether the model will be a tree model read on the tree path, which
-        takes exact methods up to ``MAX_MASK_GROUPS`` groups.
+        takes exact methods for any number of groups.
     """
-    from ._config import MAX_EXACT_GROUPS, MAX_MASK_GROUPS
+    from ._config import MAX_EXACT_GROUPS
     from ._methods import EXACT_METHODS, SINGLE_GROUP_METHODS
 
     exact = [m for m in methods or () if m in EXACT_METHODS]
-    if not exact or (not tree and all(m in SINGLE_GROUP_METHODS for m in exact)):
+    if tree or not exact or all(m in SINGLE_GROUP_METHODS for m in exact):
         return
     n_groups = len(groups) if isinstance(groups, (list, dict)) else X.shape[1]
-    limit = MAX_MASK_GROUPS if tree else MAX_EXACT_GROUPS
+    limit = MAX_EXACT_GROUPS
     if n_groups > limit:
         raise DataError(
             f"--methods {exact} enumerate all 2**K coalitions and {n_groups} "
