@@ -9,6 +9,7 @@ what the model returns.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numbers
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,16 @@ from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import Pipeline
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted
+
+from ._boosters import (
+    _MARGIN_CALLS,
+    BOOSTER_LIBRARIES,
+    _XGBoostMargin,
+    _xgb_booster_predict,
+    booster_library,
+    booster_n_classes,
+    is_raw_booster,
+)
 
 __all__ = [
     "FunctionModel",
@@ -39,7 +50,7 @@ __all__ = [
     "resolve_response",
 ]
 
-RESPONSE_METHODS = ("predict", "predict_proba", "decision_function", "log_odds")
+RESPONSE_METHODS = ("predict", "predict_proba", "decision_function", "log_odds", "margin")
 
 # Probabilities are clipped to [_PROBA_EPS, 1] before their log is taken.
 _PROBA_EPS = np.finfo(np.float64).eps
@@ -252,6 +263,60 @@ def _check_output_shape(name, out, n_rows):
         )
 
 
+class _Transformed:
+    """A model function applied after the transforming steps of a Pipeline."""
+
+    def __init__(self, steps, function):
+        self.steps = steps
+        self.function = function
+
+    def __call__(self, X):
+        for step in self.steps:
+            X = step.transform(X)
+        return self.function(X)
+
+
+def _margin_function(estimator):
+    """The function returning a model's margin, or raise a ValueError."""
+    steps, final = _unwrap(estimator)
+    library = booster_library(final)
+    if library == "xgboost":
+        function = _XGBoostMargin(final)
+    elif library == "lightgbm":
+        function = partial(final.predict, raw_score=True)
+    elif library == "catboost":
+        function = partial(final.predict, prediction_type="RawFormulaVal")
+    else:
+        raise ValueError(_no_margin_message(estimator))
+    return _Transformed(steps, function) if steps else function
+
+
+def _no_margin_message(estimator):
+    available = [m for m in RESPONSE_METHODS if m != "margin" and _has_method(estimator, m)]
+    return (
+        f"{type(estimator).__name__} has no margin: response_method='margin' is the "
+        "raw score of XGBoost, LightGBM and CatBoost models (alone or at the end "
+        f"of a Pipeline). Use response_method='auto' or one of {available}."
+    )
+
+
+def _has_method(estimator, method):
+    """Whether the model has the response method."""
+    if method == "margin":
+        return booster_library(_unwrap(estimator)[1]) is not None
+    return hasattr(estimator, _model_method(method))
+
+
+def _model_function(estimator, method):
+    """The function that returns the model's raw output for a response method."""
+    if method == "margin":
+        return _margin_function(estimator)
+    if (method == "predict" and is_raw_booster(estimator)
+            and booster_library(estimator) == "xgboost"):
+        return partial(_xgb_booster_predict, estimator)
+    return getattr(estimator, _model_method(method))
+
+
 class ResponseFunction:
     """Calls one response method of a fitted model and returns a 2-D float array.
 
@@ -263,9 +328,10 @@ class ResponseFunction:
     ----------
     estimator : fitted estimator
     method : str
-        ``"predict"``, ``"predict_proba"``, ``"decision_function"`` or
+        ``"predict"``, ``"predict_proba"``, ``"decision_function"``,
         ``"log_odds"`` (the log-odds of ``predict_proba``, see
-        :func:`log_odds`).
+        :func:`log_odds`) or ``"margin"`` (the raw score of an XGBoost,
+        LightGBM or CatBoost model before its link).
     columns : ndarray of int or None
         Output columns to keep; None keeps all.
     sign : float
@@ -282,15 +348,33 @@ class ResponseFunction:
     @property
     def model_method(self):
         """The method of the model that is called."""
-        return "predict_proba" if self.method == "log_odds" else self.method
+        if self.method == "margin":
+            library = booster_library(_unwrap(self.estimator)[1])
+            return _MARGIN_CALLS.get(library, "margin")
+        return _model_method(self.method)
 
     @property
     def name(self):
         """``Model.method``, for messages."""
         return f"{type(self.estimator).__name__}.{self.model_method}"
 
+    def model_output(self, data):
+        """The model's output for ``data`` as it returns it, unchecked."""
+        function = self.__dict__.get("_function")
+        if function is None:
+            # built once: the margin of XGBoost reads the model's trees
+            function = self._function = _model_function(self.estimator, self.method)
+        return function(data)
+
+    def select(self, columns=None, sign=1.0):
+        """The same response with other output columns or sign."""
+        response = ResponseFunction(self.estimator, self.method, columns, sign)
+        if "_function" in self.__dict__:
+            response._function = self._function
+        return response
+
     def __call__(self, data):
-        out = np.asarray(getattr(self.estimator, self.model_method)(data))
+        out = np.asarray(self.model_output(data))
         n_rows = _n_rows(data)
         _check_output_shape(self.name, out, n_rows)
         if out.ndim == 1:
@@ -340,12 +424,13 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
     ----------
     estimator : fitted estimator
     response_method : {"auto", "predict", "predict_proba", "decision_function", \
-            "log_odds"}
+            "log_odds", "margin"}
         "auto" takes the scale on which the model is a sum over trees or
         terms, as :func:`auto_response` chooses it.
     target : None, class label or int
         None explains every output, except the positive class only for a
-        binary classifier's probabilities. A class label (classifiers) or an
+        binary classifier's probabilities. A class label (classifiers; the
+        class index for a raw Booster with a classification objective) or an
         output index (multi-output regressors) picks one output.
     probe : data accepted by the estimator, used to learn the output shape.
     what : str, default="the data"
@@ -361,24 +446,30 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
         method = auto_response(estimator)[0]
     else:
         method = response_method
-        if not hasattr(estimator, _model_method(method)):
-            available = [m for m in RESPONSE_METHODS if hasattr(estimator, _model_method(m))]
+        if method == "margin" and not _has_method(estimator, method):
+            raise ValueError(_no_margin_message(estimator))
+        if not _has_method(estimator, method):
+            available = [m for m in RESPONSE_METHODS if _has_method(estimator, m)]
             raise ValueError(
                 f"{name} has no method {_model_method(method)!r}; use "
                 f"response_method='auto' or one of {available}."
             )
+    base = ResponseFunction(estimator, method)
     try:
-        raw = np.asarray(getattr(estimator, _model_method(method))(probe))
+        raw = np.asarray(base.model_output(probe))
     except (ValueError, TypeError) as exc:
-        _raise_input_error(exc, f"{name}.{_model_method(method)}", probe, what)
+        _raise_input_error(exc, base.name, probe, what)
         raise
-    _check_output_shape(f"{name}.{_model_method(method)}", raw, _n_rows(probe))
+
+    _check_output_shape(base.name, raw, _n_rows(probe))
     if method == "log_odds" and raw.ndim == 2 and raw.shape[1] == 2:
         raw = raw[:, 1]  # binary log-odds: one column, like decision_function
     n_out = 1 if raw.ndim == 1 else raw.shape[1]
     classes = getattr(estimator, "classes_", None)
+    if method == "margin":
+        classes = _margin_classes(estimator)
     by_class = (
-        method in ("predict_proba", "decision_function", "log_odds")
+        method in ("predict_proba", "decision_function", "log_odds", "margin")
         and classes is not None
     )
 
@@ -392,10 +483,10 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
         labels = [str(c) for c in classes]
         if target is None:
             if n_out == 1:
-                return ResponseFunction(estimator, method), [labels[-1]]
+                return base, [labels[-1]]
             if method == "predict_proba" and len(classes) == 2:
-                return ResponseFunction(estimator, method, np.array([1])), [labels[1]]
-            return ResponseFunction(estimator, method), labels
+                return base.select(np.array([1])), [labels[1]]
+            return base, labels
         matches = np.flatnonzero(classes == target) if _comparable(classes, target) else []
         if len(matches) == 0:
             raise ValueError(
@@ -407,12 +498,12 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
             # binary decision_function and log-odds score classes_[1];
             # their negative scores classes_[0]
             sign = 1.0 if idx == 1 else -1.0
-            return ResponseFunction(estimator, method, sign=sign), [labels[idx]]
-        return ResponseFunction(estimator, method, np.array([idx])), [labels[idx]]
+            return base.select(sign=sign), [labels[idx]]
+        return base.select(np.array([idx])), [labels[idx]]
 
     if target is None:
         names = ["y"] if n_out == 1 else [f"y{o}" for o in range(n_out)]
-        return ResponseFunction(estimator, method), names
+        return base, names
     if (
         not isinstance(target, numbers.Integral)
         or isinstance(target, bool)
@@ -422,7 +513,7 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
             f"target={target!r} is invalid for {name}.{method}, which has "
             f"{n_out} output(s); give an output index in [0, {n_out - 1}] or None."
         )
-    return ResponseFunction(estimator, method, np.array([int(target)])), [f"y{target}"]
+    return base.select(np.array([int(target)])), [f"y{target}"]
 
 
 def _model_method(method):
@@ -430,11 +521,31 @@ def _model_method(method):
     return "predict_proba" if method == "log_odds" else method
 
 
+def _margin_classes(estimator):
+    """Classes named by the margin's columns: ``classes_`` of a classifier, the
+    class indices of a raw Booster with a classification objective, else None."""
+    final = _final_model(estimator)
+    classes = getattr(estimator, "classes_", None)
+    if _is_classifier(estimator) and classes is not None and len(classes):
+        return classes
+    n_classes = booster_n_classes(final)
+    return None if n_classes is None else np.arange(n_classes)
+
+
+#: The scale "auto" takes for a gradient-boosting model, classifier or regressor.
+_BOOSTER_SCALE = (
+    BOOSTER_LIBRARIES, "margin",
+    "the raw score before the link (sigmoid, softmax or exp), a sum over the "
+    "boosted trees (exact on the tree path); without a link it equals predict",
+)
+
 #: The scale "auto" explains a classifier on, and why: the first row whose
-#: families hold the final model (see :func:`_final_model`), or any
+#: families hold the final model (see :func:`_final_model`; a tuple of
+#: library names for the libraries of :data:`BOOSTER_LIBRARIES`), or any
 #: classifier for a row without families, and whose method the model has.
 #: Each reason completes "<scale>: <reason>" in :func:`describe_response`.
 _AUTO_SCALES = (
+    _BOOSTER_SCALE,
     ((RandomForestClassifier, ExtraTreesClassifier), "predict_proba",
      "a forest's probability is the mean of its trees', so it is additive "
      "over trees (exact on the tree path)"),
@@ -459,25 +570,36 @@ SCALE_NAMES = {
     "predict_proba": "probability (predict_proba)",
     "decision_function": "decision function",
     "log_odds": "log-odds of predict_proba",
+    "margin": "margin (raw score)",
 }
 
 
-def _final_model(estimator):
-    """The model inside FrozenEstimators and at the end of Pipelines.
+def _unwrap(estimator):
+    """(transforming steps, model) of FrozenEstimators and Pipelines.
 
-    The wrappers that the tree path (``_tree._extract``) unwraps too.
+    The steps are the Pipelines of the steps before each last step, in the
+    order they apply; the wrappers that the tree path (``_tree._extract``)
+    unwraps too.
     """
     try:
         from sklearn.frozen import FrozenEstimator
     except ImportError:  # pragma: no cover - scikit-learn < 1.6
         FrozenEstimator = ()
+    steps = []
     while True:
         if FrozenEstimator and isinstance(estimator, FrozenEstimator):
             estimator = estimator.estimator
         elif isinstance(estimator, Pipeline) and estimator.steps:
+            if len(estimator.steps) > 1:
+                steps.append(estimator[:-1])
             estimator = estimator.steps[-1][1]
         else:
-            return estimator
+            return steps, estimator
+
+
+def _final_model(estimator):
+    """The model inside FrozenEstimators and at the end of Pipelines."""
+    return _unwrap(estimator)[1]
 
 
 def auto_response(estimator):
@@ -489,8 +611,10 @@ def auto_response(estimator):
     ``decision_function`` of any other classifier that has one (gradient
     boosting, linear models, SVMs, AdaBoost); else the log-odds of
     ``predict_proba`` (``"log_odds"``, see :func:`log_odds`); ``predict`` for
-    regressors and any other model. A model inside a FrozenEstimator or at
-    the end of a Pipeline counts as that model.
+    regressors and any other model. XGBoost, LightGBM and CatBoost models,
+    classifiers and regressors alike, take their raw score (``"margin"``).
+    A model inside a FrozenEstimator or at the end of a Pipeline counts as
+    that model.
 
     Parameters
     ----------
@@ -499,8 +623,8 @@ def auto_response(estimator):
     Returns
     -------
     method : str
-        ``"predict"``, ``"predict_proba"``, ``"decision_function"`` or
-        ``"log_odds"``.
+        ``"predict"``, ``"predict_proba"``, ``"decision_function"``,
+        ``"log_odds"`` or ``"margin"``.
     reason : str
         Why, in plain words, for :func:`describe_response`.
 
@@ -509,15 +633,17 @@ def auto_response(estimator):
     ValueError
         When the model has none of the methods.
     """
-    classifier = _is_classifier(estimator)
-    final = _final_model(estimator) if classifier else None
-    rows = _AUTO_SCALES if classifier else _AUTO_SCALES[-1:]
+    final = _final_model(estimator)
+    rows = _AUTO_SCALES if _is_classifier(estimator) else (_BOOSTER_SCALE, _AUTO_SCALES[-1])
     for families, method, reason in rows:
-        if families is not None and not isinstance(final, families):
+        if families is BOOSTER_LIBRARIES:
+            if booster_library(final) is None:
+                continue
+        elif families is not None and not isinstance(final, families):
             continue
-        if hasattr(estimator, _model_method(method)):
+        if _has_method(estimator, method):
             return method, reason
-    candidates = list(dict.fromkeys(m for _, m, _ in rows))
+    candidates = list(dict.fromkeys(m for f, m, _ in rows if f is not BOOSTER_LIBRARIES))
     raise ValueError(
         f"{type(estimator).__name__} has none of the methods {candidates}; pass "
         "a fitted model with one of them."
@@ -558,6 +684,17 @@ def describe_response(response_method, output_names, estimator=None):
         if method == response_method:
             return f"{scale}: {reason}; {word} {names}"
         return f"{scale}, {word} {names}"
+    if estimator is not None and response_method == "margin":
+        # a regressor or raw Booster of a gradient-boosting library
+        try:
+            method, reason = auto_response(estimator)
+        except ValueError:
+            method = reason = None
+        if method == response_method:
+            scale = f"{scale}: {reason}"
+            if len(output_names) > 1:
+                return f"{scale}; outputs {', '.join(map(str, output_names))}"
+            return scale
     if len(output_names) > 1:
         return f"{scale}, outputs {', '.join(map(str, output_names))}"
     return scale

@@ -1396,17 +1396,17 @@ def _agreed_history(grouper, X, scale):
 
 def _evaluation_rate(model, X, response_method):
     """Model evaluations per second on table rows, for time estimates."""
-    from ._model import auto_response
+    from ._model import ResponseFunction, auto_response
 
     rows = X.sample(20000, replace=True, random_state=0)
     try:
         if response_method == "auto":
             response_method = auto_response(model)[0]
-        method = "predict_proba" if response_method == "log_odds" else response_method
+        response = ResponseFunction(model, response_method)
         best = np.inf
         for _ in range(2):  # the first call may pay for warming up
             start = time.perf_counter()
-            getattr(model, method)(rows)
+            response.model_output(rows)
             best = min(best, time.perf_counter() - start)
         return len(rows) / max(best, 1e-6)
     except Exception:  # the estimate is only for the log

@@ -689,7 +689,8 @@ def _assign(X_eval, X, cols, point):
         "percentiles": [tuple],
         "kind": [StrOptions({"average", "individual", "both"})],
         "response_method": [
-            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds"})
+            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds",
+                        "margin"})
         ],
         "sample_weight": ["array-like", None],
         "random_state": ["random_state"],
@@ -743,7 +744,7 @@ def partial_dependence(
         Lower and upper percentiles of a column that bound its grid axis.
     kind : {"average", "individual", "both"}, default="average"
         Return the PDP, the ICE values, or both.
-    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
+    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds", "margin"}, default="auto"
         As in :class:`~skdecomp.Explainer`: "auto" is the scale on which
         the model is a sum over trees or terms (``predict_proba`` for
         forests and decision trees, else the decision function or the

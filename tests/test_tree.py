@@ -448,9 +448,13 @@ def test_exact_shapley_beyond_enumeration_limit_on_tree_path():
     assert set(exp.explain(X[:2])) == {"shapley", "banzhaf", "occlusion", "arch"}
     # off the tree path, and for the 2**K components, the limit stays
     with pytest.raises(ValueError, match="at most 16 groups"):
-        Explainer(model, background=bg, algorithm="model_agnostic").fit(X)
+        Explainer(model, method="shapley", background=bg,
+                  algorithm="model_agnostic").fit(X)
     with pytest.raises(ValueError, match="at most 16 groups"):
         exp.decompose(X[:2])
+    # the default method off the tree path is a sampled Shapley estimate
+    sampled = Explainer(model, background=bg, algorithm="model_agnostic").fit(X)
+    assert sampled.method_ == "permutation_shap"
 
 
 @pytest.mark.slow

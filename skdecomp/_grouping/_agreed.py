@@ -168,16 +168,17 @@ class AdaptiveGrouper(_BaseGrouper):
         ``SuperpixelGrouper()`` (fitted on the images), or a label map of
         shape (H, W).
 
-    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
+    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds", "margin"}, default="auto"
         Model output to group on. "auto" groups a model on the scale on
         which it is a sum over trees or terms: ``predict_proba`` for random
         forests, extra trees and decision trees (a forest's probability is
         the mean of its trees'); else a classifier's ``decision_function``
         when it has one (gradient boosting, linear models, SVMs); else
         "log_odds", the log-odds of ``predict_proba``; ``predict`` for
-        regressors (see :class:`Explainer` and :ref:`output_scale`: through
-        a sigmoid every column interacts with every other). The choice made
-        is ``response_method_``.
+        regressors; "margin", the raw score, for XGBoost, LightGBM and
+        CatBoost models (see :class:`Explainer` and :ref:`output_scale`:
+        through a sigmoid every column interacts with every other). The
+        choice made is ``response_method_``.
 
     target : class label or int, default=None
         Output to group on (see :class:`Explainer`); None uses all outputs,
@@ -330,7 +331,7 @@ class AdaptiveGrouper(_BaseGrouper):
     output_names_ : list of str
     response_method_ : str
         The response method grouped on: ``"predict"``, ``"predict_proba"``,
-        ``"decision_function"`` or ``"log_odds"``.
+        ``"decision_function"``, ``"log_odds"`` or ``"margin"``.
     label_maps_ : ndarray of shape (n_images, H, W)
         Images only: the partition of every image; ``groups_``, ``labels_``,
         ``history_``, ``loss_`` and the other attributes above describe the
@@ -387,7 +388,8 @@ class AdaptiveGrouper(_BaseGrouper):
         "strategy": [StrOptions({"pairs", "paper"})],
         "initial_groups": [None, list, tuple, dict, HasMethods(["fit"]), np.ndarray],
         "response_method": [
-            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds"})
+            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds",
+                        "margin"})
         ],
         "target": "no_validation",
         "n_jobs": [Integral, None],

@@ -119,7 +119,7 @@ class PairwiseGrouper(_BaseGrouper):
         exactly on N rows).
     linkage : {"single", "average", "complete"}, default="single"
         Linkage of :func:`scipy.cluster.hierarchy.linkage`.
-    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
+    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds", "margin"}, default="auto"
         Model output to group on (see :class:`AdaptiveGrouper`).
     target : class label or int, default=None
         Output to group on (see :class:`AdaptiveGrouper`).
@@ -177,7 +177,8 @@ class PairwiseGrouper(_BaseGrouper):
         "pair_score": [StrOptions({"loss", "interaction"})],
         "linkage": [StrOptions({"single", "average", "complete"})],
         "response_method": [
-            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds"})
+            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds",
+                        "margin"})
         ],
         "target": "no_validation",
         "n_jobs": [Integral, None],

@@ -180,7 +180,7 @@ class IShapGrouper(_BaseGrouper):
         The penalty lambda of a pair of columns in a group, as a share of
         the fit error of the singletons, ``E(singletons)``. 0 merges
         whenever the fit improves.
-    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
+    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds", "margin"}, default="auto"
         Model output to group on (see :class:`AdaptiveGrouper`).
     target : class label or int, default=None
         Output to group on (see :class:`AdaptiveGrouper`); None uses all
@@ -307,7 +307,8 @@ class IShapGrouper(_BaseGrouper):
         "test_samples": [Interval(Integral, 2, None, closed="left")],
         "size_penalty": [Interval(Real, 0, None, closed="left")],
         "response_method": [
-            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds"})
+            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds",
+                        "margin"})
         ],
         "target": "no_validation",
         "n_jobs": [Integral, None],

@@ -110,7 +110,7 @@ class RecursiveGrouper(_BaseGrouper):
         column and 0.04 most of them. Lower ``tol`` for exact functions with
         weak interactions (an additive pair gives 0 up to about 1e-30 of the
         variance).
-    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
+    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds", "margin"}, default="auto"
         Model output to group on (see :class:`AdaptiveGrouper`).
     target : class label or int, default=None
         Output to group on (see :class:`AdaptiveGrouper`).
@@ -220,7 +220,8 @@ class RecursiveGrouper(_BaseGrouper):
         "n_groups": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "response_method": [
-            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds"})
+            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds",
+                        "margin"})
         ],
         "target": "no_validation",
         "n_jobs": [Integral, None],

@@ -1,6 +1,7 @@
-"""Exact decomposition of scikit-learn tree ensembles from their fitted trees.
+"""Exact decomposition of tree ensembles from their fitted trees.
 
-``_extract`` flattens a fitted model into a :class:`TreeModel`; ``_kernels``
+``_extract`` flattens a fitted model into a :class:`TreeModel` (``_boosters``
+reads XGBoost, LightGBM and CatBoost models for it); ``_kernels``
 holds the Numba walks over its arrays; ``_dispatch`` evaluates predictions,
 components, attributions and anchored sums, choosing among the kernels from
 one table of benchmarked thresholds. This subpackage imports nothing from the

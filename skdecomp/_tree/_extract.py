@@ -8,8 +8,10 @@ constant plus the sum of one leaf value per tree.
 Supported models: DecisionTree*, RandomForest*, ExtraTrees*,
 GradientBoosting* and HistGradientBoosting* (regressors with an identity link;
 classifiers on ``predict_proba`` for averaging forests and on
-``decision_function`` for boosting), alone or as the last step of a Pipeline
-whose earlier steps transform each column on its own.
+``decision_function`` for boosting), and the tree models of XGBoost, LightGBM
+and CatBoost (float features only) on their raw score, ``margin``, read by
+:mod:`._boosters`; alone or as the last step of a Pipeline whose earlier steps
+transform each column on its own.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -48,6 +50,7 @@ from sklearn.preprocessing import (
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils import check_array
 
+from .._boosters import booster_library
 from .._table import Table
 
 __all__ = [
@@ -66,7 +69,10 @@ _FORESTS = (
 _SK_TREES = (DecisionTreeRegressor, DecisionTreeClassifier)
 _GB = (GradientBoostingRegressor, GradientBoostingClassifier)
 _HGB = (HistGradientBoostingRegressor, HistGradientBoostingClassifier)
-_SUPPORTED = "DecisionTree*, RandomForest*, ExtraTrees*, GradientBoosting* or HistGradientBoosting*"
+_SUPPORTED = (
+    "DecisionTree*, RandomForest*, ExtraTrees*, GradientBoosting*, "
+    "HistGradientBoosting*, or an XGBoost, LightGBM or CatBoost tree model"
+)
 
 # Transformers whose output column j is a function of input column j alone.
 _ONE_TO_ONE = (
@@ -112,13 +118,16 @@ class TreeModel:
     sources : ndarray of shape (n_model_columns,), int64
         Input column on which each column seen by the trees depends.
     max_depth : int
+    kind : str
+        ``"sklearn"``, ``"hgb"``, ``"xgboost"``, ``"lightgbm"`` or
+        ``"catboost"``: how :meth:`prepare` reads the model's input.
     description : str
         The model and output the arrays reproduce.
     """
 
     def __init__(
         self, roots, node_int, threshold, values, cat_bits, offset, sources,
-        max_depth, preprocess, model, kind, description,
+        max_depth, preprocess, model, kind, description, encoder=None,
     ):
         self.roots = roots
         self.node_int = node_int
@@ -132,6 +141,7 @@ class TreeModel:
         self.model = model
         self.kind = kind
         self.description = description
+        self.encoder = encoder
 
     @property
     def n_outputs(self):
@@ -148,6 +158,10 @@ class TreeModel:
         if self.kind == "hgb":
             X = self.model._preprocess_X(X, reset=False)
             X = np.asarray(X, dtype=np.float64)
+        elif getattr(self, "encoder", None) is not None:
+            # XGBoost, LightGBM, CatBoost: their own category codes, missing
+            # values and float32 or float64 comparisons (see _boosters)
+            X = self.encoder.transform(X)
         else:
             # scikit-learn's trees compare float32 inputs with their thresholds
             X = check_array(X, dtype=np.float32, ensure_all_finite=False)
@@ -271,6 +285,8 @@ def _column_sources(transformer, n_in):
 
 
 def _check_supported(model):
+    if booster_library(model) is not None:
+        return  # the reader of _boosters checks the rest
     if not isinstance(model, _SK_TREES + _FORESTS + _GB + _HGB):
         raise _unsupported(
             f"{type(model).__name__} is not a supported tree model ({_SUPPORTED})"
@@ -376,16 +392,34 @@ class _Builder:
         )
 
 
+def _tree_scale(model):
+    """The response method on which a classifier has a tree path, or None."""
+    if booster_library(model) is not None:
+        return "margin"
+    if isinstance(model, _SK_TREES + _FORESTS):
+        return "predict_proba"
+    if isinstance(model, _GB + _HGB):
+        return "decision_function"
+    return None
+
+
 def _model_outputs(model, method):
-    """Leaf values of every model output and the constant term, or raise."""
+    """(trees, constant term, kind, explained output, input encoder), or raise."""
     name = type(model).__name__
+    if booster_library(model) is not None:
+        from ._boosters import booster_outputs
+
+        return booster_outputs(model, method)
+    if method == "margin":
+        raise _unsupported(f"{name} has no margin; response_method='margin' is for "
+                           "XGBoost, LightGBM and CatBoost models")
     is_clf = isinstance(model, (DecisionTreeClassifier, RandomForestClassifier,
                                 ExtraTreesClassifier, GradientBoostingClassifier,
                                 HistGradientBoostingClassifier))
     if is_clf and method == "predict":
         raise _unsupported(
             f"{name}.predict returns class labels, which are not a sum over "
-            "trees; explain response_method='predict_proba' or 'decision_function'"
+            f"trees; response_method='{_tree_scale(model)}' has a tree path"
         )
     b = _Builder()
     if isinstance(model, _SK_TREES + _FORESTS):
@@ -399,7 +433,7 @@ def _model_outputs(model, method):
             node_int, thr, depth = _sk_tree_nodes(tree)
             b.add(node_int, thr, scale * _sk_tree_values(tree, is_clf), depth)
         n_out = b.values[0].shape[1]
-        return b, np.zeros(n_out), "sklearn", "mean of the trees"
+        return b, np.zeros(n_out), "sklearn", "mean of the trees", None
     if isinstance(model, _GB):
         if is_clf and method != "decision_function":
             raise _unsupported(
@@ -424,7 +458,7 @@ def _model_outputs(model, method):
                 b.add(node_int, thr, vals, depth)
         offset = _gb_init_offset(model, is_clf, n_k)
         what = "raw score (decision_function)" if is_clf else "sum of the trees"
-        return b, offset, "sklearn", what
+        return b, offset, "sklearn", what, None
     if isinstance(model, _HGB):
         if is_clf and method != "decision_function":
             raise _unsupported(
@@ -465,7 +499,7 @@ def _model_outputs(model, method):
                       vals, depth, bits)
         offset = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
         what = "raw score (decision_function)" if is_clf else "sum of the trees"
-        return b, offset, "hgb", what
+        return b, offset, "hgb", what, None
     raise _unsupported(f"{name} is not a supported tree model ({_SUPPORTED})")
 
 
@@ -516,17 +550,22 @@ def extract_tree_model(estimator, response=None):
         With the reason, when the model or its output has no tree path.
     """
     method = "predict" if response is None else response.method
+    preprocess, model, src = _split_pipeline(estimator)
+    _check_supported(model)
     if method == "log_odds":
         raise TreeUnsupportedError(
             "the log-odds of predict_proba are not a sum over trees; "
-            "response_method='predict_proba' or a model with a "
-            "decision_function has a tree path"
+            f"response_method='{_tree_scale(model)}' has a tree path for "
+            f"{type(model).__name__}"
         )
-    preprocess, model, src = _split_pipeline(estimator)
-    _check_supported(model)
-    builder, offset, kind, what = _model_outputs(model, method)
+    builder, offset, kind, what, encoder = _model_outputs(model, method)
     roots, node_int, threshold, values, cat_bits = builder.arrays()
-    model_src = _hgb_sources(model) if kind == "hgb" else np.arange(model.n_features_in_)
+    if kind == "hgb":
+        model_src = _hgb_sources(model)
+    elif encoder is not None:
+        model_src = np.arange(encoder.n_features)
+    else:
+        model_src = np.arange(model.n_features_in_)
     sources = model_src if src is None else src[model_src]
     if response is not None:
         if response.columns is not None:
@@ -543,7 +582,7 @@ def extract_tree_model(estimator, response=None):
         roots, node_int, threshold, np.ascontiguousarray(values, dtype=np.float64),
         cat_bits, np.ascontiguousarray(offset, dtype=np.float64),
         np.ascontiguousarray(sources, dtype=np.int64), builder.max_depth,
-        preprocess, model, kind, f"{name}, {method}: {what}",
+        preprocess, model, kind, f"{name}, {method}: {what}", encoder,
     )
 
 
