@@ -29,6 +29,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from skdecomp import MAX_EXACT_GROUPS, Explainer
 from skdecomp._decomposition import size_weights
 from skdecomp._tree import (
+    numba_only,
     anchored_sums_tree,
     extract_tree_model,
     tree_attributions,
@@ -40,6 +41,14 @@ from skdecomp._model import resolve_response
 
 ATOL = 1e-9
 METHODS = ["shapley", "banzhaf", "occlusion", "arch"]
+
+
+@pytest.fixture(autouse=True)
+def _numba_kernels():
+    # the numpy path of small problems is tested against these kernels in
+    # test_tree_vectorized.py; here every size goes through the kernels
+    with numba_only():
+        yield
 
 
 def _data(n=120, d=6, nan=0.0, seed=0):
@@ -374,6 +383,8 @@ _NOJIT_SCRIPT = """
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 from skdecomp import Explainer
+from skdecomp._tree import numba_only
+numba_only().__enter__()  # the kernels (or their Python bodies) at every size
 rng = np.random.default_rng(0)
 X = rng.normal(size=(80, 4)); X[rng.random(X.shape) < 0.1] = np.nan
 y = np.nan_to_num(X[:, 0]) * np.nan_to_num(X[:, 1]) + np.nan_to_num(X[:, 2])
@@ -652,13 +663,15 @@ def test_tree_model_methods_delegate():
 
 
 def test_tree_path_imports_only_lower_layers():
-    # _tree sits above _numba, _config, _compat, _partition, _model and _table
+    # _tree sits above _numba, _config, _compat, _boosters, _partition, _model
+    # and _table
     import ast
     from pathlib import Path
 
     import skdecomp._tree as pkg
 
-    allowed = {"_numba", "_config", "_compat", "_partition", "_model", "_table"}
+    allowed = {"_numba", "_config", "_compat", "_boosters", "_partition", "_model",
+               "_table"}
     for path in Path(pkg.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level >= 2:

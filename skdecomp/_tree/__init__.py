@@ -5,8 +5,8 @@ reads XGBoost, LightGBM and CatBoost models for it); ``_kernels``
 holds the Numba walks over its arrays; ``_dispatch`` evaluates predictions,
 components, attributions and anchored sums, choosing among the kernels from
 one table of benchmarked thresholds. This subpackage imports nothing from the
-package above ``_numba``, ``_config``, ``_compat``, ``_partition``, ``_model``
-and ``_table``.
+package above ``_numba``, ``_config``, ``_compat``, ``_boosters``,
+``_partition``, ``_model`` and ``_table``.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -15,6 +15,7 @@ from ._dispatch import (
     MAX_TREE_GROUPS,
     anchored_sums_tree,
     explainer_attributions,
+    numba_only,
     tree_attributions,
     tree_components,
     tree_predict,
@@ -37,4 +38,5 @@ __all__ = [
     "anchored_sums_tree",
     "explainer_attributions",
     "MAX_TREE_GROUPS",
+    "numba_only",
 ]

@@ -51,6 +51,7 @@ from ._extract import (
     select_algorithm,
 )
 from .._config import MAX_MASK_GROUPS, cache_bytes, kernel_block_cells
+from ._vectorized import attributions_vectorized, predict_vectorized, vectorized_work
 from ._kernels import (
     MAX_PATH_GROUPS,
     _ternary_attributions_parallel,
@@ -98,7 +99,7 @@ _MAX_SUMMARY_GROUPS = 14
 #: Kernels, by the task they serve.
 KERNELS = {
     "components": ("pairwise", "ternary"),
-    "attributions": ("pairwise", "patterns", "ternary", "hashed"),
+    "attributions": ("numpy", "pairwise", "patterns", "ternary", "hashed"),
 }
 
 
@@ -122,6 +123,11 @@ class DispatchThresholds:
     ``hashed``
         attributions only: one walk for all rows, per leaf and distinct row
         pattern, without tables over 2**K patterns (any K).
+    ``numpy``
+        attributions only: the leaf-wise sums of ``hashed`` in numpy array
+        operations (:mod:`._vectorized`), which need no compilation; for
+        small problems, so that the first call of a process does not wait
+        for Numba.
 
     Every threshold is checked by ``benchmarks/bench_tree_dispatch.py``
     (serial; RandomForestRegressor of 200 trees of depth 10, 200 explained
@@ -154,6 +160,18 @@ class DispatchThresholds:
     #: bench_tree_dispatch "patterns vs ternary": at K = 8 patterns is
     #: faster with 1 to 4 methods (ratios 0.3-0.9); at K = 7 not always.
     patterns_min_groups: int = 8
+    #: Attributions in numpy while :func:`._vectorized.vectorized_work` is at
+    #: most this; the Numba kernels above. bench_tree_vectorized: one unit
+    #: is about 15 ns, so numpy takes at most about 0.3 s here, where a
+    #: first call would compile a kernel for 5-7 s; warm kernels are 1.5-2x
+    #: faster at 5 explained rows and up to 10x at hundreds. The choice
+    #: depends on the sizes alone, never on what is compiled, so a call
+    #: gives the same numbers whatever ran before it.
+    numpy_max_work: float = 2e7
+    #: Predictions in numpy while rows x trees is at most this
+    #: (bench_tree_vectorized: numpy takes 0.6-0.9x the kernel's time from
+    #: 100 rows on; the bound keeps its per-level arrays small).
+    numpy_max_predict: float = 5e6
 
     def __post_init__(self):
         limit = _MAX_SUMMARY_GROUPS
@@ -170,8 +188,31 @@ MAX_LEAF_GROUPS = DISPATCH.ternary_max_groups
 MAX_CLASS_GROUPS = DISPATCH.patterns_max_groups
 
 
+#: Whether small problems may be served in numpy (see :func:`numba_only`).
+_NUMPY = {"enabled": True}
+
+
+@contextmanager
+def numba_only():
+    """Serve every size with the Numba kernels (to compile them ahead of use)."""
+    old = _NUMPY["enabled"]
+    _NUMPY["enabled"] = False
+    try:
+        yield
+    finally:
+        _NUMPY["enabled"] = old
+
+
+def _numpy_work(tree_model, n_rows, n_background, n_groups, n_methods=1):
+    """The work estimate of the numpy attributions for these sizes."""
+    n_leaves = int((tree_model.node_int[:, 0] < 0).sum())
+    per_path = min(tree_model.max_depth, n_groups)
+    return vectorized_work(tree_model.node_int.shape[0], n_leaves, n_rows, n_background,
+                           per_path, n_methods, tree_model.n_outputs)
+
+
 def _choose_kernel(task, n_groups, n_methods=1, all_masks=True, pairwise=False,
-                   thresholds=DISPATCH):
+                   thresholds=DISPATCH, work=None):
     """The kernel for a task: one of ``KERNELS[task]``.
 
     Parameters
@@ -185,10 +226,16 @@ def _choose_kernel(task, n_groups, n_methods=1, all_masks=True, pairwise=False,
     pairwise : bool
         Force the pairwise walk.
     thresholds : DispatchThresholds
+    work : float or None
+        The numpy work estimate of the attributions (:func:`_numpy_work`);
+        None never picks numpy.
     """
     t = thresholds
     if pairwise:
         return "pairwise"
+    if (task == "attributions" and work is not None and _NUMPY["enabled"]
+            and work <= t.numpy_max_work):
+        return "numpy"
     if task == "components":
         if all_masks and n_groups <= t.ternary_max_groups:
             return "ternary"
@@ -313,6 +360,12 @@ def tree_predict(tree_model, X, n_jobs=None):
     for any ``n_jobs``.
     """
     Xm = tree_model.prepare(X)
+    if (_NUMPY["enabled"]
+            and Xm.shape[0] * tree_model.roots.shape[0] <= DISPATCH.numpy_max_predict):
+        out = predict_vectorized(tree_model.roots, tree_model.node_int,
+                                 tree_model.threshold, tree_model.values,
+                                 tree_model.cat_bits, Xm)
+        return out + tree_model.offset[None, :]
     with _numba_threads(n_jobs) as parallel:
         kernel = _tree_predict_parallel if parallel else _tree_predict_serial
         out = kernel(Xm, tree_model.roots, tree_model.node_int,
@@ -497,7 +550,8 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
         Walk the trees once per (explained, background) pair instead of once
         for all rows, with equal violation patterns merged per leaf (same
         result; kept as a reference). Same as ``kernel="pairwise"``.
-    kernel : {"pairwise", "patterns", "ternary", "hashed"} or None, default=None
+    kernel : {"numpy", "pairwise", "patterns", "ternary", "hashed"} or None, \
+            default=None
         Force a kernel (benchmarks and tests); None lets
         :func:`_choose_kernel` pick it.
 
@@ -510,18 +564,29 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
     weights = _check_weights(weights, n_groups)
     names = list(weights)
     n_methods = len(names)
+    Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
     if kernel is None:
+        work = _numpy_work(tree_model, Xm.shape[0], Zm.shape[0], n_groups, n_methods)
         kernel = _choose_kernel("attributions", n_groups, n_methods=n_methods,
-                                pairwise=pairwise)
+                                pairwise=pairwise, work=work)
     _check_kernel("attributions", kernel)
-    if kernel != "hashed" and n_groups > MAX_TREE_GROUPS:
+    local = kernel in ("hashed", "numpy")
+    if not local and n_groups > MAX_TREE_GROUPS:
         _check_groups(np.array([n_groups - 1]))
-    # the hashed kernel reads a leaf's groups only: at most one per split
-    max_size = min(tree_model.max_depth, MAX_PATH_GROUPS) if kernel == "hashed" else None
+    # the leaf-wise sums read a leaf's groups only: at most one per split
+    max_size = min(tree_model.max_depth, MAX_PATH_GROUPS) if local else None
     tables = [leaf_coefficients(weights[m], n_groups, max_size) for m in names]
     coef_a = np.ascontiguousarray(np.stack([t[0] for t in tables]))
     coef_b = np.ascontiguousarray(np.stack([t[1] for t in tables]))
-    Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
+    if kernel == "numpy":
+        try:
+            phi = attributions_vectorized(Xm, Zm, col_group, *tree_model._arrays(),
+                                          coef_a, coef_b, int(n_groups))
+        except ValueError:
+            # a path with more groups than the path slots hold
+            return tree_attributions(tree_model, X, Z, labels, n_groups, weights,
+                                     n_jobs=n_jobs, kernel="hashed")
+        return {m: phi[:, i] for i, m in enumerate(names)}
     with _numba_threads(n_jobs) as parallel:
         if kernel == "pairwise":
             run = _tree_attributions_parallel if parallel else _tree_attributions_serial
