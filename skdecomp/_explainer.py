@@ -254,14 +254,17 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         row (1-D array) gives the anchored decomposition around it. Not used
         when ``baseline`` is set.
 
-    response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds"}, default="auto"
+    response_method : {"auto", "predict", "predict_proba", "decision_function", \
+            "log_odds", "margin"}, default="auto"
         Output of the model to explain. "auto" explains a model on the scale
-        on which it is a sum over trees or terms: ``predict_proba`` for
-        random forests, extra trees and decision trees (a forest's
-        probability is the mean of its trees'); else a classifier's
-        ``decision_function`` when it has one (gradient boosting, linear
-        models, SVMs); else "log_odds", the log-odds of ``predict_proba``
-        (binary: ``log(p1 / p0)``; multiclass: the centred
+        on which it is a sum over trees or terms: "margin", the raw score
+        before the link, for XGBoost, LightGBM and CatBoost models
+        (``output_margin`` / ``raw_score`` / ``RawFormulaVal``);
+        ``predict_proba`` for random forests, extra trees and decision trees
+        (a forest's probability is the mean of its trees'); else a
+        classifier's ``decision_function`` when it has one (gradient
+        boosting, linear models, SVMs); else "log_odds", the log-odds of
+        ``predict_proba`` (binary: ``log(p1 / p0)``; multiclass: the centred
         log-probabilities, with probabilities clipped to the machine
         epsilon); ``predict`` for regressors. A model inside a
         FrozenEstimator or at the end of a Pipeline counts as that model.
@@ -298,11 +301,13 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
     algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
         How the exact methods get the components. "tree" walks the fitted
         trees of a DecisionTree*, RandomForest*, ExtraTrees*,
-        GradientBoosting* or HistGradientBoosting* model (alone or as the last
-        step of a Pipeline of column-wise steps) and computes the components
-        exactly without model calls (see :ref:`tree_path`); boosting
-        classifiers are explained on ``decision_function`` only (their
-        ``predict_proba`` is not a sum over trees). "model_agnostic"
+        GradientBoosting*, HistGradientBoosting*, XGBoost, LightGBM or
+        CatBoost model (alone or as the last step of a Pipeline of
+        column-wise steps) and computes exact attributions for any number
+        of groups without model calls (see :ref:`tree_path`); boosting
+        classifiers are explained on their raw score only
+        (``decision_function`` or "margin": their ``predict_proba`` is not a
+        sum over trees). "model_agnostic"
         evaluates the model on hybrid rows. "auto" takes the tree path when
         it can and falls back otherwise (see ``algorithm_``).
 
