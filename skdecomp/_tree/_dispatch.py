@@ -161,13 +161,20 @@ class DispatchThresholds:
     #: faster with 1 to 4 methods (ratios 0.3-0.9); at K = 7 not always.
     patterns_min_groups: int = 8
     #: Attributions in numpy while :func:`._vectorized.vectorized_work` is at
-    #: most this; the Numba kernels above. bench_tree_vectorized: one unit
-    #: is about 15 ns, so numpy takes at most about 0.3 s here, where a
-    #: first call would compile a kernel for 5-7 s; warm kernels are 1.5-2x
-    #: faster at 5 explained rows and up to 10x at hundreds. The choice
-    #: depends on the sizes alone, never on what is compiled, so a call
-    #: gives the same numbers whatever ran before it.
-    numpy_max_work: float = 2e7
+    #: most this, for at most ``numpy_few_rows`` explained rows; the Numba
+    #: kernels above. bench_tree_vectorized: one unit is about 15 ns, so
+    #: numpy takes at most about 0.75 s here, where a first call would
+    #: compile a kernel for 5-7 s; at a few explained rows warm kernels are
+    #: only 1.5-2x faster (they gain from rows sharing a pattern at a leaf,
+    #: up to 10x at hundreds of rows). The choice depends on the sizes
+    #: alone, never on what is compiled, so a call gives the same numbers
+    #: whatever ran before it.
+    numpy_max_work: float = 5e7
+    #: ... the explained rows of that bound.
+    numpy_few_rows: int = 32
+    #: ... and numpy for any number of rows while the work is at most this
+    #: (about 30 ms).
+    numpy_max_work_any: float = 2e6
     #: Predictions in numpy while rows x trees is at most this
     #: (bench_tree_vectorized: numpy takes 0.6-0.9x the kernel's time from
     #: 100 rows on; the bound keeps its per-level arrays small).
@@ -212,7 +219,7 @@ def _numpy_work(tree_model, n_rows, n_background, n_groups, n_methods=1):
 
 
 def _choose_kernel(task, n_groups, n_methods=1, all_masks=True, pairwise=False,
-                   thresholds=DISPATCH, work=None):
+                   thresholds=DISPATCH, work=None, n_rows=0):
     """The kernel for a task: one of ``KERNELS[task]``.
 
     Parameters
@@ -229,12 +236,15 @@ def _choose_kernel(task, n_groups, n_methods=1, all_masks=True, pairwise=False,
     work : float or None
         The numpy work estimate of the attributions (:func:`_numpy_work`);
         None never picks numpy.
+    n_rows : int
+        Explained rows (attributions).
     """
     t = thresholds
     if pairwise:
         return "pairwise"
     if (task == "attributions" and work is not None and _NUMPY["enabled"]
-            and work <= t.numpy_max_work):
+            and (work <= t.numpy_max_work_any
+                 or (n_rows <= t.numpy_few_rows and work <= t.numpy_max_work))):
         return "numpy"
     if task == "components":
         if all_masks and n_groups <= t.ternary_max_groups:
@@ -568,7 +578,7 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
     if kernel is None:
         work = _numpy_work(tree_model, Xm.shape[0], Zm.shape[0], n_groups, n_methods)
         kernel = _choose_kernel("attributions", n_groups, n_methods=n_methods,
-                                pairwise=pairwise, work=work)
+                                pairwise=pairwise, work=work, n_rows=Xm.shape[0])
     _check_kernel("attributions", kernel)
     local = kernel in ("hashed", "numpy")
     if not local and n_groups > MAX_TREE_GROUPS:

@@ -286,6 +286,20 @@ def _tree_columns(X, Z):
     return out
 
 
+@njit(cache=True, inline="always")
+def _tree_split_goes(node, col, node_int, threshold, cat_bits, goes):
+    # goes[r] = 1 when row r (its value col[r]) goes left at the split node
+    if node_int[node, 4] < 0:
+        thr = threshold[node]
+        nan_left = node_int[node, 3] != 0
+        for r in range(col.shape[0]):
+            v = col[r]
+            goes[r] = (v <= thr) | (nan_left & np.isnan(v))
+    else:
+        for r in range(col.shape[0]):
+            goes[r] = _tree_goes_left(node, col[r], node_int, threshold, cat_bits)
+
+
 @njit(cache=True)
 def _tree_next_leaf(cols, col_group, node_int, threshold, cat_bits,
                     stack_node, stack_level, stack_bit, top, goes, path):
@@ -303,16 +317,7 @@ def _tree_next_leaf(cols, col_group, node_int, threshold, cat_bits,
             path[d, r] = path[d - 1, r] | (bit * goes[d - 1, r])
     while node_int[node, 0] >= 0:
         f = node_int[node, 0]
-        col = cols[f]
-        if node_int[node, 4] < 0:
-            thr = threshold[node]
-            nan_left = node_int[node, 3] != 0
-            for r in range(n_all):
-                v = col[r]
-                goes[d, r] = (v <= thr) | (nan_left & np.isnan(v))
-        else:
-            for r in range(n_all):
-                goes[d, r] = _tree_goes_left(node, col[r], node_int, threshold, cat_bits)
+        _tree_split_goes(node, cols[f], node_int, threshold, cat_bits, goes[d])
         bit = np.int64(1) << col_group[f]
         stack_node[top] = node_int[node, 2]
         stack_level[top] = d + 1
@@ -422,16 +427,7 @@ def _tree_next_leaf_local(cols, col_group, node_int, threshold, cat_bits,
             path[d, r] = path[d - 1, r] | (bit * goes[d - 1, r])
     while node_int[node, 0] >= 0:
         f = node_int[node, 0]
-        col = cols[f]
-        if node_int[node, 4] < 0:
-            thr = threshold[node]
-            nan_left = node_int[node, 3] != 0
-            for r in range(n_all):
-                v = col[r]
-                goes[d, r] = (v <= thr) | (nan_left & np.isnan(v))
-        else:
-            for r in range(n_all):
-                goes[d, r] = _tree_goes_left(node, col[r], node_int, threshold, cat_bits)
+        _tree_split_goes(node, cols[f], node_int, threshold, cat_bits, goes[d])
         g = col_group[f]
         if slot_of[g] < 0:
             if state[0] == MAX_PATH_GROUPS:
