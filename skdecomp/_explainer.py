@@ -698,12 +698,12 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         tree, self.algorithm_ = select_algorithm(
             self.algorithm, self.estimator_, response, bg
         )
-        self.method_ = _resolve_method(self.method, len(groups), tree is not None)
-        if self.method_ != self.method and self.method_ in SAMPLED_METHODS:
-            check_method_params(self.method_, self.method_params)
-            resolve_budget(self.method_, self.n_samples, len(groups))
-        if self.method_ not in SAMPLED_METHODS and self.method_ not in SINGLE_GROUP_METHODS:
-            _check_exact_groups(len(groups), self.method_, tree=tree is not None)
+        method = _resolve_method(self.method, len(groups), tree is not None)
+        if method != self.method and method in SAMPLED_METHODS:
+            check_method_params(method, self.method_params)
+            resolve_budget(method, self.n_samples, len(groups))
+        if method not in SAMPLED_METHODS and method not in SINGLE_GROUP_METHODS:
+            _check_exact_groups(len(groups), method, tree=tree is not None)
         game = CoalitionGame(
             response,
             bg,
@@ -722,6 +722,12 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         base = game.expected_value
         self.expected_value_ = float(base[0]) if self.n_outputs_ == 1 else base.copy()
         return self
+
+    @property
+    def method_(self):
+        """The method of :meth:`transform`: ``method``, or what "auto" stands for."""
+        check_is_fitted(self)
+        return _resolve_method(self.method, self.n_groups_, self.game_.tree is not None)
 
     # -- decomposition --------------------------------------------------------
     def _components(self, X):
@@ -875,7 +881,8 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                 "or use set_output(transform='default')."
             )
         X = self._check_X(X, reset=False)
-        return self._attributions(X, [self.method_])[self.method_]
+        method = self.method_
+        return self._attributions(X, [method])[method]
 
     def score(self, X, y=None):
         """Held-out agreement of the explanation over its groups; higher is better.

@@ -549,7 +549,7 @@ def _budget(explainer, method):
     """Coalitions per row of a sampled coalition method, None otherwise."""
     if get_method(method).kind != "sampled" or method == "integrated_gradients":
         return None
-    return resolve_budget(method, explainer.n_samples, explainer.n_groups_)
+    return resolve_budget(method, explainer.n_samples, explainer.n_groups_, check=False)
 
 
 def explanations_of(explainer, X, attributions):

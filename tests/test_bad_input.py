@@ -219,7 +219,8 @@ CASES = [
                  "must be an integer position or a column name", id="groups-nested"),
     pytest.param(fit_E(groups=LinearRegression()), TypeError,
                  "is a model, not a grouper", id="groups-model"),
-    pytest.param(lambda: Explainer(lambda Z: Z.sum(axis=1)).fit(many_columns()),
+    pytest.param(lambda: Explainer(lambda Z: Z.sum(axis=1), method="shapley")
+                 .fit(many_columns()),
                  ValueError, "Merge columns into fewer groups", id="groups-too-many-exact"),
     pytest.param(fit_E(background=0), IPE, "'background' parameter", id="background-0"),
     pytest.param(fit_E(background=True), TypeError, "is not rows", id="background-bool"),

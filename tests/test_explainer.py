@@ -359,7 +359,9 @@ def test_unknown_column_name(rng):
 def test_too_many_groups(rng):
     X = rng.normal(size=(5, MAX_EXACT_GROUPS + 1))
     with pytest.raises(ValueError, match=f"at most {MAX_EXACT_GROUPS} groups"):
-        Explainer(lambda Z: Z.sum(1)).fit(X)
+        Explainer(lambda Z: Z.sum(1), method="shapley").fit(X)
+    # the default method is then a sampled Shapley estimate
+    assert Explainer(lambda Z: Z.sum(1)).fit(X).method_ == "permutation_shap"
 
 
 def test_bad_background(rng):

@@ -71,7 +71,7 @@ def test_values_equal_transform(explainer, frame):
     rows = X.iloc[:6]
     expected = explainer.transform(rows)
     e = Explanation.from_explainer(explainer, rows)
-    assert e.method == explainer.method
+    assert e.method == explainer.method_
     np.testing.assert_array_equal(e.values, expected)
     np.testing.assert_array_equal(np.asarray(e), expected)
     np.testing.assert_array_equal(

@@ -109,7 +109,7 @@ def test_sampled_closed_form_equals_model_calls(interacting_case):
 def test_default_attributions_come_from_the_explainer_method(interacting_case):
     explainer, X, dec = interacting_case
     default = infidelity(explainer, X)
-    given = infidelity(explainer, X, attributions=dec.attributions(explainer.method))
+    given = infidelity(explainer, X, attributions=dec.attributions(explainer.method_))
     np.testing.assert_allclose(default.scores, given.scores, rtol=1e-12)
 
 

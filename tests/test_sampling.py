@@ -427,7 +427,7 @@ def test_errors(data):
 
     wide = np.random.RandomState(0).normal(size=(10, MAX_EXACT_GROUPS + 1))
     with pytest.raises(ValueError, match="'kernel_shap', 'permutation_shap'"):
-        Explainer(lambda X: X.sum(axis=1)).fit(wide)
+        Explainer(lambda X: X.sum(axis=1), method="shapley").fit(wide)
     ex = Explainer(lambda X: X.sum(axis=1), method="permutation_shap", n_samples=64).fit(wide)
     assert ex.transform(wide[:2]).shape == (2, MAX_EXACT_GROUPS + 1)
     with pytest.raises(ValueError, match="enumerates all"):

@@ -226,12 +226,17 @@ def min_samples(method, n_groups):
     return 1
 
 
-def resolve_budget(method, n_samples, n_groups):
-    """Number of coalitions per row for a coalition method; checks the minimum."""
+def resolve_budget(method, n_samples, n_groups, check=True):
+    """Number of coalitions per row for a coalition method; checks the minimum.
+
+    ``check=False`` skips the check, for stating the budget of a result
+    (groups that are dummies in every row of a call take no budget, so a
+    call may run with fewer groups than the minimum counts).
+    """
     if n_samples is None:
         n_samples = 2 * n_groups + 2048
     low = min_samples(method, n_groups)
-    if n_samples < low:
+    if check and n_samples < low:
         raise ValueError(
             f"n_samples={n_samples} is too small for method={method!r} with "
             f"{n_groups} groups; it needs at least n_samples={low}."
