@@ -56,9 +56,13 @@ else:
     model = LGBMRegressor(n_estimators=30, verbose=-1)
 model.fit(X, y)
 event.register("numba:compile", Record())
-explainer = skdecomp.Explainer(model, random_state=0).fit(X)
-explainer.transform(X[:5])
-assert explainer.algorithm_ == "tree", explainer.algorithm_
+if len(sys.argv) > 2:  # the grouper: the tree path's sums compile nothing
+    grouper = skdecomp.AdaptiveGrouper(model, random_state=0).fit(X)
+    compiled = [name for name in compiled if name.startswith("_tree")]
+else:
+    explainer = skdecomp.Explainer(model, random_state=0).fit(X)
+    explainer.transform(X[:5])
+    assert explainer.algorithm_ == "tree", explainer.algorithm_
 print(json.dumps(compiled))
 """
 
@@ -71,6 +75,14 @@ def test_default_first_call_compiles_nothing(case, tmp_path):
         pytest.importorskip(case)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", PROBE, case], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_grouper_first_call_compiles_no_tree_kernel(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", PROBE, "hgb", "grouper"], env=env,
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []

@@ -14,11 +14,13 @@ from sklearn.ensemble import (
 )
 
 from skdecomp._decomposition import size_weights
-from skdecomp._tree import extract_tree_model, tree_attributions
+from skdecomp._tree import extract_tree_model, numba_only, tree_attributions
+from skdecomp._tree._dispatch import anchored_sums_tree
 from skdecomp._tree._dispatch import leaf_coefficients
 from skdecomp._tree._vectorized import (
     MAX_PATH_GROUPS,
     _sum_by_key,
+    anchored_sums_vectorized,
     attributions_vectorized,
     predict_vectorized,
     vectorized_work,
@@ -123,6 +125,30 @@ def test_attributions_equal_the_kernels(fitted, n_groups, kind):
         for i, m in enumerate(METHODS):
             np.testing.assert_allclose(got[:, i], want[m], rtol=1e-10,
                                        atol=1e-10 * scale, err_msg=f"{kernel} {m}")
+
+
+@pytest.mark.parametrize("n_groups", [1, 3, 8])
+def test_anchored_sums_equal_the_kernel(fitted, n_groups):
+    tree_model, X = fitted
+    labels = _labels(n_groups)
+    full = (1 << n_groups) - 1
+    masks = np.unique(np.array([0, 1, full, full & 5, full & 6, full ^ 1], dtype=np.int64))
+    col_group = tree_model.column_groups(labels)
+    A, B = X[:30], X[30:70]
+    with numba_only():
+        want = anchored_sums_tree(tree_model, A, B, labels, masks)
+        want_same = anchored_sums_tree(tree_model, A, A, labels, masks)
+    Am, Bm = tree_model.prepare(A), tree_model.prepare(B)
+    got = anchored_sums_vectorized(Am, Bm, col_group, *tree_model._arrays(), masks)
+    got_same = anchored_sums_vectorized(Am, Am, col_group, *tree_model._arrays(), masks,
+                                        same=True)
+    off = tree_model.offset[None, :, None]
+    for g, w, n in ((got[0], want[0], 40), (got[1], want[1], 30),
+                    (got_same[0], want_same[0], 30), (got_same[1], want_same[1], 30)):
+        np.testing.assert_allclose(g + n * off, w, rtol=1e-12, atol=1e-10)
+    # the dispatch serves these sizes in numpy, with the same numbers
+    np.testing.assert_allclose(anchored_sums_tree(tree_model, A, B, labels, masks)[0],
+                               want[0], rtol=1e-12, atol=1e-10)
 
 
 def test_chunks_do_not_change_the_result(fitted):

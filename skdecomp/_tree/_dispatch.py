@@ -51,7 +51,13 @@ from ._extract import (
     select_algorithm,
 )
 from .._config import MAX_MASK_GROUPS, cache_bytes, kernel_block_cells
-from ._vectorized import attributions_vectorized, predict_vectorized, vectorized_work
+from ._vectorized import (
+    anchored_sums_vectorized,
+    anchored_work,
+    attributions_vectorized,
+    predict_vectorized,
+    vectorized_work,
+)
 from ._kernels import (
     MAX_PATH_GROUPS,
     _ternary_attributions_parallel,
@@ -175,6 +181,9 @@ class DispatchThresholds:
     #: ... and numpy for any number of rows while the work is at most this
     #: (about 30 ms).
     numpy_max_work_any: float = 2e6
+    #: Anchored sums in numpy while :func:`._vectorized.anchored_work` is at
+    #: most this.
+    numpy_max_anchored: float = 5e7
     #: Predictions in numpy while rows x trees is at most this
     #: (bench_tree_vectorized: numpy takes 0.6-0.9x the kernel's time from
     #: 100 rows on; the bound keeps its per-level arrays small).
@@ -686,6 +695,15 @@ def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
     same = X is Z
     Xm = tree_model.prepare(X)
     Zm = Xm if same else tree_model.prepare(Z)
+    n_leaves = int((tree_model.node_int[:, 0] < 0).sum())
+    work = anchored_work(tree_model.node_int.shape[0], n_leaves, Xm.shape[0],
+                         0 if same else Zm.shape[0], masks.shape[0])
+    if _NUMPY["enabled"] and work <= DISPATCH.numpy_max_anchored:
+        rows, cols = anchored_sums_vectorized(Xm, Zm, col_group, *tree_model._arrays(),
+                                              masks, same=same)
+        rows += Zm.shape[0] * tree_model.offset[None, :, None]
+        cols += Xm.shape[0] * tree_model.offset[None, :, None]
+        return rows, cols
     with _numba_threads(n_jobs) as parallel:
         kernel = _tree_anchored_sums_parallel if parallel else _tree_anchored_sums_serial
         n_chunks = _n_chunks(tree_model)

@@ -45,6 +45,7 @@ __all__ = [
     "MAX_PATH_GROUPS",
     "predict_vectorized",
     "attributions_vectorized",
+    "anchored_sums_vectorized",
     "vectorized_work",
 ]
 
@@ -656,3 +657,83 @@ def vectorized_work(n_nodes, n_leaves, n_rows, n_background, max_path_groups,
     pairs = (float(n_leaves) * n_rows * n_background * max(1, int(max_path_groups))
              * (1 + n_methods * n_outputs) / _PAIR_SHARE)
     return walk + pairs
+
+
+# -- anchored sums ------------------------------------------------------------------
+def anchored_sums_vectorized(Xm, Zm, col_group, roots, node_int, threshold, values,
+                             cat_bits, masks, same=False):
+    """Row and column sums of the output at every hybrid, with numpy.
+
+    The same numbers as ``_tree_anchored_sums_serial`` of :mod:`._kernels`:
+    the hybrid of x and z reaches a leaf iff ``V(x) & S == 0`` and
+    ``V(z) <= S``, so a leaf adds ``value * #{z: V(z) <= S}`` to every such x
+    and ``value * #{x: V(x) & S == 0}`` to every such z. Masks are over at
+    most 62 groups; on each leaf they are read in its path slots.
+
+    Parameters
+    ----------
+    Xm, Zm : ndarray of shape (n_rows, n_columns) and (n_background, n_columns)
+        Prepared rows; with ``same``, Zm is Xm and its rows are walked once.
+    col_group : ndarray of shape (n_columns,)
+    roots, node_int, threshold, values, cat_bits : ndarray
+        Flat trees of a :class:`~._extract.TreeModel`.
+    masks : ndarray of shape (n_masks,), int64
+        Coalitions S as bitmasks over groups.
+    same : bool, default=False
+
+    Returns
+    -------
+    row_sums : ndarray of shape (n_masks, n_outputs, n_rows)
+        Sum over background rows (no offset).
+    col_sums : ndarray of shape (n_masks, n_outputs, n_background)
+        Sum over explained rows (no offset).
+    """
+    Xm = np.asarray(Xm, dtype=np.float64)
+    masks = np.asarray(masks, dtype=np.int64)
+    n_rows = Xm.shape[0]
+    n_bg = n_rows if same else Zm.shape[0]
+    x_off = 0 if same else n_bg
+    n_out = values.shape[1]
+    n_masks = masks.shape[0]
+    rows = np.zeros((n_masks, n_out, n_rows))
+    cols_out = np.zeros((n_masks, n_out, n_bg))
+    if n_masks == 0 or n_rows == 0 or n_bg == 0:
+        return rows, cols_out
+    table = Xm if same else np.concatenate([np.asarray(Zm, dtype=np.float64), Xm])
+    cols = np.ascontiguousarray(table.T)
+    levels, n_slots = _tree_levels(roots, node_int, np.asarray(col_group, dtype=np.int64))
+    dtype = _mask_dtype(n_slots)
+    n_all = cols.shape[1]
+    for t0, t1 in _tree_chunks(roots, node_int.shape[0], n_all):
+        leaf, V, groups = _leaf_patterns(levels, t0, t1, cols, node_int, threshold,
+                                         cat_bits, dtype)
+        vals = values[leaf]
+        Vx, Vz = V[:, x_off:], V[:, :n_bg]
+        # masks per chunk so that the (masks, leaves, rows) tests fit a block
+        step = max(1, kernel_block_cells() // max(1, 4 * V.size))
+        for i0 in range(0, n_masks, step):
+            S = masks[i0:i0 + step]
+            # each mask in every leaf's path slots
+            inside = (S[:, None, None] >> np.maximum(groups, 0)[None]) & 1
+            inside &= (groups >= 0)[None]
+            bits = np.left_shift(np.ones(groups.shape[1], dtype=dtype),
+                                 np.arange(groups.shape[1], dtype=dtype))
+            S_local = (inside.astype(dtype) * bits).sum(axis=2, dtype=dtype)
+            ok_x = (Vx[None] & S_local[:, :, None]) == 0
+            ok_z = (Vz[None] & ~S_local[:, :, None]) == 0
+            n_x = ok_x.sum(axis=2)
+            n_z = ok_z.sum(axis=2)
+            # (masks, leaves, outputs) weights, summed over the leaves per row
+            rows[i0:i0 + step] += np.einsum("mlo,mlr->mor", n_z[:, :, None] * vals[None],
+                                            ok_x)
+            cols_out[i0:i0 + step] += np.einsum("mlo,mlq->moq",
+                                                n_x[:, :, None] * vals[None], ok_z)
+    return rows, cols_out
+
+
+def anchored_work(n_nodes, n_leaves, n_rows, n_background, n_masks):
+    """Cost estimate of :func:`anchored_sums_vectorized` (same units as
+    :func:`vectorized_work`): the walk of all rows down the trees and, per
+    mask, two tests and sums over every leaf and row."""
+    n_all = n_rows + n_background
+    return float(n_nodes) * n_all + 0.25 * float(n_leaves) * n_all * max(1, n_masks)
