@@ -634,7 +634,11 @@ def auto_response(estimator):
         When the model has none of the methods.
     """
     final = _final_model(estimator)
-    rows = _AUTO_SCALES if _is_classifier(estimator) else (_BOOSTER_SCALE, _AUTO_SCALES[-1])
+    classifier = _is_classifier(estimator)
+    if not classifier and _lightgbm_forest(final):
+        return "predict", ("a random forest's prediction is the mean of its trees "
+                           "(its raw score is their sum; exact on the tree path)")
+    rows = _AUTO_SCALES if classifier else (_BOOSTER_SCALE, _AUTO_SCALES[-1])
     for families, method, reason in rows:
         if families is BOOSTER_LIBRARIES:
             if booster_library(final) is None:
@@ -648,6 +652,16 @@ def auto_response(estimator):
         f"{type(estimator).__name__} has none of the methods {candidates}; pass "
         "a fitted model with one of them."
     )
+
+
+def _lightgbm_forest(model):
+    """Whether a LightGBM model is a random forest (``boosting_type="rf"``)."""
+    if booster_library(model) != "lightgbm":
+        return False
+    if hasattr(model, "get_params"):
+        return model.get_params().get("boosting_type") == "rf"
+    params = getattr(model, "params", None) or {}
+    return params.get("boosting", params.get("boosting_type")) in ("rf", "random_forest")
 
 
 def describe_response(response_method, output_names, estimator=None):

@@ -272,6 +272,13 @@ def test_lightgbm_random_forest_mode():
     # LightGBM's raw score of a forest is the sum of its trees, predict the mean
     _check_trees(model, X)
     _check_trees(model, X, method="predict")
+    # "auto" explains the forest's prediction (the mean), on the tree path
+    explainer = Explainer(model, background=20, random_state=0).fit(X)
+    assert explainer.response_method_ == "predict" and explainer.algorithm_ == "tree"
+    phi = explainer.transform(X[:4])
+    np.testing.assert_allclose(
+        phi.sum(axis=1), model.predict(X[:4]) - model.predict(explainer.background_).mean(),
+        atol=1e-10)
 
 
 def test_xgboost_missing_value_parameter():
