@@ -401,8 +401,12 @@ tm = extract_tree_model(model)
 rows, cols = anchored_sums_tree(tm, X[:5], X[5:12], np.array([1, 2, 3, 0]), np.array([2, 4, 3, 6]))
 S = X[:6]
 r2, c2 = anchored_sums_tree(tm, S, S, np.array([1, 2, 3, 0]), np.array([2, 4, 3, 6]))
+from skdecomp._tree import tree_attributions
+w = {"shapley": np.array([0.0, 1.0, 0.5, 1 / 3])}
+hashed = tree_attributions(tm, X[:4], X[4:10], np.array([0, 1, 2, 0]), 3, w,
+                           kernel="hashed")["shapley"]
 print(repr(np.concatenate([F.ravel(), phi.ravel(), rows.ravel(), cols.ravel(), r2.ravel(),
-                           c2.ravel()]).tolist()))
+                           c2.ravel(), hashed.ravel()]).tolist()))
 """
 
 
