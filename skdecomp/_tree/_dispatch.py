@@ -21,7 +21,11 @@ n_explained + n_background rather than with their product.
 
 Several kernels compute the same numbers; :func:`_choose_kernel` picks one
 from the thresholds in :data:`DISPATCH`, each set by
-``benchmarks/bench_tree_dispatch.py``.
+``benchmarks/bench_tree_dispatch.py``. Small problems (few explained rows,
+or little work) are served by the numpy functions of :mod:`._vectorized`,
+which need no compilation, so that the first call of a process does not
+wait for Numba (``benchmarks/bench_tree_vectorized.py``); the choice depends
+on the sizes alone.
 
 Every function here gives bit-identical results for any ``n_jobs``: the
 serial and parallel twin of a kernel add the same numbers in the same order.
