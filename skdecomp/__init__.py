@@ -4,7 +4,7 @@
 
 from ._decomposition import Decomposition
 from ._explainer import MAX_EXACT_GROUPS, Explainer
-from ._explanation import Explanation, Explanations
+from ._explanation import Explanation, Explanations, InteractionExplanation
 from ._game import CoalitionGame
 from ._grouping import (
     AdaptiveGrouper,
@@ -30,6 +30,7 @@ __all__ = [
     "Explainer",
     "Explanation",
     "Explanations",
+    "InteractionExplanation",
     "FixedGrouper",
     "IShapGrouper",
     "PairwiseGrouper",

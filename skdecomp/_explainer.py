@@ -766,6 +766,53 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         F, prediction = self._components(X)
         return Decomposition(F, list(self.group_names_), self.output_names_, prediction)
 
+    def interactions(self, X, index="k-SII", max_order=2):
+        """Interaction index values between the groups, at the rows of X.
+
+        Every index is a weighted sum of the Moebius components of the
+        grouped decomposition (see :ref:`interaction_indices`), computed from
+        one decomposition per row.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Rows to explain.
+        index : {"k-SII", "SII", "STII", "FSII", "BII", "FBII", "Moebius", \
+                "SV", "BV"}, default="k-SII"
+            The index, named as shapiq names it.
+        max_order : int, default=2
+            Largest number of groups in a term (1 for "SV" and "BV").
+
+        Returns
+        -------
+        interactions : InteractionExplanation
+            One value per row and term (the empty term first, then by size
+            and lexicographically), with the base values and term names.
+        """
+        from ._explanation import InteractionExplanation
+        from ._methods._indices import get_index, index_terms, index_values
+
+        check_is_fitted(self)
+        spec = get_index(index)
+        if (not isinstance(max_order, Integral) or isinstance(max_order, bool)
+                or max_order < 1):
+            raise ValueError(f"max_order must be a positive int, got {max_order!r}.")
+        order = spec.order or min(int(max_order), self.n_groups_)
+        _check_exact_groups(self.n_groups_, "interactions")
+        X = self._check_X(X, reset=False)
+        F, _ = self._components(X)
+        values = np.moveaxis(index_values(F, index, order), 1, -1)
+        base = np.asarray(self.expected_value_, dtype=np.float64)
+        if self.n_outputs_ == 1:
+            values = values[..., 0]
+            base = np.full(X.shape[0], float(base))
+        else:
+            base = np.broadcast_to(base, (X.shape[0], self.n_outputs_)).copy()
+        return InteractionExplanation(
+            values, index_terms(self.n_groups_, order), base,
+            [str(g) for g in self.group_names_], index, order, self.output_names_,
+        )
+
     def explain(self, X, methods=None):
         """Compute the attributions of several methods from one set of model calls.
 

@@ -596,3 +596,149 @@ def explanations_of(explainer, X, attributions):
         )
         result[m]._output_each = each
     return result
+
+
+class InteractionExplanation:
+    """Interaction index values of explained rows over terms of groups.
+
+    Returned by :meth:`~skdecomp.Explainer.interactions`. A term is a tuple
+    of group positions; the terms are the empty one first, then by size and
+    lexicographically, up to ``max_order`` groups.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_rows, n_terms) or (n_rows, n_terms, n_outputs)
+        Index value of every row and term.
+    terms : list of tuple of int
+        Group positions of each term.
+    base_values : ndarray of shape (n_rows,) or (n_rows, n_outputs)
+        Mean model output over the background.
+    feature_names : list of str
+        Name of each group.
+    index : str
+        Name of the index, such as ``"k-SII"``.
+    max_order : int
+        Largest number of groups in a term.
+    output_names : list of str, default=None
+        Names of the explained outputs.
+
+    Attributes
+    ----------
+    values, terms, base_values, feature_names, index, max_order, output_names
+        As given.
+    term_names : list of str
+        ``"age x income"`` for the term of the groups age and income; the
+        empty term is ``"()"``.
+    """
+
+    def __init__(self, values, terms, base_values, feature_names, index, max_order,
+                 output_names=None):
+        values = np.asarray(values, dtype=np.float64)
+        terms = [tuple(int(g) for g in t) for t in terms]
+        if values.ndim not in (2, 3) or values.shape[1] != len(terms):
+            raise ValueError(
+                f"values have shape {values.shape}; expected (n_rows, {len(terms)}) "
+                f"or (n_rows, {len(terms)}, n_outputs), one column per term."
+            )
+        self.values = values
+        self.terms = terms
+        self.base_values = np.asarray(base_values, dtype=np.float64)
+        self.feature_names = [str(f) for f in feature_names]
+        self.index = index
+        self.max_order = int(max_order)
+        self.output_names = None if output_names is None else [str(o) for o in output_names]
+        self.term_names = [
+            " x ".join(self.feature_names[g] for g in t) if t else "()" for t in terms
+        ]
+
+    @property
+    def shape(self):
+        return self.values.shape
+
+    def __len__(self):
+        return self.values.shape[0]
+
+    def __repr__(self):
+        return (f"InteractionExplanation(index={self.index!r}, max_order={self.max_order}, "
+                f"shape={self.values.shape})")
+
+    def __getitem__(self, rows):
+        """The explanation of a selection of rows (an int, slice or index array)."""
+        if isinstance(rows, tuple):
+            raise TypeError("InteractionExplanation selects rows only: use [rows].")
+        if isinstance(rows, (int, np.integer)):
+            rows = [int(rows)]
+        return InteractionExplanation(
+            self.values[rows], self.terms, self.base_values[rows], self.feature_names,
+            self.index, self.max_order, self.output_names,
+        )
+
+    def to_frame(self):
+        """Return the values as a DataFrame of rows by terms, for one output.
+
+        Returns
+        -------
+        frame : DataFrame
+            One column per term (named like ``"age x income"``), the empty
+            term left out.
+        """
+        if self.values.ndim == 3:
+            raise ValueError(
+                f"{self.values.shape[2]} outputs do not fit one table; explain one "
+                "output (target=...) first."
+            )
+        return pd.DataFrame(self.values[:, 1:], columns=self.term_names[1:])
+
+    def matrix(self, order=2):
+        """Return the values of the pairs as symmetric matrices.
+
+        Parameters
+        ----------
+        order : int, default=2
+            Only 2: the terms of two groups.
+
+        Returns
+        -------
+        matrix : ndarray of shape (n_rows, K, K) or (n_rows, K, K, n_outputs)
+            Entry (i, j) is the value of the pair of groups i and j; the
+            diagonal holds the values of the single groups.
+        """
+        if order != 2 or self.max_order < 2:
+            raise ValueError(
+                f"matrix needs order=2 and terms of two groups (max_order={self.max_order})."
+            )
+        K = len(self.feature_names)
+        out = np.zeros((self.values.shape[0], K, K) + self.values.shape[2:])
+        for j, t in enumerate(self.terms):
+            if len(t) == 1:
+                out[:, t[0], t[0]] = self.values[:, j]
+            elif len(t) == 2:
+                out[:, t[0], t[1]] = self.values[:, j]
+                out[:, t[1], t[0]] = self.values[:, j]
+        return out
+
+    def to_shapiq(self, i):
+        """Return row i as a ``shapiq.InteractionValues`` (needs shapiq).
+
+        Parameters
+        ----------
+        i : int
+            Position of the row.
+
+        Returns
+        -------
+        values : shapiq.InteractionValues
+            The values of the row, exact (``estimated=False``), with its base
+            value.
+        """
+        import shapiq
+
+        if self.values.ndim == 3:
+            raise ValueError("to_shapiq takes one output; explain one output (target=...).")
+        lookup = {t: j for j, t in enumerate(self.terms)}
+        return shapiq.InteractionValues(
+            values=self.values[i].copy(), index=self.index, max_order=self.max_order,
+            n_players=len(self.feature_names), min_order=0,
+            interaction_lookup=lookup, estimated=False,
+            baseline_value=float(np.ravel(self.base_values[i])[0]),
+        )
