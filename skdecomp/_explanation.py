@@ -689,6 +689,37 @@ class InteractionExplanation:
             )
         return pd.DataFrame(self.values[:, 1:], columns=self.term_names[1:])
 
+    def summary(self, top=None):
+        """Return the global summary of the terms, strongest first.
+
+        Parameters
+        ----------
+        top : int or None, default=None
+            Keep the ``top`` strongest terms; None keeps all.
+
+        Returns
+        -------
+        summary : DataFrame
+            One row per non-empty term, indexed by its name, with its
+            ``order`` (number of groups), ``mean_abs`` (mean absolute value
+            over the rows) and ``mean`` (signed mean), sorted by ``mean_abs``
+            (ties keep the term order); for several outputs the means are
+            over rows and outputs.
+        """
+        if top is not None and (not isinstance(top, (int, np.integer))
+                                or isinstance(top, bool) or top < 1):
+            raise ValueError(f"top must be a positive int or None, got {top!r}.")
+        v = self.values[:, 1:]
+        if v.ndim == 3:
+            v = np.moveaxis(v, 2, 1).reshape(-1, v.shape[1])
+        frame = pd.DataFrame({
+            "order": [len(t) for t in self.terms[1:]],
+            "mean_abs": np.abs(v).mean(axis=0),
+            "mean": v.mean(axis=0),
+        }, index=pd.Index(self.term_names[1:], name="term"))
+        frame = frame.sort_values("mean_abs", ascending=False, kind="stable")
+        return frame if top is None else frame.iloc[:top]
+
     def matrix(self, order=2):
         """Return the values of the pairs as symmetric matrices.
 

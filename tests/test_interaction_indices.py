@@ -131,3 +131,43 @@ def test_errors():
 def _multilinear_3(Z):
     Z = np.asarray(Z)
     return Z[:, 0] * Z[:, 1] + Z[:, 2]
+
+
+def test_summary_ranks_the_terms():
+    X = np.random.default_rng(5).normal(size=(40, 4))
+    explainer = Explainer(_multilinear, background=np.zeros((1, 4))).fit(X)
+    r = explainer.interactions(X[:20], index="Moebius", max_order=3)
+    table = r.summary()
+    assert len(table) == len(r.terms) - 1
+    # independent: the mean absolute components in closed form
+    a = np.abs(2 * X[:20, 0]).mean()
+    b = np.abs(1.5 * X[:20, 1] * X[:20, 2]).mean()
+    c = np.abs(X[:20, 0] * X[:20, 1] * X[:20, 3]).mean()
+    top = table.iloc[:3]
+    assert set(top.index) == {"x0", "x1 x x2", "x0 x x1 x x3"}
+    np.testing.assert_allclose(sorted(top["mean_abs"]), sorted([a, b, c]), rtol=1e-12)
+    assert (table["mean_abs"].iloc[3:] < 1e-12).all()
+    assert list(table["order"].loc[["x0", "x1 x x2", "x0 x x1 x x3"]]) == [1, 2, 3]
+    assert len(r.summary(top=2)) == 2
+    with pytest.raises(ValueError, match="top"):
+        r.summary(top=0)
+
+
+def test_interaction_display_draws_the_pairs():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skdecomp.plot import InteractionDisplay
+
+    X = np.random.default_rng(6).normal(size=(30, 4))
+    explainer = Explainer(_multilinear, background=np.zeros((1, 4))).fit(X)
+    r = explainer.interactions(X[:10], index="k-SII")
+    disp = InteractionDisplay.from_result(r, grouping=[[1, 2], [0, 3]])
+    (image,) = disp.images_.values()
+    drawn = np.asarray(image.get_array())
+    want = np.abs(r.matrix()).mean(axis=0)
+    np.fill_diagonal(want, 0.0)
+    order = disp.order_
+    np.testing.assert_allclose(np.nan_to_num(drawn), want[np.ix_(order, order)], atol=1e-12)
+    matplotlib.pyplot.close("all")

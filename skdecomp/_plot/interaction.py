@@ -225,7 +225,10 @@ class InteractionDisplay:
             name -> matrix, the Bunch of :func:`skdecomp.inspection.h_statistic`
             (its ``pairwise`` matrix and ``group_names``), or per-row
             strengths of shape (n_samples, n_units, n_units) from
-            :func:`skdecomp.interactions.arch_detect` (averaged over rows).
+            :func:`skdecomp.interactions.arch_detect` (averaged over rows),
+            or an :class:`~skdecomp.InteractionExplanation` of order 2 or
+            more (the mean absolute value of each pair over its rows, one
+            output).
         names : list of str or None, default=None
             Unit names.
         grouping : list of lists, dict, fitted grouper or None, default=None
@@ -246,6 +249,18 @@ class InteractionDisplay:
             The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
+        if hasattr(result, "matrix") and hasattr(result, "term_names"):
+            pairs = np.abs(result.matrix(order=2))
+            if pairs.ndim == 4:
+                raise ValueError(
+                    "The InteractionExplanation has several outputs; explain one "
+                    "output (target=...) to plot it."
+                )
+            pairs = pairs.mean(axis=0)
+            np.fill_diagonal(pairs, 0.0)
+            if names is None:
+                names = list(result.feature_names)
+            result = {f"|{result.index}|": pairs}
         if is_bunch_of(result, "pairwise", "potentials"):
             if names is None:
                 names = result.get("group_names")
