@@ -166,6 +166,8 @@ def index_values(components, index, max_order):
     for mask in range(1, n_masks):
         sizes[mask] = sizes[mask >> 1] + (mask & 1)
     masks = np.arange(n_masks)
+    # per group, the masks without it, for the superset sums
+    without = [masks[(masks & (1 << j)) == 0] for j in range(K)]
     terms = index_terms(K, k)
     out = np.empty(F.shape[:-1] + (len(terms),))
     pos = 0
@@ -173,10 +175,8 @@ def index_values(components, index, max_order):
         c = np.array([float(spec.weight(s, t, k)) if t >= s else 0.0
                       for t in range(K + 1)])
         A = F * c[sizes]
-        for j in range(K):
-            bit = 1 << j
-            lo = masks[(masks & bit) == 0]
-            A[..., lo] += A[..., lo | bit]
+        for j, lo in enumerate(without):
+            A[..., lo] += A[..., lo | (1 << j)]
         of_size = [sum(1 << g for g in S) for S in terms[pos:] if len(S) == s]
         out[..., pos:pos + len(of_size)] = A[..., of_size]
         pos += len(of_size)

@@ -225,7 +225,7 @@ def numba_only():
 
 def _numpy_work(tree_model, n_rows, n_background, n_groups, n_methods=1):
     """The work estimate of the numpy attributions for these sizes."""
-    n_leaves = int((tree_model.node_int[:, 0] < 0).sum())
+    n_leaves = tree_model.n_leaves
     per_path = min(tree_model.max_depth, n_groups)
     return vectorized_work(tree_model.node_int.shape[0], n_leaves, n_rows, n_background,
                            per_path, n_methods, tree_model.n_outputs)
@@ -547,6 +547,14 @@ def _check_weights(weights, n_groups):
     return out
 
 
+def _too_many_path_groups(tree_model):
+    return ValueError(
+        f"A root-to-leaf path of {tree_model.description} splits on more than "
+        f"{MAX_PATH_GROUPS} groups, more than the tree path handles; merge columns "
+        "into fewer groups or limit the depth of the trees (max_depth)."
+    )
+
+
 def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
                       pairwise=False, kernel=None):
     """Exact attributions from the trees, without the 2**K components.
@@ -606,9 +614,9 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
             phi = attributions_vectorized(Xm, Zm, col_group, *tree_model._arrays(),
                                           coef_a, coef_b, int(n_groups))
         except ValueError:
-            # a path with more groups than the path slots hold
-            return tree_attributions(tree_model, X, Z, labels, n_groups, weights,
-                                     n_jobs=n_jobs, kernel="hashed")
+            # a path with more groups than the path slots hold (the same
+            # bound as the hashed kernel's)
+            raise _too_many_path_groups(tree_model) from None
         return {m: phi[:, i] for i, m in enumerate(names)}
     with _numba_threads(n_jobs) as parallel:
         if kernel == "pairwise":
@@ -653,12 +661,7 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
                                coef_a, coef_b, int(n_groups), tree_model.max_depth,
                                n_chunks, n_slots)
                 if not ok:
-                    raise ValueError(
-                        f"A root-to-leaf path of {tree_model.description} splits "
-                        f"on more than {MAX_PATH_GROUPS} groups, more than the "
-                        "tree path handles; merge columns into fewer groups or "
-                        "limit the depth of the trees (max_depth)."
-                    )
+                    raise _too_many_path_groups(tree_model)
                 parts.append(part)
             phi = np.concatenate(parts)
     return {m: phi[:, i] for i, m in enumerate(names)}
@@ -699,8 +702,7 @@ def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
     same = X is Z
     Xm = tree_model.prepare(X)
     Zm = Xm if same else tree_model.prepare(Z)
-    n_leaves = int((tree_model.node_int[:, 0] < 0).sum())
-    work = anchored_work(tree_model.node_int.shape[0], n_leaves, Xm.shape[0],
+    work = anchored_work(tree_model.node_int.shape[0], tree_model.n_leaves, Xm.shape[0],
                          0 if same else Zm.shape[0], masks.shape[0])
     if _NUMPY["enabled"] and work <= DISPATCH.numpy_max_anchored:
         rows, cols = anchored_sums_vectorized(Xm, Zm, col_group, *tree_model._arrays(),

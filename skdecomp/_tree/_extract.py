@@ -147,6 +147,11 @@ class TreeModel:
     def n_outputs(self):
         return self.values.shape[1]
 
+    @property
+    def n_leaves(self):
+        """Leaves over all trees."""
+        return int(np.count_nonzero(self.node_int[:, 0] < 0))
+
     def prepare(self, X):
         """Columns seen by the trees for raw model input X, as float64."""
         if isinstance(X, Table):

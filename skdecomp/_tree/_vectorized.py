@@ -709,15 +709,16 @@ def anchored_sums_vectorized(Xm, Zm, col_group, roots, node_int, threshold, valu
                                          cat_bits, dtype)
         vals = values[leaf]
         Vx, Vz = V[:, x_off:], V[:, :n_bg]
+        shift = np.maximum(groups, 0)[None]
+        used = (groups >= 0)[None]
+        bits = np.left_shift(np.ones(groups.shape[1], dtype=dtype),
+                             np.arange(groups.shape[1], dtype=dtype))
         # masks per chunk so that the (masks, leaves, rows) tests fit a block
         step = max(1, kernel_block_cells() // max(1, 4 * V.size))
         for i0 in range(0, n_masks, step):
             S = masks[i0:i0 + step]
             # each mask in every leaf's path slots
-            inside = (S[:, None, None] >> np.maximum(groups, 0)[None]) & 1
-            inside &= (groups >= 0)[None]
-            bits = np.left_shift(np.ones(groups.shape[1], dtype=dtype),
-                                 np.arange(groups.shape[1], dtype=dtype))
+            inside = ((S[:, None, None] >> shift) & 1) & used
             S_local = (inside.astype(dtype) * bits).sum(axis=2, dtype=dtype)
             ok_x = (Vx[None] & S_local[:, :, None]) == 0
             ok_z = (Vz[None] & ~S_local[:, :, None]) == 0
