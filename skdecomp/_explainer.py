@@ -30,7 +30,13 @@ from ._decomposition import Decomposition
 from ._decomposition._kernels import moebius_transform
 from ._explanation import explanations_of
 from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
-from ._tree import explainer_attributions, select_algorithm, tree_components
+from ._tree import (
+    MAX_LEAF_ORDER,
+    explainer_attributions,
+    select_algorithm,
+    tree_components,
+    tree_interactions,
+)
 from ._image import explainer_image_setup, image_model
 from ._methods import (
     EXACT_METHODS,
@@ -798,18 +804,30 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                 or max_order < 1):
             raise ValueError(f"max_order must be a positive int, got {max_order!r}.")
         order = spec.order or min(int(max_order), self.n_groups_)
-        _check_exact_groups(self.n_groups_, "interactions")
+        tree = self.game_.tree
+        if tree is None or order > MAX_LEAF_ORDER:
+            _check_exact_groups(self.n_groups_, "interactions")
         X = self._check_X(X, reset=False)
-        F, _ = self._components(X)
-        values = np.moveaxis(index_values(F, index, order), 1, -1)
         base = np.asarray(self.expected_value_, dtype=np.float64)
+        if tree is not None and order <= MAX_LEAF_ORDER:
+            # per-leaf work, for any number of groups
+            values, terms = tree_interactions(
+                tree, X, self.background_, self.labels_, self.n_groups_,
+                spec.weight, order, n_jobs=self.n_jobs,
+            )
+            if spec.efficient:
+                values[:, 0, :] = base
+        else:
+            F, _ = self._components(X)
+            values = np.moveaxis(index_values(F, index, order), 1, -1)
+            terms = index_terms(self.n_groups_, order)
         if self.n_outputs_ == 1:
             values = values[..., 0]
             base = np.full(X.shape[0], float(base))
         else:
             base = np.broadcast_to(base, (X.shape[0], self.n_outputs_)).copy()
         return InteractionExplanation(
-            values, index_terms(self.n_groups_, order), base,
+            values, terms, base,
             [str(g) for g in self.group_names_], index, order, self.output_names_,
         )
 

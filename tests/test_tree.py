@@ -405,8 +405,13 @@ from skdecomp._tree import tree_attributions
 w = {"shapley": np.array([0.0, 1.0, 0.5, 1 / 3])}
 hashed = tree_attributions(tm, X[:4], X[4:10], np.array([0, 1, 2, 0]), 3, w,
                            kernel="hashed")["shapley"]
+from skdecomp._tree import tree_interactions
+from skdecomp._methods._indices import get_index
+inter = [tree_interactions(tm, X[:4], X[4:10], np.array([0, 1, 2, 0]), 3,
+                           get_index("k-SII").weight, 3, dense=dense)[0].ravel()
+         for dense in (True, False)]
 print(repr(np.concatenate([F.ravel(), phi.ravel(), rows.ravel(), cols.ravel(), r2.ravel(),
-                           c2.ravel(), hashed.ravel()]).tolist()))
+                           c2.ravel(), hashed.ravel(), *inter]).tolist()))
 """
 
 

@@ -20,6 +20,7 @@ from ._dispatch import (
     tree_components,
     tree_predict,
 )
+from ._indices import MAX_LEAF_ORDER, tree_interactions
 from ._extract import (
     TreeModel,
     TreeUnsupportedError,
@@ -39,4 +40,6 @@ __all__ = [
     "explainer_attributions",
     "MAX_TREE_GROUPS",
     "numba_only",
+    "tree_interactions",
+    "MAX_LEAF_ORDER",
 ]
