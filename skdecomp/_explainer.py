@@ -777,7 +777,9 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
 
         Every index is a weighted sum of the Moebius components of the
         grouped decomposition (see :ref:`interaction_indices`), computed from
-        one decomposition per row.
+        one decomposition per row through model calls (at most
+        ``MAX_EXACT_GROUPS`` groups), or on the tree path for orders 1 to 3
+        from per-leaf work, for any number of groups.
 
         Parameters
         ----------
@@ -793,7 +795,10 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         -------
         interactions : InteractionExplanation
             One value per row and term (the empty term first, then by size
-            and lexicographically), with the base values and term names.
+            and lexicographically), with the base values and term names. On
+            the tree path with more than 16,384 terms of at most
+            ``max_order`` groups, the terms of several groups are those whose
+            groups share a root-to-leaf path; the others are exactly 0.
         """
         from ._explanation import InteractionExplanation
         from ._methods._indices import get_index, index_terms, index_values

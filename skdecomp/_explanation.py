@@ -603,7 +603,9 @@ class InteractionExplanation:
 
     Returned by :meth:`~skdecomp.Explainer.interactions`. A term is a tuple
     of group positions; the terms are the empty one first, then by size and
-    lexicographically, up to ``max_order`` groups.
+    lexicographically, up to ``max_order`` groups. Terms not listed (on the
+    tree path of wide models, those whose groups share no root-to-leaf path)
+    are exactly 0.
 
     Parameters
     ----------
