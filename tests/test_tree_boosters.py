@@ -16,7 +16,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skdecomp import Explainer
 from skdecomp._model import auto_response, describe_response, resolve_response
-from skdecomp._tree import extract_tree_model
+from skdecomp._tree import extract_tree_model, tree_predict
 
 GROUPS = [[0, 1], [2], [3, 4], [5]]
 TASKS = ["regression", "binary", "multiclass"]
@@ -74,7 +74,7 @@ def _check_trees(model, X, method="margin"):
     response, _ = resolve_response(model, method, None, first)
     tree_model = extract_tree_model(model, response)
     expected = response(X)
-    np.testing.assert_allclose(tree_model.predict(X), expected, rtol=1e-9,
+    np.testing.assert_allclose(tree_predict(tree_model, X), expected, rtol=1e-9,
                                atol=1e-9 * (1 + np.abs(expected).max()))
     return response
 
@@ -155,7 +155,7 @@ def test_xgboost_categorical_splits(max_cat_to_onehot):
     assert (tree_model.node_int[:, 4] >= 0).any()
     # XGBoost codes categories by value, whatever the order of the frame's
     reordered = X.assign(b=X["b"].cat.reorder_categories(list("wvutsrqp")))
-    np.testing.assert_allclose(tree_model.predict(reordered), response(X), atol=1e-12)
+    np.testing.assert_allclose(tree_predict(tree_model, reordered), response(X), atol=1e-12)
     _check_explainer(model, X, groups=[[0], [1], [2, 3]])
 
     # codes in a numeric array: negative or large codes go left, like XGBoost
@@ -184,7 +184,7 @@ def test_lightgbm_categorical_splits(how):
     assert (tree_model.node_int[:, 4] >= 0).any()
     if how == "pandas":
         reordered = X.assign(b=X["b"].cat.reorder_categories(list("wvutsrqp")))
-        np.testing.assert_allclose(tree_model.predict(reordered), response(X), atol=1e-12)
+        np.testing.assert_allclose(tree_predict(tree_model, reordered), response(X), atol=1e-12)
     else:
         # NaN, negative and unseen codes go right; fractions are truncated
         odd = data[:7].copy()

@@ -14,7 +14,7 @@ from sklearn.ensemble import (
 )
 
 from skdecomp._decomposition import size_weights
-from skdecomp._tree import extract_tree_model, numba_only, tree_attributions
+from skdecomp._tree import extract_tree_model, numba_only, tree_attributions, tree_predict
 from skdecomp._tree._dispatch import anchored_sums_tree
 from skdecomp._tree._dispatch import leaf_coefficients
 from skdecomp._tree._vectorized import (
@@ -89,7 +89,7 @@ def _vectorized(tree_model, X, Z, labels, n_groups, methods):
     coef_a, coef_b = _tables(methods, n_groups)
     return attributions_vectorized(
         tree_model.prepare(X), tree_model.prepare(Z), tree_model.column_groups(labels),
-        *tree_model._arrays(), coef_a, coef_b, n_groups, tree_model.max_depth,
+        *tree_model.arrays(), coef_a, coef_b, n_groups, tree_model.max_depth,
     )
 
 
@@ -104,8 +104,8 @@ def test_predict_equals_the_tree_model(fitted):
     if tree_model.kind == "hgb":
         # unknown, negative and missing category codes
         rows[:3, 1] = [9.0, -1.0, np.nan]
-    got = predict_vectorized(*tree_model._arrays(), tree_model.prepare(rows))
-    want = tree_model.predict(rows) - tree_model.offset
+    got = predict_vectorized(*tree_model.arrays(), tree_model.prepare(rows))
+    want = tree_predict(tree_model, rows) - tree_model.offset
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
@@ -139,8 +139,8 @@ def test_anchored_sums_equal_the_kernel(fitted, n_groups):
         want = anchored_sums_tree(tree_model, A, B, labels, masks)
         want_same = anchored_sums_tree(tree_model, A, A, labels, masks)
     Am, Bm = tree_model.prepare(A), tree_model.prepare(B)
-    got = anchored_sums_vectorized(Am, Bm, col_group, *tree_model._arrays(), masks)
-    got_same = anchored_sums_vectorized(Am, Am, col_group, *tree_model._arrays(), masks,
+    got = anchored_sums_vectorized(Am, Bm, col_group, *tree_model.arrays(), masks)
+    got_same = anchored_sums_vectorized(Am, Am, col_group, *tree_model.arrays(), masks,
                                         same=True)
     off = tree_model.offset[None, :, None]
     for g, w, n in ((got[0], want[0], 40), (got[1], want[1], 30),
@@ -165,14 +165,14 @@ def test_chunks_do_not_change_the_result(fitted):
 def test_inputs_are_not_written():
     model, X = _fit("hgb")
     tree_model = extract_tree_model(model)
-    arrays = [a.copy() for a in tree_model._arrays()]
+    arrays = [a.copy() for a in tree_model.arrays()]
     Xm, Zm = tree_model.prepare(X[:5]), tree_model.prepare(X[50:70])
     Xm0, Zm0 = Xm.copy(), Zm.copy()
     coef_a, coef_b = _tables(["shapley"], 3)
     col_group = tree_model.column_groups(_labels(3))
-    attributions_vectorized(Xm, Zm, col_group, *tree_model._arrays(), coef_a, coef_b, 3)
-    predict_vectorized(*tree_model._arrays(), Xm)
-    for a, b in zip(arrays, tree_model._arrays()):
+    attributions_vectorized(Xm, Zm, col_group, *tree_model.arrays(), coef_a, coef_b, 3)
+    predict_vectorized(*tree_model.arrays(), Xm)
+    for a, b in zip(arrays, tree_model.arrays()):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(Xm, Xm0)
     np.testing.assert_array_equal(Zm, Zm0)
@@ -185,7 +185,7 @@ def test_no_background_or_rows():
     col_group = tree_model.column_groups(_labels(3))
     Xm = tree_model.prepare(X[:5])
     for Xe, Z in [(Xm[:0], Xm), (Xm, Xm[:0])]:
-        got = attributions_vectorized(Xe, Z, col_group, *tree_model._arrays(), coef_a,
+        got = attributions_vectorized(Xe, Z, col_group, *tree_model.arrays(), coef_a,
                                       coef_b, 3)
         assert got.shape == (Xe.shape[0], 1, 1, 3) and not got.any()
 
@@ -206,7 +206,7 @@ def test_many_groups_efficiency_and_shap():
     coef_a, coef_b = _tables(["shapley"], n_features, n_table=tree_model.max_depth)
     phi = attributions_vectorized(
         tree_model.prepare(Xe), tree_model.prepare(Z), tree_model.column_groups(labels),
-        *tree_model._arrays(), coef_a, coef_b, n_features,
+        *tree_model.arrays(), coef_a, coef_b, n_features,
     )[:, 0, 0]
     gap = model.predict(Xe) - model.predict(Z).mean()
     np.testing.assert_allclose(phi.sum(axis=1), gap, rtol=0, atol=1e-9)
@@ -228,7 +228,7 @@ def test_grouped_many_groups_efficiency():
     coef_a, coef_b = _tables(["shapley", "banzhaf"], 100, n_table=tree_model.max_depth)
     phi = attributions_vectorized(
         tree_model.prepare(Xe), tree_model.prepare(Z), tree_model.column_groups(labels),
-        *tree_model._arrays(), coef_a, coef_b, 100,
+        *tree_model.arrays(), coef_a, coef_b, 100,
     )
     gap = model.predict(Xe) - model.predict(Z).mean(axis=0)
     np.testing.assert_allclose(phi[:, 0].sum(axis=-1), gap, rtol=0, atol=1e-9)

@@ -24,6 +24,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._config import MAX_MASK_GROUPS, format_bytes, kernel_block_cells, parse_memory
 from .._table import Table, common_dtypes
+from .._tree import anchored_sums_tree
 from ._game import run_blocks
 from ._kernels import anchored_means, interaction_potentials, pair_interaction_strengths
 
@@ -104,8 +105,8 @@ class AnchoredStatistics:
     def _means(self, labels, masks):
         """Row and column means for bitmasks over ``labels`` (one chunk)."""
         if self.tree is not None:
-            r, c = self.tree.anchored_sums(
-                self.table, self.table, labels, masks, n_jobs=self.game.n_jobs
+            r, c = anchored_sums_tree(
+                self.tree, self.table, self.table, labels, masks, n_jobs=self.game.n_jobs
             )
             r = r / self.n_rows - self.anchor_values.mean(axis=0)[None, :, None]
             c = c / self.n_rows - self.anchor_values.T[None, :, :]

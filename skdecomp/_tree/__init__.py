@@ -1,10 +1,12 @@
 """Exact decomposition of tree ensembles from their fitted trees.
 
-``_extract`` flattens a fitted model into a :class:`TreeModel` (``_boosters``
-reads XGBoost, LightGBM and CatBoost models for it); ``_kernels``
-holds the Numba walks over its arrays; ``_dispatch`` evaluates predictions,
-components, attributions and anchored sums, choosing among the kernels from
-one table of benchmarked thresholds. This subpackage imports nothing from the
+``_treemodel`` owns :class:`TreeModel`, the flat node arrays of all trees;
+``_extract`` fills it from a fitted scikit-learn model (``_boosters`` from
+XGBoost, LightGBM and CatBoost models); ``_kernels`` holds the Numba walks
+over its arrays; ``_dispatch`` evaluates predictions, components,
+attributions and anchored sums, choosing among the kernels from one table of
+benchmarked thresholds; ``_indices`` reads interaction indices leaf by leaf
+(its kernels in ``_index_kernels``). This subpackage imports nothing from the
 package above ``_numba``, ``_config``, ``_compat``, ``_boosters``,
 ``_partition``, ``_model`` and ``_table``.
 """
@@ -21,12 +23,9 @@ from ._dispatch import (
     tree_predict,
 )
 from ._indices import MAX_LEAF_ORDER, tree_interactions
-from ._extract import (
-    TreeModel,
-    TreeUnsupportedError,
-    extract_tree_model,
-    select_algorithm,
-)
+from ._extract import extract_tree_model
+from ._select import select_algorithm
+from ._treemodel import TreeModel, TreeUnsupportedError
 
 __all__ = [
     "TreeModel",

@@ -3,7 +3,7 @@
 A reader beside the scikit-learn one of :mod:`._extract`: it reads each
 library's own dump of its trees (XGBoost's JSON model, LightGBM's
 ``dump_model``, CatBoost's JSON export) into the node format of
-:class:`~._extract.TreeModel`, so the walk kernels need no change. None of
+:class:`~._treemodel.TreeModel`, so the walk kernels need no change. None of
 the libraries is imported here; the model passed in brings its own.
 
 How each library routes a row, and how it maps onto ``x <= threshold``:
@@ -43,7 +43,7 @@ from .._boosters import (
     xgboost_trees,
 )
 from .._model import _is_classifier
-from ._extract import TreeUnsupportedError, _Builder
+from ._treemodel import TreeBuilder, TreeUnsupportedError
 
 __all__ = ["booster_outputs"]
 
@@ -130,7 +130,7 @@ def booster_outputs(model, method):
 
     Returns
     -------
-    builder : _Builder
+    builder : TreeBuilder
         The trees.
     offset : ndarray of shape (n_outputs,)
     kind : str
@@ -239,7 +239,7 @@ def _read_xgboost(model, method):
         raise _unsupported(f"{name} is a linear booster (booster='gblinear'), not trees")
     learner = info["learner"]
     n_features = int(learner["learner_model_param"]["num_feature"])
-    b = _Builder()
+    b = TreeBuilder()
     right_sets = {}  # categorical column -> union of the codes its splits send right
     for tree, weight, group in zip(info["trees"], info["weight"], info["group"]):
         if int(tree["tree_param"].get("size_leaf_vector", "1")) > 1:
@@ -339,7 +339,7 @@ def _read_lightgbm(model, method):
     if dump.get("average_output") and method == "predict":
         # boosting="rf" predicts the mean over iterations; its raw score is the sum
         scale = n_k / len(trees)
-    b = _Builder()
+    b = TreeBuilder()
     categorical = set()
     for t, info in enumerate(trees):
         node_int, threshold, leaf_values, bits, depth = _lgb_tree(
@@ -463,7 +463,7 @@ def _read_catboost(model, method):
     scale, bias = dump.get("scale_and_bias", [1.0, [0.0]])
     bias = np.atleast_1d(np.asarray(bias, dtype=np.float64))
     n_out = bias.shape[0]
-    b = _Builder()
+    b = TreeBuilder()
     for tree in dump["oblivious_trees"]:
         splits = tree["splits"]
         if any(s.get("split_type") != "FloatFeature" for s in splits):

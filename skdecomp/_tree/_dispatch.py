@@ -48,12 +48,6 @@ from math import comb
 import numba
 import numpy as np
 
-from ._extract import (
-    TreeModel,
-    TreeUnsupportedError,
-    extract_tree_model,
-    select_algorithm,
-)
 from .._config import MAX_MASK_GROUPS, cache_bytes, kernel_block_cells
 from ._vectorized import (
     anchored_sums_vectorized,
@@ -454,7 +448,7 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
             ])
         else:
             run = _tree_components_parallel if parallel else _tree_components_serial
-            F = run(Xm, Zm, col_group, *tree_model._arrays(), sorted_masks, dense,
+            F = run(Xm, Zm, col_group, *tree_model.arrays(), sorted_masks, dense,
                     max_order, tree_model.max_depth)
     if not dense:
         out = np.empty_like(F)
@@ -488,7 +482,7 @@ def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel):
     leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
     for i in range(0, Xm.shape[0], block):
         rows = Xm[i:i + block]
-        yield kernel(rows, Zm.shape[0], col_group, *tree_model._arrays(), *leaves,
+        yield kernel(rows, Zm.shape[0], col_group, *tree_model.arrays(), *leaves,
                      tern, int(n_groups), tree_model.max_depth, n_chunks, n_slots,
                      max(1, min(n_parts, rows.shape[0])))
 
@@ -611,7 +605,7 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
     coef_b = np.ascontiguousarray(np.stack([t[1] for t in tables]))
     if kernel == "numpy":
         try:
-            phi = attributions_vectorized(Xm, Zm, col_group, *tree_model._arrays(),
+            phi = attributions_vectorized(Xm, Zm, col_group, *tree_model.arrays(),
                                           coef_a, coef_b, int(n_groups))
         except ValueError:
             # a path with more groups than the path slots hold (the same
@@ -621,7 +615,7 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
     with _numba_threads(n_jobs) as parallel:
         if kernel == "pairwise":
             run = _tree_attributions_parallel if parallel else _tree_attributions_serial
-            phi = run(Xm, Zm, col_group, *tree_model._arrays(), coef_a, coef_b,
+            phi = run(Xm, Zm, col_group, *tree_model.arrays(), coef_a, coef_b,
                       int(n_groups), tree_model.max_depth)
         elif kernel == "patterns":
             run = (_tree_class_attributions_parallel if parallel
@@ -632,7 +626,7 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
             block = max(1, kernel_block_cells() // per_row)
             leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
             phi = np.concatenate([
-                run(Xm[i:i + block], Zm.shape[0], col_group, *tree_model._arrays(),
+                run(Xm[i:i + block], Zm.shape[0], col_group, *tree_model.arrays(),
                     *leaves, coef_a, coef_b, int(n_groups), tree_model.max_depth,
                     n_chunks, n_slots)
                 for i in range(0, Xm.shape[0], block)
@@ -657,7 +651,7 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
             block = max(1, kernel_block_cells() // per_row)
             parts = []
             for i in range(0, Xm.shape[0], block):
-                part, ok = run(Xm[i:i + block], Zm, col_group, *tree_model._arrays(),
+                part, ok = run(Xm[i:i + block], Zm, col_group, *tree_model.arrays(),
                                coef_a, coef_b, int(n_groups), tree_model.max_depth,
                                n_chunks, n_slots)
                 if not ok:
@@ -705,7 +699,7 @@ def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
     work = anchored_work(tree_model.node_int.shape[0], tree_model.n_leaves, Xm.shape[0],
                          0 if same else Zm.shape[0], masks.shape[0])
     if _NUMPY["enabled"] and work <= DISPATCH.numpy_max_anchored:
-        rows, cols = anchored_sums_vectorized(Xm, Zm, col_group, *tree_model._arrays(),
+        rows, cols = anchored_sums_vectorized(Xm, Zm, col_group, *tree_model.arrays(),
                                               masks, same=same)
         rows += Zm.shape[0] * tree_model.offset[None, :, None]
         cols += Xm.shape[0] * tree_model.offset[None, :, None]
@@ -713,7 +707,7 @@ def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
     with _numba_threads(n_jobs) as parallel:
         kernel = _tree_anchored_sums_parallel if parallel else _tree_anchored_sums_serial
         n_chunks = _n_chunks(tree_model)
-        rows, cols = kernel(Xm, Zm, col_group, *tree_model._arrays(), masks,
+        rows, cols = kernel(Xm, Zm, col_group, *tree_model.arrays(), masks,
                             tree_model.max_depth, n_chunks,
                             _n_slots(n_chunks, parallel), same)
     rows += Zm.shape[0] * tree_model.offset[None, :, None]

@@ -1,7 +1,7 @@
 """Fitted scikit-learn tree ensembles as flat node arrays.
 
 The fitted trees of a supported model are flattened into plain numpy arrays
-(:class:`TreeModel`) that the walk kernels of :mod:`._kernels` read: one row
+(:class:`~._treemodel.TreeModel`) that the walk kernels of :mod:`._kernels` read: one row
 per node over all trees, leaf values scaled so that the model output is a
 constant plus the sum of one leaf value per tree.
 
@@ -18,7 +18,6 @@ transform each column on its own.
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from sklearn.compose import ColumnTransformer
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.ensemble import (
@@ -48,16 +47,14 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-from sklearn.utils import check_array
 
 from .._boosters import booster_library
-from .._table import Table
+from ._treemodel import TreeBuilder, TreeModel, TreeUnsupportedError
 
 __all__ = [
     "TreeModel",
     "TreeUnsupportedError",
     "extract_tree_model",
-    "select_algorithm",
 ]
 
 _FORESTS = (
@@ -85,135 +82,6 @@ _ONE_TO_ONE = (
     OrdinalEncoder,
     Binarizer,
 )
-
-
-class TreeUnsupportedError(ValueError):
-    """The model (or the explained output) cannot take the tree path."""
-
-
-class TreeModel:
-    """A fitted tree ensemble as flat numpy arrays.
-
-    Built by :func:`extract_tree_model`; holds plain arrays (and the fitted
-    preprocessing steps), so it pickles with the estimator that owns it.
-
-    Attributes
-    ----------
-    roots : ndarray of shape (n_trees,), int64
-        Root node of each tree.
-    node_int : ndarray of shape (n_nodes, 6), int64
-        Per node: feature (-1 at leaves), left child, right child, 1 when a
-        missing value goes left, row of ``cat_bits`` holding the categories
-        sent left (-1 for a numerical split), row holding the known
-        categories of the feature.
-    threshold : ndarray of shape (n_nodes,)
-        ``x <= threshold`` goes left at numerical splits.
-    values : ndarray of shape (n_nodes, n_outputs)
-        Leaf values of the explained outputs, scaled so that the model output
-        is ``offset + sum over trees of values[leaf]``.
-    cat_bits : ndarray of shape (n_bitsets, 8), int64
-        256-bit category sets (HistGradientBoosting categorical splits).
-    offset : ndarray of shape (n_outputs,)
-        Constant term (initial prediction of boosting).
-    sources : ndarray of shape (n_model_columns,), int64
-        Input column on which each column seen by the trees depends.
-    max_depth : int
-    kind : str
-        ``"sklearn"``, ``"hgb"``, ``"xgboost"``, ``"lightgbm"`` or
-        ``"catboost"``: how :meth:`prepare` reads the model's input.
-    description : str
-        The model and output the arrays reproduce.
-    """
-
-    def __init__(
-        self, roots, node_int, threshold, values, cat_bits, offset, sources,
-        max_depth, preprocess, model, kind, description, encoder=None,
-    ):
-        self.roots = roots
-        self.node_int = node_int
-        self.threshold = threshold
-        self.values = values
-        self.cat_bits = cat_bits
-        self.offset = offset
-        self.sources = sources
-        self.max_depth = int(max_depth)
-        self.preprocess = preprocess
-        self.model = model
-        self.kind = kind
-        self.description = description
-        self.encoder = encoder
-
-    @property
-    def n_outputs(self):
-        return self.values.shape[1]
-
-    @property
-    def n_leaves(self):
-        """Leaves over all trees."""
-        return int(np.count_nonzero(self.node_int[:, 0] < 0))
-
-    def prepare(self, X):
-        """Columns seen by the trees for raw model input X, as float64."""
-        if isinstance(X, Table):
-            X = X.rows(np.arange(X.n_rows))
-        for step in self.preprocess:
-            X = step.transform(X)
-        if sp.issparse(X):
-            X = X.toarray()
-        if self.kind == "hgb":
-            X = self.model._preprocess_X(X, reset=False)
-            X = np.asarray(X, dtype=np.float64)
-        elif getattr(self, "encoder", None) is not None:
-            # XGBoost, LightGBM, CatBoost: their own category codes, missing
-            # values and float32 or float64 comparisons (see _boosters)
-            X = self.encoder.transform(X)
-        else:
-            # scikit-learn's trees compare float32 inputs with their thresholds
-            X = check_array(X, dtype=np.float32, ensure_all_finite=False)
-            X = X.astype(np.float64)
-        if X.shape[1] != self.sources.shape[0]:
-            raise ValueError(
-                f"The trees expect {self.sources.shape[0]} columns after "
-                f"preprocessing, got {X.shape[1]}."
-            )
-        return np.ascontiguousarray(X)
-
-    def column_groups(self, labels):
-        """Group of each column seen by the trees, from the input columns' groups."""
-        labels = np.asarray(labels, dtype=np.int64)
-        if labels.shape[0] <= self.sources.max(initial=-1):
-            raise ValueError(
-                f"labels has {labels.shape[0]} entries but the model reads input "
-                f"column {int(self.sources.max())}; give one group per input column."
-            )
-        return np.ascontiguousarray(labels[self.sources])
-
-    def _arrays(self):
-        return (self.roots, self.node_int, self.threshold, self.values, self.cat_bits)
-
-    def predict(self, X, n_jobs=None):
-        """Model output recomputed from the flat trees (see :func:`tree_predict`)."""
-        from ._dispatch import tree_predict
-
-        return tree_predict(self, X, n_jobs=n_jobs)
-
-    def anchored_sums(self, X_table, Z_table, labels, masks, n_jobs=None):
-        """Row and column sums of the output at every hybrid of X and Z.
-
-        For the coalition game, which sits above the tree path. Delegates to
-        :func:`anchored_sums_tree`, which documents the parameters (Tables,
-        arrays or DataFrames; pass the same object twice when the explained
-        rows are the background) and the returned ``(row_sums, col_sums)``.
-        """
-        from ._dispatch import anchored_sums_tree
-
-        return anchored_sums_tree(self, X_table, Z_table, labels, masks, n_jobs=n_jobs)
-
-    def __getstate__(self):
-        # the background summary cached by the dispatch is not pickled
-        state = self.__dict__.copy()
-        state.pop("_background_leaves", None)
-        return state
 
 
 # -- preprocessing ----------------------------------------------------------
@@ -355,48 +223,6 @@ def _sk_tree_values(tree, is_clf):
     return value[:, :, 0]
 
 
-class _Builder:
-    def __init__(self):
-        self.roots, self.nodes, self.thresholds, self.values = [], [], [], []
-        self.bits = [np.zeros((0, 8), dtype=np.int64)]
-        self.n_nodes = 0
-        self.n_bits = 0
-        self.max_depth = 0
-
-    def add(self, node_int, threshold, values, depth, bits=None):
-        node_int = node_int.copy()
-        inner = node_int[:, 0] >= 0
-        node_int[inner, 1] += self.n_nodes
-        node_int[inner, 2] += self.n_nodes
-        node_int[~inner, 1:3] = -1
-        if bits is not None and bits.shape[0]:
-            cat = node_int[:, 4] >= 0
-            node_int[cat, 4] += self.n_bits
-            self.bits.append(bits.astype(np.int64))
-            self.n_bits += bits.shape[0]
-        self.roots.append(self.n_nodes)
-        self.nodes.append(node_int)
-        self.thresholds.append(threshold)
-        self.values.append(values)
-        self.n_nodes += node_int.shape[0]
-        self.max_depth = max(self.max_depth, depth)
-
-    def add_bits(self, bits):
-        start = self.n_bits
-        self.bits.append(bits.astype(np.int64))
-        self.n_bits += bits.shape[0]
-        return start
-
-    def arrays(self):
-        return (
-            np.asarray(self.roots, dtype=np.int64),
-            np.ascontiguousarray(np.concatenate(self.nodes)),
-            np.ascontiguousarray(np.concatenate(self.thresholds)),
-            np.ascontiguousarray(np.concatenate(self.values)),
-            np.ascontiguousarray(np.concatenate(self.bits)),
-        )
-
-
 def _tree_scale(model):
     """The response method on which a classifier has a tree path, or None."""
     if booster_library(model) is not None:
@@ -426,7 +252,7 @@ def _model_outputs(model, method):
             f"{name}.predict returns class labels, which are not a sum over "
             f"trees; response_method='{_tree_scale(model)}' has a tree path"
         )
-    b = _Builder()
+    b = TreeBuilder()
     if isinstance(model, _SK_TREES + _FORESTS):
         if is_clf and method != "predict_proba":
             raise _unsupported(f"{name} has no output {method!r} on the tree path")
@@ -589,54 +415,3 @@ def extract_tree_model(estimator, response=None):
         np.ascontiguousarray(sources, dtype=np.int64), builder.max_depth,
         preprocess, model, kind, f"{name}, {method}: {what}", encoder,
     )
-
-
-def select_algorithm(algorithm, estimator, response, background):
-    """Tree model for the explained output, and a description of the choice.
-
-    Parameters
-    ----------
-    algorithm : {"auto", "tree", "model_agnostic"}
-    estimator : fitted estimator
-    response : ResponseFunction
-    background : array-like or DataFrame
-        Rows on which the flattened trees must reproduce the model output.
-
-    Returns
-    -------
-    tree_model : TreeModel or None
-    algorithm_ : str
-        ``"tree"``, ``"model_agnostic"``, or ``"model_agnostic (<reason>)"``
-        when "auto" could not take the tree path.
-
-    Raises
-    ------
-    ValueError
-        When ``algorithm="tree"`` and the model has no tree path.
-    """
-    if algorithm == "model_agnostic":
-        return None, "model_agnostic"
-    try:
-        tree_model = extract_tree_model(estimator, response)
-        expected = response(background)
-        got = tree_model.predict(background)
-        scale = 1.0 + float(np.max(np.abs(expected), initial=0.0))
-        diff = float(np.max(np.abs(got - expected), initial=0.0))
-        if not diff <= 1e-9 * scale:
-            raise TreeUnsupportedError(
-                f"the flattened trees of {tree_model.description} do not "
-                f"reproduce its output on the background (max difference {diff:.3g})"
-            )
-    except Exception as exc:
-        if not isinstance(exc, TreeUnsupportedError):
-            if algorithm == "tree":
-                raise
-            return None, f"model_agnostic (the trees could not be read: {exc!r})"
-        if algorithm == "tree":
-            raise ValueError(
-                f"algorithm='tree' cannot be used: {exc}. Use algorithm='auto' "
-                "or 'model_agnostic' to explain this model through model calls."
-            ) from None
-        return None, f"model_agnostic ({exc})"
-    return tree_model, "tree"
-

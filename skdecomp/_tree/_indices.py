@@ -136,7 +136,7 @@ def tree_interactions(tree_model, X, Z, labels, n_groups, weight, order,
     if n_groups >= _MAX_KEY_GROUPS:
         raise ValueError(f"At most {_MAX_KEY_GROUPS - 1} groups; got {n_groups}.")
     col_group = tree_model.column_groups(labels)
-    roots, node_int, threshold, values, cat_bits = tree_model._arrays()
+    roots, node_int, threshold, values, cat_bits = tree_model.arrays()
     support, most = tree_path_terms(roots, node_int, col_group, int(n_groups), order)
     if most > MAX_PATH_GROUPS:
         raise _too_many_path_groups(tree_model)

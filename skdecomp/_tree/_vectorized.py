@@ -6,7 +6,7 @@ operations, so that small problems are served at once. The Numba kernels
 stay faster on large problems; :func:`vectorized_work` estimates the cost
 of a call, for a dispatcher to compare with a threshold.
 
-They read the flat node arrays of a :class:`~._extract.TreeModel` (the
+They read the flat node arrays of a :class:`~._treemodel.TreeModel` (the
 format is described at the top of :mod:`._kernels`) and follow the same
 rules: ``x <= threshold`` goes left, NaN goes the missing-value way, and a
 categorical split sends category ``c`` left when bit ``c & 31`` of word
@@ -105,7 +105,7 @@ def predict_vectorized(roots, node_int, threshold, values, cat_bits, Xm):
     Parameters
     ----------
     roots, node_int, threshold, values, cat_bits : ndarray
-        Flat trees of a :class:`~._extract.TreeModel`.
+        Flat trees of a :class:`~._treemodel.TreeModel`.
     Xm : ndarray of shape (n_rows, n_columns)
         Prepared rows (``TreeModel.prepare``).
 
@@ -565,7 +565,7 @@ def attributions_vectorized(Xm, Zm, col_group, roots, node_int, threshold, value
     col_group : ndarray of shape (n_columns,)
         Group of each column (``TreeModel.column_groups``).
     roots, node_int, threshold, values, cat_bits : ndarray
-        Flat trees of a :class:`~._extract.TreeModel`.
+        Flat trees of a :class:`~._treemodel.TreeModel`.
     coef_a, coef_b : ndarray of shape (n_methods, n_groups + 1, n_groups + 1)
         Tables of ``leaf_coefficients`` of every method; only entries with
         ``a + b`` at most the distinct groups of a path are read.
@@ -676,7 +676,7 @@ def anchored_sums_vectorized(Xm, Zm, col_group, roots, node_int, threshold, valu
         Prepared rows; with ``same``, Zm is Xm and its rows are walked once.
     col_group : ndarray of shape (n_columns,)
     roots, node_int, threshold, values, cat_bits : ndarray
-        Flat trees of a :class:`~._extract.TreeModel`.
+        Flat trees of a :class:`~._treemodel.TreeModel`.
     masks : ndarray of shape (n_masks,), int64
         Coalitions S as bitmasks over groups.
     same : bool, default=False
