@@ -146,6 +146,9 @@ def test_bad_input(pyplot, moebius):
             InteractionDisplay.from_result(res, kind="terms", top=top)
     with pytest.raises(ValueError, match="top sets the number of bars"):
         InteractionDisplay.from_result(res, top=3)
+    for extra in ({"grouping": [[0, 1], [2, 3]]}, {"variance": 2.0}):
+        with pytest.raises(ValueError, match="grouping and variance apply to the heatmap"):
+            InteractionDisplay.from_result(res, kind="terms", **extra)
     with pytest.raises(TypeError, match="InteractionExplanation"):
         InteractionDisplay.from_result(np.eye(3), kind="terms")
     bad = res.values.copy()

@@ -193,9 +193,9 @@ class InteractionDisplay:
         :meth:`InteractionExplanation.summary
         <skdecomp.InteractionExplanation.summary>` gives them plus
         ``groups``; ``attrs["index"]`` names the index. Values at most
-        ``1e-12`` times ``variance`` (or, without it, times
-        ``attrs["scale"]``, the larger of the strongest term and the mean
-        absolute base value) are round-off, drawn as 0.
+        ``1e-12`` times ``attrs["scale"]`` (the larger of the strongest term
+        and the mean absolute base value; without it, the strongest term
+        drawn) are round-off, drawn as 0.
 
     Attributes
     ----------
@@ -365,16 +365,18 @@ class InteractionDisplay:
         names : list of str or None, default=None
             Unit names (group names of the dot matrix for ``kind="terms"``).
         grouping : list of lists, dict, fitted grouper or None, default=None
-            Partition of the units that orders and boxes the heatmap.
+            Partition of the units that orders and boxes the heatmap
+            (``kind="matrix"`` only).
         variance : float or None, default=None
             Variance of the model output (Var f): values of the measures in
             squared units of the output (all but ``"h2"``) at most ``1e-12``
             times it are round-off, drawn as 0. None uses 1, the scale of
             ``"h2"``; the Bunch of :func:`~skdecomp.inspection.h_statistic`
-            gives its ``variance``.
+            gives its ``variance`` (``kind="matrix"`` only).
         ax : matplotlib Axes or list of Axes, default=None
-            One Axes (split for several measures), one Axes per measure, or
-            None for a new figure.
+            One Axes (split for several measures, or in two for the terms),
+            one Axes per measure (the dot matrix and the bars for the
+            terms), or None for a new figure.
 
         Returns
         -------
@@ -392,11 +394,18 @@ class InteractionDisplay:
                 "(kind='matrix') shows every pair. Pass kind='terms' or drop top."
             )
         if kind == "terms":
+            if grouping is not None or variance is not None:
+                raise ValueError(
+                    "grouping and variance apply to the heatmap (kind='matrix'); "
+                    "the terms are ranked by strength, and their round-off is "
+                    "judged against the strongest term. Drop them or use "
+                    "kind='matrix'."
+                )
             terms = _terms_table(result, top)
             if names is None:
                 names = list(result.feature_names)
             names = group_names_for(len(result.feature_names), names)
-            disp = cls(None, names, terms=terms, variance=variance)
+            disp = cls(None, names, terms=terms)
             return disp.plot(kind="terms", ax=ax)
         if hasattr(result, "matrix") and hasattr(result, "term_names"):
             pairs = np.abs(result.matrix(order=2))
@@ -557,11 +566,9 @@ class InteractionDisplay:
         orders = [len(t) for t in groups]
         mean_abs = np.asarray(table["mean_abs"], dtype=np.float64)
         mean = np.asarray(table["mean"], dtype=np.float64)
-        # round-off relative to Var f when given, else to the strongest term
-        # or the base value, whichever is larger
-        scale = self.variance
-        if scale is None:
-            scale = table.attrs.get("scale", float(mean_abs.max()) if n else 1.0)
+        # round-off relative to the strongest term or the base value,
+        # whichever is larger
+        scale = table.attrs.get("scale", float(mean_abs.max()) if n else 1.0)
         mean_abs, mean = round_off(mean_abs, scale), round_off(mean, scale)
         zero = n == 0 or bool(np.all(mean_abs == 0))
         annotate = n <= 30 if annotate is None else annotate
