@@ -573,10 +573,10 @@ class InteractionDisplay:
         zero = n == 0 or bool(np.all(mean_abs == 0))
         annotate = n <= 30 if annotate is None else annotate
 
-        labels, key = fit_labels([names[g] for g in columns], width=16)
-        longest = max((max(len(x) for x in lab.split("\n")) for lab in labels),
-                      default=1)
-        dots_width = 0.5 + 0.32 * max(len(columns), 1)
+        # one line per label: wrapped labels collide when rotated
+        labels, key = fit_labels([names[g] for g in columns], width=20, max_lines=1)
+        longest = max((len(lab) for lab in labels), default=1)
+        dots_width = 0.5 + 0.26 * max(len(columns), 1)
         fig, axes = _term_axes(
             ax,
             width_ratios=[dots_width, 5.0],
