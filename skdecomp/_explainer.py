@@ -810,8 +810,18 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             raise ValueError(f"max_order must be a positive int, got {max_order!r}.")
         order = spec.order or min(int(max_order), self.n_groups_)
         tree = self.game_.tree
-        if tree is None or order > MAX_LEAF_ORDER:
-            _check_exact_groups(self.n_groups_, "interactions")
+        if (tree is None or order > MAX_LEAF_ORDER) and self.n_groups_ > MAX_EXACT_GROUPS:
+            where = ("through model calls" if tree is None
+                     else f"at orders above {MAX_LEAF_ORDER} on the tree path")
+            raise ValueError(
+                f"Interaction indices {where} need all 2**K components, and "
+                f"{self.n_groups_} groups are more than exact enumeration allows (at "
+                f"most {MAX_EXACT_GROUPS}). Merge columns into fewer groups (for "
+                f"example groups=AdaptiveGrouper(n_groups={MAX_EXACT_GROUPS}))"
+                + (", or explain a tree ensemble, whose indices of order up to "
+                   f"{MAX_LEAF_ORDER} are exact for any number of groups."
+                   if tree is None else f", or use max_order <= {MAX_LEAF_ORDER}.")
+            )
         X = self._check_X(X, reset=False)
         base = np.asarray(self.expected_value_, dtype=np.float64)
         if tree is not None and order <= MAX_LEAF_ORDER:

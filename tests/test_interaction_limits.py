@@ -22,10 +22,11 @@ def test_interactions_past_the_exact_limit_name_the_limit_and_the_fix():
     with pytest.raises(ValueError) as info:
         explainer.interactions(X[:2], index="k-SII", max_order=2)
     message = str(info.value)
-    assert "'interactions'" in message
+    assert "through model calls" in message
     assert f"{n_groups} groups" in message
-    assert f"at most {MAX_EXACT_GROUPS} groups" in message
-    assert "fewer groups" in message
+    assert f"at most {MAX_EXACT_GROUPS})" in message
+    assert "fewer groups" in message and "AdaptiveGrouper" in message
+    assert "tree ensemble" in message and "sampled" not in message
     # raised before any model call: no 2**17 hybrid rows are built
     assert len(calls) == n_calls
     # at the limit, the same model gives exact, efficient indices
