@@ -356,3 +356,50 @@ def test_n_jobs_gives_the_same_tree(hgb, uniform):
     one = FDTree(hgb, max_samples=80, random_state=0, n_jobs=1).fit(uniform)
     two = FDTree(hgb, max_samples=80, random_state=0, n_jobs=2).fit(uniform)
     assert one.rules_ == two.rules_ and one.loss_ == pytest.approx(two.loss_)
+
+
+# -- the Display ---------------------------------------------------------------
+@pytest.fixture
+def pyplot():
+    plt = pytest.importorskip("matplotlib.pyplot")
+    plt.close("all")
+    yield plt
+    plt.close("all")
+
+
+def test_region_display(pyplot, callable_tree, uniform):
+    from skdecomp.plot import RegionDisplay
+
+    X = uniform[:200]
+    disp = RegionDisplay.from_estimator(callable_tree, X, grid_resolution=11)
+    assert disp.group == "x1"  # the column of the first split
+    disp = RegionDisplay.from_estimator(callable_tree, X, group="x0", grid_resolution=11)
+    regions = callable_tree.apply(X)
+    shap = np.asarray(callable_tree.explain(X, methods="shapley")["shapley"])
+    for r in range(2):
+        heights = [p.get_width() for p in disp.bars_[r]]
+        np.testing.assert_allclose(heights, np.abs(shap[regions == r]).mean(axis=0))
+        # partial dependence by hand over the region's rows
+        grid = disp.lines_[r].get_xdata()
+        rows = X[regions == r]
+        manual = []
+        for g in grid:
+            Z = rows.copy()
+            Z[:, 0] = g
+            manual.append(sign_function(Z).mean())
+        np.testing.assert_allclose(disp.lines_[r].get_ydata(), manual, atol=1e-12)
+    # opposite slopes on the two sides of x1 = 0
+    slopes = [np.polyfit(line.get_xdata(), line.get_ydata(), 1)[0] for line in disp.lines_]
+    assert slopes[0] < -0.9 and slopes[1] > 0.9
+    assert len(disp.ax_) == 2 and disp.figure_ is disp.ax_[0].figure
+    with pytest.raises(ValueError, match="not among the groups"):
+        RegionDisplay.from_estimator(callable_tree, X, group="z")
+    _, axes = pyplot.subplots(1, 2)
+    disp = RegionDisplay.from_estimator(callable_tree, X, group=0, ax=list(axes))
+    assert disp.ax_[0] is axes[0]
+    again = RegionDisplay.from_result(disp.rules, disp.sizes, disp.importances,
+                                      disp.group_names, disp.grid, disp.pdp, disp.group)
+    np.testing.assert_allclose(again.lines_[1].get_ydata(), disp.lines_[1].get_ydata())
+    with pytest.raises(ValueError, match="one row per region"):
+        RegionDisplay.from_result(disp.rules, disp.sizes, disp.importances[:1],
+                                  disp.group_names, disp.grid, disp.pdp, disp.group)
