@@ -66,24 +66,38 @@ class _Losses:
         self.M = M
         self.f = f
 
+    def _block(self, idx):
+        return self.M[:, idx[:, None], idx[None, :]]
+
     def of(self, idx):
-        sub = self.M[:, idx][:, :, idx]
+        sub = self._block(idx)
         return _region_sums(self.loss, sub, self.f[idx], sub.mean(axis=2), sub.mean(axis=1))
 
     def prefixes(self, idx, sizes):
-        """Losses of the first p rows of ``idx`` and of the rest, for every p."""
-        P = self.M[:, idx][:, :, idx]
+        """Losses of the first p rows of ``idx`` and of the rest, for every p of sizes.
+
+        One pass over the sub-block: sums over the segments between
+        consecutive sizes, then cumulated over the few segments.
+        """
+        P = self._block(idx)
         n = idx.shape[0]
-        crow = np.cumsum(P, axis=2)  # crow[j, a, p] = sum_{b <= p} P[j, a, b]
-        ccol = np.cumsum(P, axis=1)  # ccol[j, p, b] = sum_{a <= p} P[j, a, b]
+        sizes = np.asarray(sizes, dtype=np.int64)
+        starts = np.r_[0, sizes]
+        # row_seg[j, a, s]: sum of row a over segment s of columns
+        row_seg = np.add.reduceat(P, starts, axis=2)
+        col_seg = np.add.reduceat(P, starts, axis=1)  # col_seg[j, s, b]
+        row_tot = P.sum(axis=2)
+        col_tot = P.sum(axis=1)
+        row_cum = np.cumsum(row_seg, axis=2)  # columns < sizes[s], at index s
+        col_cum = np.cumsum(col_seg, axis=1)
         f = self.f[idx]
         out = []
-        for p in sizes:
-            r_left = crow[:, :p, p - 1] / p
-            c_left = ccol[:, p - 1, :p] / p
+        for s, p in enumerate(sizes):
             q = n - p
-            r_right = (crow[:, p:, n - 1] - crow[:, p:, p - 1]) / q
-            c_right = (ccol[:, n - 1, p:] - ccol[:, p - 1, p:]) / q
+            r_left = row_cum[:, :p, s] / p
+            c_left = col_cum[:, s, :p] / p
+            r_right = (row_tot[:, p:] - row_cum[:, p:, s]) / q
+            c_right = (col_tot[:, p:] - col_cum[:, s, p:]) / q
             out.append((
                 _region_sums(self.loss, None, f[:p], r_left, c_left),
                 _region_sums(self.loss, None, f[p:], r_right, c_right),
@@ -234,9 +248,6 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
         Rows of the X given to :meth:`fit` in every region.
     region_losses_ : ndarray of shape (n_regions_,)
         Loss of every region, with its own rows as background.
-    explainers_ : list of Explainer
-        The fitted :class:`Explainer` of every region: the model and groups,
-        with the region's sample rows as background.
     n_features_in_ : int
         Number of columns seen during :meth:`fit`.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -417,7 +428,8 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
         self._grow(sample, losses, N)
         self.sample_regions_ = self._apply(sample)
         self.region_sizes_ = np.bincount(self._apply(X), minlength=self.n_regions_)
-        self.explainers_ = [self._region_explainer(sample, r) for r in range(self.n_regions_)]
+        # the regional explainers are fitted on first use (explainer, explain)
+        self._explainers = {}
         return self
 
     def _candidates(self, column, node):
@@ -553,7 +565,10 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
         walk(0, [])
         return rules
 
-    def _region_explainer(self, sample, region):
+    def _region_explainer(self, region):
+        if region in self._explainers:
+            return self._explainers[region]
+        sample = self.background_
         rows = np.flatnonzero(self.sample_regions_ == region)
         explainer = Explainer(
             self.estimator_,
@@ -563,7 +578,8 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
             random_state=self.random_state,
             n_jobs=self.n_jobs,
         )
-        return explainer.fit(_take_rows(sample, rows))
+        self._explainers[region] = explainer.fit(_take_rows(sample, rows))
+        return self._explainers[region]
 
     # -- regions -------------------------------------------------------------
     def _apply(self, X):
@@ -617,7 +633,7 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
         -------
         explainer : Explainer
             The model and groups, with the region's sample rows as
-            background.
+            background (fitted on first use, then kept).
         """
         check_is_fitted(self)
         if (isinstance(region, bool) or not isinstance(region, Integral)
@@ -626,7 +642,7 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
                 f"region must be an int from 0 to {self.n_regions_ - 1} (the tree has "
                 f"{self.n_regions_} regions), got {region!r}."
             )
-        return self.explainers_[int(region)]
+        return self._region_explainer(int(region))
 
     def explain(self, X, methods=None):
         """Explain every row against the rows of its own region.
@@ -651,7 +667,8 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
         parts = {}
         for r in np.unique(regions):
             rows = np.flatnonzero(regions == r)
-            parts[int(r)] = (rows, self.explainers_[r].explain(_take_rows(X, rows), methods))
+            explainer = self._region_explainer(int(r))
+            parts[int(r)] = (rows, explainer.explain(_take_rows(X, rows), methods))
         first = next(iter(parts.values()))[1]
         result = Explanations()
         for m, e in first.items():
