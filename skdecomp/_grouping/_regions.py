@@ -35,73 +35,61 @@ _MAX_LEVELS = 40
 _N_QUANTILES = 39
 
 
-def _region_sums(loss, M, f, rows, cols):
-    """Loss of regions summed over their rows, from the means of their sub-blocks.
+def _region_sums(loss, f, rows):
+    """Loss of a region summed over its rows, from row means of its sub-blocks.
 
-    ``rows[j, i]`` and ``cols[j, i]`` are the row and column means of
-    ``M[j]`` restricted to the region, at its i-th row; ``f`` holds the
-    model outputs of the region's rows, (n_rows, n_outputs).
+    ``rows[j, i]`` is the mean of row i of ``M[j]`` restricted to the
+    region (see :class:`_Losses`); ``f`` holds the model outputs of the
+    region's rows, (n_rows, n_outputs).
     """
-    if loss == "pdp_pfi":
-        return float(((rows + cols) ** 2).sum())
-    if loss == "pdp_shap":
-        return float((rows**2).sum())
-    # coe: f(x) - mean_R f - sum_k PDP_k(x)
-    resid = f.T - f.mean(axis=0)[:, None] - rows
-    return float((resid**2).sum())
+    if loss == "coe":
+        # f(x) - mean_R f - sum_k PDP_k(x)
+        resid = f.T - f.mean(axis=0)[:, None] - rows
+        return float((resid**2).sum())
+    return float((rows**2).sum())
 
 
 class _Losses:
-    """The loss of any region of the sample, from sub-blocks of anchored matrices.
+    """The loss of any region of the sample, from sub-blocks of N x N matrices.
 
-    ``M`` stacks N x N matrices: the anchored matrices G_k of the groups
-    (``"pdp_pfi"``), their differences Phi_k - G_k with the anchored Shapley
-    values (``"pdp_shap"``), or their sum over groups (``"coe"``), one per
-    output. The loss of a region R needs only the row and column means of
-    ``M[:, R][:, :, R]``.
+    Every loss is a function of the row means of a stack ``M`` of N x N
+    matrices restricted to the region's rows and columns. For ``"pdp_pfi"``,
+    ``M_k = G_k + G_k^T``: the row mean of G_k is the regional PDP effect and
+    the column mean minus the PFI effect, and rows and columns of a region
+    are the same rows, so their sum is the row mean of ``G_k + G_k^T``. For
+    ``"pdp_shap"``, ``M_k = Phi_k - G_k`` with the anchored Shapley values;
+    for ``"coe"``, ``M = sum_k G_k``. One matrix per group and output.
     """
 
     def __init__(self, loss, M, f):
         self.loss = loss
-        self.M = M
+        self.M = M + np.swapaxes(M, 1, 2) if loss == "pdp_pfi" else M
         self.f = f
 
-    def _block(self, idx):
-        return self.M[:, idx[:, None], idx[None, :]]
-
     def of(self, idx):
-        sub = self._block(idx)
-        return _region_sums(self.loss, sub, self.f[idx], sub.mean(axis=2), sub.mean(axis=1))
+        sub = self.M[:, idx[:, None], idx[None, :]]
+        return _region_sums(self.loss, self.f[idx], sub.mean(axis=2))
 
     def prefixes(self, idx, sizes):
         """Losses of the first p rows of ``idx`` and of the rest, for every p of sizes.
 
-        One pass over the sub-block: sums over the segments between
-        consecutive sizes, then cumulated over the few segments.
+        One pass over the sub-block: row sums over the segments of columns
+        between consecutive sizes, then cumulated over the few segments.
         """
-        P = self._block(idx)
         n = idx.shape[0]
         sizes = np.asarray(sizes, dtype=np.int64)
-        starts = np.r_[0, sizes]
-        # row_seg[j, a, s]: sum of row a over segment s of columns
-        row_seg = np.add.reduceat(P, starts, axis=2)
-        col_seg = np.add.reduceat(P, starts, axis=1)  # col_seg[j, s, b]
-        row_tot = P.sum(axis=2)
-        col_tot = P.sum(axis=1)
-        row_cum = np.cumsum(row_seg, axis=2)  # columns < sizes[s], at index s
-        col_cum = np.cumsum(col_seg, axis=1)
+        # row_seg[j, a, s]: sum of row a over segment s of the columns
+        row_seg = np.add.reduceat(self.M[:, idx[:, None], idx[None, :]], np.r_[0, sizes],
+                                  axis=2)
+        row_cum = np.cumsum(row_seg, axis=2)  # over the columns before sizes[s]
+        row_tot = row_cum[:, :, -1]
         f = self.f[idx]
         out = []
         for s, p in enumerate(sizes):
-            q = n - p
-            r_left = row_cum[:, :p, s] / p
-            c_left = col_cum[:, s, :p] / p
-            r_right = (row_tot[:, p:] - row_cum[:, p:, s]) / q
-            c_right = (col_tot[:, p:] - col_cum[:, s, p:]) / q
-            out.append((
-                _region_sums(self.loss, None, f[:p], r_left, c_left),
-                _region_sums(self.loss, None, f[p:], r_right, c_right),
-            ))
+            left = row_cum[:, :p, s] / p
+            right = (row_tot[:, p:] - row_cum[:, p:, s]) / (n - p)
+            out.append((_region_sums(self.loss, f[:p], left),
+                        _region_sums(self.loss, f[p:], right)))
         return out
 
 
