@@ -40,7 +40,7 @@ def callable_tree(uniform):
 
 @pytest.fixture(scope="module")
 def hgb_tree(hgb, uniform):
-    return FDTree(hgb, max_samples=200, random_state=0).fit(uniform)
+    return FDTree(hgb, max_samples=150, random_state=0).fit(uniform)
 
 
 # -- the tree ------------------------------------------------------------------
@@ -261,14 +261,14 @@ def test_regional_explanations_agree_and_match_closed_forms(callable_tree, unifo
 
 def test_regional_explanations_on_the_tree_path(hgb_tree, uniform):
     tree = hgb_tree
-    X = uniform[:300]
+    X = uniform[:80]
     expl = tree.explain(X, methods=["shapley", "occlusion", "arch"])
     regions = tree.apply(X)
     clean = _clean(tree, X)
     occ, arch, shap = (np.asarray(expl[m]) for m in ("occlusion", "arch", "shapley"))
     var = np.var(sign_function(X))
     assert np.mean((occ - arch) ** 2) < 0.02 * var
-    glob = Explainer(tree.estimator_, background=tree.background_).fit(uniform).explain(
+    glob = Explainer(tree.estimator_, background=tree.background_[:60]).fit(uniform).explain(
         X, methods=["occlusion", "arch"])
     assert np.mean((np.asarray(glob["occlusion"]) - np.asarray(glob["arch"])) ** 2) > 0.1 * var
     for r in range(tree.n_regions_):
