@@ -211,13 +211,15 @@ class AnchoredStatistics:
 
             if not has_categorical_splits(self.tree):
                 Xm = self.tree.prepare(self.table)
-                return tree_group_matrices(self.tree, Xm, self.tree.column_groups(labels), K)
+                col_group = self.tree.column_groups(labels)
+                return tree_group_matrices(self.tree, Xm, col_group, K)
             # one anchor row at a time: the row sums are the hybrid outputs
             masks = np.left_shift(np.int64(1), np.arange(K, dtype=np.int64))
             G = np.empty((K, self.n_outputs, N, N))
             for m in range(N):
                 r, _ = self.tree.anchored_sums(
-                    self.table, self._row_table(m), labels, masks, n_jobs=self.game.n_jobs
+                    self.table, self._row_table(m), labels, masks,
+                    n_jobs=self.game.n_jobs,
                 )
                 G[:, :, :, m] = r - self.anchor_values[m][None, :, None]
         else:

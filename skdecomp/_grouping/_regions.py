@@ -79,8 +79,8 @@ class _Losses:
         n = idx.shape[0]
         sizes = np.asarray(sizes, dtype=np.int64)
         # row_seg[j, a, s]: sum of row a over segment s of the columns
-        row_seg = np.add.reduceat(self.M[:, idx[:, None], idx[None, :]], np.r_[0, sizes],
-                                  axis=2)
+        block = self.M[:, idx[:, None], idx[None, :]]
+        row_seg = np.add.reduceat(block, np.r_[0, sizes], axis=2)
         row_cum = np.cumsum(row_seg, axis=2)  # over the columns before sizes[s]
         row_tot = row_cum[:, :, -1]
         f = self.f[idx]
@@ -95,7 +95,8 @@ class _Losses:
 
 def _is_categorical(column):
     if isinstance(column, pd.Series):
-        return not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column))
+        types = pd.api.types
+        return not (types.is_numeric_dtype(column) or types.is_bool_dtype(column))
     return np.asarray(column).dtype.kind not in "biuf"
 
 
@@ -285,8 +286,8 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
         "min_loss_share": [Interval(Real, 0, None, closed="left")],
         "max_samples": [Interval(Integral, 2, None, closed="left")],
         "response_method": [
-            StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds",
-                        "margin"})
+            StrOptions({"auto", "predict", "predict_proba", "decision_function",
+                        "log_odds", "margin"})
         ],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -396,13 +397,17 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
             self.estimator_, self.response_method, None, _take_rows(sample, [0])
         )
         self.response_method_ = response.method
-        tree, self.algorithm_ = select_algorithm("auto", self.estimator_, response, sample)
+        tree, self.algorithm_ = select_algorithm(
+            "auto", self.estimator_, response, sample
+        )
         game = CoalitionGame(
             response, sample, group_labels(groups, X.shape[1]),
             group_names=list(names), output_names=self.output_names_,
             n_jobs=self.n_jobs, tree=tree,
         )
-        stats = AnchoredStatistics(game, sample, anchor_values=game.background_prediction)
+        stats = AnchoredStatistics(
+            game, sample, anchor_values=game.background_prediction
+        )
         G = stats.group_matrices(groups)  # (K, O, N, N)
         N = G.shape[2]
         if self.loss == "pdp_pfi":
@@ -477,7 +482,8 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
                     # one threshold per left size (the largest, as values tie)
                     sizes_ok, first = np.unique(sizes_ok, return_index=True)
                     ts = ts[first]
-                    for t, (left, right) in zip(ts, losses.prefixes(rows[order], sizes_ok)):
+                    scores = losses.prefixes(rows[order], sizes_ok)
+                    for t, (left, right) in zip(ts, scores):
                         gain = node_sum - left - right
                         if best is None or gain > best[0]:
                             best = (gain, j, "num", float(t))
@@ -668,7 +674,8 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
                 base[rows] = expl[m].base_values
                 data[rows] = expl[m].data
             result[m] = Explanation(
-                values, base, data, feature_names=list(e.feature_names), groups=e.groups,
+                values, base, data, feature_names=list(e.feature_names),
+                groups=e.groups,
                 raw_data=X, feature_names_in=e.feature_names_in,
                 output_names=e.output_names, method=m, output=e.output,
                 n_samples=e.n_samples,

@@ -91,8 +91,8 @@ class RegionDisplay:
         self.method = method
 
     @classmethod
-    def from_estimator(cls, fdtree, X, *, group=None, method="shapley", grid_resolution=30,
-                       output=0, ax=None):
+    def from_estimator(cls, fdtree, X, *, group=None, method="shapley",
+                       grid_resolution=30, output=0, ax=None):
         """Explain X region by region and plot the regions.
 
         Parameters
@@ -139,7 +139,8 @@ class RegionDisplay:
             k = int(group)
             if not 0 <= k < len(names):
                 raise ValueError(
-                    f"group {group!r} is out of range: the tree has {len(names)} groups."
+                    f"group {group!r} is out of range: the tree has "
+                    f"{len(names)} groups."
                 )
         regions = fdtree.apply(X)
         expl = fdtree.explain(X, methods=[method])[method]
@@ -155,7 +156,8 @@ class RegionDisplay:
         cols = fdtree.groups_[k]
         take = (lambda rows: X.iloc[rows]) if hasattr(X, "iloc") else (
             lambda rows: np.asarray(X)[rows])
-        first = partial_dependence(fdtree.estimator_, X, cols, grid_resolution=grid_resolution,
+        first = partial_dependence(fdtree.estimator_, X, cols,
+                                   grid_resolution=grid_resolution,
                                    response_method=fdtree.response_method_)
         grid = first.grid
         pdp = np.full((R, grid.shape[0]), np.nan)
@@ -220,7 +222,8 @@ class RegionDisplay:
                 f"({len(rules)}) and one column per grid point ({np.shape(grid)[0]})."
             )
         return cls(list(rules), np.asarray(sizes), importances, list(group_names),
-                   np.asarray(grid, dtype=float), pdp, str(group), method=method).plot(ax=ax)
+                   np.asarray(grid, dtype=float), pdp, str(group),
+                   method=method).plot(ax=ax)
 
     def plot(self, *, ax=None):
         """Draw the regions.
@@ -252,7 +255,8 @@ class RegionDisplay:
             ticks.extend(pos)
             labels.extend(self.group_names)
             share = 100 * self.sizes[r] / total
-            title = "\n".join(wrap_name(f"region {r} ({share:.0f}%): {self.rules[r]}", 60))
+            title = f"region {r} ({share:.0f}%): {self.rules[r]}"
+            title = "\n".join(wrap_name(title, 60))
             bar_ax.text(0.01, y + 0.7, title, transform=bar_ax.get_yaxis_transform(),
                         fontsize=8, va="bottom", ha="left", color=_region_color(r))
             y -= K + 1.5
@@ -262,8 +266,8 @@ class RegionDisplay:
         style_axes(bar_ax)
         self.lines_ = []
         for r in range(R):
-            (line,) = pd_ax.plot(self.grid, np.asarray(self.pdp)[r], color=_region_color(r),
-                                 label=f"region {r}")
+            (line,) = pd_ax.plot(self.grid, np.asarray(self.pdp)[r],
+                                 color=_region_color(r), label=f"region {r}")
             self.lines_.append(line)
         pd_ax.set_xlabel(self.group)
         pd_ax.set_ylabel(f"partial dependence of {self.group}")
