@@ -323,6 +323,20 @@ def test_group_matrices_tree_and_model_calls_agree():
     )
 
 
+def test_group_matrices_of_a_forest_with_several_outputs():
+    from sklearn.datasets import load_iris
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = load_iris(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    S = X[::10]
+    tree, calls = _stats(model, S), _stats(model, S, tree=False)
+    assert tree.tree is not None and tree.n_outputs == 3
+    groups = [[0, 1], [2], [3]]
+    np.testing.assert_allclose(tree.group_matrices(groups), calls.group_matrices(groups),
+                               atol=1e-12)
+
+
 def test_group_matrices_with_categorical_splits():
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.integers(0, 4, 300), rng.uniform(-1, 1, (300, 2))])
