@@ -233,6 +233,11 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
         ``loss_ / loss_root_`` (0 when the root's loss is 0).
     rules_ : list of str
         The rule of every region, its conditions joined by ``" and "``.
+    nodes_ : list of dict
+        The nodes of the tree, root first: ``feature`` (the split column, -1
+        at a region), ``kind`` (``"num"``: ``x <= value`` goes left;
+        ``"cat"``: ``x == value`` goes left), ``value``, ``left`` and
+        ``right`` (child nodes), ``n`` (sample rows) and ``loss``.
     region_sizes_ : ndarray of shape (n_regions_,)
         Rows of the X given to :meth:`fit` in every region.
     region_losses_ : ndarray of shape (n_regions_,)
@@ -426,7 +431,7 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
         return self
 
     def _candidates(self, column, node):
-        """Splits of one column at a node: ("num", t, left size) or ("cat", level)."""
+        """Splits of one column at a node: ("num", threshold) or ("cat", level)."""
         values = column.iloc[node] if isinstance(column, pd.Series) else column[node]
         if _is_categorical(column):
             levels = pd.unique(pd.Series(values).dropna())
@@ -454,7 +459,7 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
         self.loss_root_ = root_sum / N
         scale = root_sum if root_sum > 0 else np.inf
         floor = self.min_loss_share * float(losses.f.var(axis=0).sum())
-        nodes = []  # dicts: feature, kind, value, left, right, rows, loss
+        nodes = []  # dicts: feature, kind, value, left, right, n, loss
 
         def build(rows, depth, node_sum):
             node = {"feature": -1, "kind": None, "value": None, "left": -1,
