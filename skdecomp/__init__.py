@@ -9,6 +9,7 @@ from ._game import CoalitionGame
 from ._grouping import (
     AdaptiveGrouper,
     CorrelationGrouper,
+    FDTree,
     FixedGrouper,
     IShapGrouper,
     PairwiseGrouper,
@@ -30,6 +31,7 @@ __all__ = [
     "Explainer",
     "Explanation",
     "Explanations",
+    "FDTree",
     "InteractionExplanation",
     "FixedGrouper",
     "IShapGrouper",

@@ -20,6 +20,7 @@ from ._plot.disagreement import DisagreementDisplay
 from ._plot.grouping import GroupingDisplay
 from ._plot.interaction import InteractionDisplay
 from ._plot.partial_dependence import PartialDependenceDisplay
+from ._plot.regions import RegionDisplay
 from ._plot.saliency import SaliencyDisplay
 
 __all__ = [
@@ -30,5 +31,6 @@ __all__ = [
     "GroupingDisplay",
     "InteractionDisplay",
     "PartialDependenceDisplay",
+    "RegionDisplay",
     "SaliencyDisplay",
 ]

@@ -9,6 +9,7 @@ from skdecomp import (
     AdaptiveGrouper,
     CorrelationGrouper,
     Explainer,
+    FDTree,
     FixedGrouper,
     IShapGrouper,
     PairwiseGrouper,
@@ -29,6 +30,7 @@ ESTIMATORS = [
     Explainer(LinearRegression(), groups=AdaptiveGrouper(max_samples=5), background=5),
     # image groupers see each row as a 1-pixel-high image (2-D data of any width)
     PatchGrouper(2, image_shape=(1, -1)),
+    FDTree(LinearRegression(), max_samples=10, min_samples_leaf=2),
 ]
 if importlib.util.find_spec("skimage") is not None:
     ESTIMATORS.append(SuperpixelGrouper("slic", image_shape=(1, -1), random_state=0))

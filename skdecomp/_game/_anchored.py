@@ -35,6 +35,9 @@ __all__ = ["AnchoredStatistics", "ImageStatistics", "agreement_score"]
 _MAX_IDS = 63
 _NEVER = 63
 
+# Hybrid rows evaluated at most for the anchored Shapley values off the tree path.
+_MAX_SHAPLEY_HYBRIDS = 1 << 22
+
 
 class AnchoredStatistics:
     """Row and column means of anchored matrices on a sample of rows.
@@ -179,6 +182,139 @@ class AnchoredStatistics:
         idx = np.arange(self.n_rows)
         G[:, idx, idx, :] = 0.0
         return G
+
+    def group_matrices(self, groups):
+        """The full anchored N x N matrix of every group.
+
+        ``G[k, o, n, m] = f(x^n_{G_k}, x^m_{-G_k})[o] - f(x^m)[o]``, with the
+        diagonal exactly 0. Unlike the means above, this holds
+        ``K * n_outputs * N**2`` floats, so that the means over any subset of
+        rows (both as explained points and as background) are sub-block
+        means, as regional explanations need. Tree ensembles without
+        categorical splits give it from their leaves, without model calls.
+
+        Parameters
+        ----------
+        groups : list of array-like of int
+            Disjoint column sets.
+
+        Returns
+        -------
+        G : ndarray of shape (len(groups), n_outputs, N, N)
+        """
+        groups = [np.asarray(g, dtype=np.int64) for g in groups]
+        K, N = len(groups), self.n_rows
+        labels = np.full(self.n_features, K, dtype=np.int64)
+        for k, g in enumerate(groups):
+            labels[g] = k
+        if self.tree is not None:
+            from ._matrices import has_categorical_splits, tree_group_matrices
+
+            if not has_categorical_splits(self.tree):
+                Xm = self.tree.prepare(self.table)
+                col_group = self.tree.column_groups(labels)
+                return tree_group_matrices(self.tree, Xm, col_group, K)
+            # one anchor row at a time: the row sums are the hybrid outputs
+            masks = np.left_shift(np.int64(1), np.arange(K, dtype=np.int64))
+            G = np.empty((K, self.n_outputs, N, N))
+            for m in range(N):
+                r, _ = self.tree.anchored_sums(
+                    self.table, self._row_table(m), labels, masks,
+                    n_jobs=self.game.n_jobs,
+                )
+                G[:, :, :, m] = r - self.anchor_values[m][None, :, None]
+        else:
+            G = np.empty((K, self.n_outputs, N, N))
+            masks = np.left_shift(np.int64(1), np.arange(K, dtype=np.int64))
+            step = max(1, self.masks_per_chunk)
+            for start in range(0, K, step):
+                values = self.game.hybrid_predictions(
+                    self.table, masks[start : start + step], labels=labels,
+                    background=self.table, row_names=("sample row", "sample row"),
+                )  # (N, n_masks, N, n_outputs)
+                self.model_calls += values.shape[0] * values.shape[1] * values.shape[2]
+                G[start : start + step] = np.transpose(values, (1, 3, 0, 2)) - (
+                    self.anchor_values.T[None, :, None, :]
+                )
+        idx = np.arange(N)
+        G[:, :, idx, idx] = 0.0
+        return G
+
+    def _row_table(self, m):
+        sample = self.sample
+        row = sample.iloc[[m]] if isinstance(sample, pd.DataFrame) else sample[[m]]
+        if isinstance(row, pd.DataFrame) and self.game.frame:
+            return Table(row, common_dtypes(self.game.dtypes, row))
+        return Table(row)
+
+    def shapley_matrices(self, groups):
+        """Anchored Shapley values of every group for every pair of sample rows.
+
+        ``Phi[k, o, n, m]`` is the Shapley value of group k at x^n with the
+        single background row x^m (the game ``S -> f(x^n_{G_S},
+        x^m_{-G_S})``); its row means are the interventional SHAP values with
+        the sample as background. The tree path reads them from the leaves,
+        one background row at a time; otherwise all 2**K coalitions are
+        evaluated for every pair of rows.
+
+        Parameters
+        ----------
+        groups : list of array-like of int
+            Disjoint column sets covering every column.
+
+        Returns
+        -------
+        Phi : ndarray of shape (len(groups), n_outputs, N, N)
+        """
+        from math import factorial
+
+        from .._config import MAX_EXACT_GROUPS
+
+        groups = [np.asarray(g, dtype=np.int64) for g in groups]
+        K, N = len(groups), self.n_rows
+        labels = np.full(self.n_features, K, dtype=np.int64)
+        for k, g in enumerate(groups):
+            labels[g] = k
+        if np.any(labels == K):
+            raise ValueError("The groups must cover every column.")
+        Phi = np.empty((K, self.n_outputs, N, N))
+        if self.tree is not None:
+            from .._tree import tree_attributions
+
+            w = np.zeros(K + 1)
+            w[1:] = 1.0 / np.arange(1, K + 1)
+            for m in range(N):
+                phi = tree_attributions(
+                    self.tree, self.table, self._row_table(m), labels, K,
+                    {"shapley": w}, n_jobs=self.game.n_jobs,
+                )["shapley"]  # (N, n_outputs, K)
+                Phi[:, :, :, m] = np.transpose(phi, (2, 1, 0))
+            return Phi
+        n_hybrids = N * N * (1 << min(K, 62))
+        if K > MAX_EXACT_GROUPS or n_hybrids > _MAX_SHAPLEY_HYBRIDS:
+            raise ValueError(
+                f"Anchored Shapley values of {K} groups on {N} rows evaluate the "
+                f"model on N**2 * 2**K = {n_hybrids:.3g} hybrid rows off the tree "
+                f"path, more than the limit of {_MAX_SHAPLEY_HYBRIDS} (and exact "
+                f"enumeration allows at most {MAX_EXACT_GROUPS} groups); use fewer "
+                "rows or groups, a tree model (exact from its leaves), or a loss "
+                "that needs single groups only."
+            )
+        masks = np.arange(1 << K, dtype=np.int64)
+        values = self.game.hybrid_predictions(
+            self.table, masks, labels=labels, background=self.table,
+            row_names=("sample row", "sample row"),
+        )  # (N, 2**K, N, n_outputs)
+        self.model_calls += values.shape[0] * values.shape[1] * values.shape[2]
+        sizes = np.array([int(s).bit_count() for s in masks])
+        # phi_k = sum over S without k of |S|! (K - |S| - 1)! / K! [v(S + k) - v(S)]
+        coef = np.array([factorial(s) * factorial(K - s - 1) / factorial(K)
+                         if s < K else 0.0 for s in sizes])
+        for k in range(K):
+            without = masks[((masks >> k) & 1) == 0]
+            gain = values[:, without | (1 << k)] - values[:, without]  # (N, S, N, O)
+            Phi[k] = np.einsum("nsmo,s->onm", gain, coef[without])
+        return Phi
 
     def group_means(self, groups):
         """Row and column means of the matrix of every group.

@@ -11,7 +11,8 @@ passed to ``Explainer(groups=...)``.
 
 The modules, lowest first: ``_base`` (shared plumbing), ``_merge`` (the greedy
 merge loop and its merge tree), ``_columns``, ``_baselines``, ``_recursive``,
-``_ishap``, ``_image`` (image groupers and per-image AGREED) and ``_agreed``.
+``_ishap``, ``_image`` (image groupers and per-image AGREED), ``_agreed`` and
+``_regions`` (:class:`FDTree`, regions of the rows instead of groups of columns).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -22,10 +23,12 @@ from ._columns import column_transformer_groups
 from ._image import PatchGrouper, SuperpixelGrouper
 from ._ishap import IShapGrouper
 from ._recursive import RecursiveGrouper
+from ._regions import FDTree
 
 __all__ = [
     "AdaptiveGrouper",
     "CorrelationGrouper",
+    "FDTree",
     "FixedGrouper",
     "IShapGrouper",
     "PairwiseGrouper",
