@@ -24,7 +24,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._config import MAX_MASK_GROUPS, format_bytes, kernel_block_cells, parse_memory
 from .._table import Table, common_dtypes
-from .._tree import anchored_sums_tree
+from .._tree import anchored_sums_tree, has_categorical_splits, tree_group_matrices
 from ._game import run_blocks
 from ._kernels import anchored_means, interaction_potentials, pair_interaction_strengths
 
@@ -208,8 +208,6 @@ class AnchoredStatistics:
         for k, g in enumerate(groups):
             labels[g] = k
         if self.tree is not None:
-            from ._matrices import has_categorical_splits, tree_group_matrices
-
             if not has_categorical_splits(self.tree):
                 Xm = self.tree.prepare(self.table)
                 col_group = self.tree.column_groups(labels)
@@ -218,8 +216,8 @@ class AnchoredStatistics:
             masks = np.left_shift(np.int64(1), np.arange(K, dtype=np.int64))
             G = np.empty((K, self.n_outputs, N, N))
             for m in range(N):
-                r, _ = self.tree.anchored_sums(
-                    self.table, self._row_table(m), labels, masks,
+                r, _ = anchored_sums_tree(
+                    self.tree, self.table, self._row_table(m), labels, masks,
                     n_jobs=self.game.n_jobs,
                 )
                 G[:, :, :, m] = r - self.anchor_values[m][None, :, None]

@@ -6,7 +6,8 @@ XGBoost, LightGBM and CatBoost models); ``_kernels`` holds the Numba walks
 over its arrays; ``_dispatch`` evaluates predictions, components,
 attributions and anchored sums, choosing among the kernels from one table of
 benchmarked thresholds; ``_indices`` reads interaction indices leaf by leaf
-(its kernels in ``_index_kernels``). This subpackage imports nothing from the
+(its kernels in ``_index_kernels``); ``_matrices`` reads the full anchored
+matrices of single groups from the leaves, in numpy. This subpackage imports nothing from the
 package above ``_numba``, ``_config``, ``_compat``, ``_boosters``,
 ``_partition``, ``_model`` and ``_table``.
 """
@@ -23,6 +24,7 @@ from ._dispatch import (
     tree_predict,
 )
 from ._indices import MAX_LEAF_ORDER, tree_interactions
+from ._matrices import has_categorical_splits, tree_group_matrices
 from ._extract import extract_tree_model
 from ._select import select_algorithm
 from ._treemodel import TreeModel, TreeUnsupportedError
@@ -41,4 +43,6 @@ __all__ = [
     "numba_only",
     "tree_interactions",
     "MAX_LEAF_ORDER",
+    "tree_group_matrices",
+    "has_categorical_splits",
 ]

@@ -11,8 +11,7 @@ a product of two N x L matrices. Leaves whose path has no condition on
 group k add nothing (A_k = 1), so every leaf counts only for the groups its
 path tests. This is the tree back end of
 :meth:`~skdecomp._game.AnchoredStatistics.group_matrices`; it reads the
-documented arrays of :class:`~skdecomp._tree.TreeModel` and calls nothing
-else of the tree path.
+arrays of :class:`~._treemodel.TreeModel` and nothing else.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
