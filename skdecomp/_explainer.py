@@ -38,6 +38,7 @@ from ._methods import (
     SINGLE_GROUP_METHODS,
     canonical,
     check_method_params,
+    default_methods,
     dummy_groups,
     get_method,
     resolve_budget,
@@ -843,10 +844,10 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         """
         check_is_fitted(self)
         if methods is None:
-            methods = (
-                ["shapley", "banzhaf", "occlusion", "arch"]
+            methods = default_methods(
+                "exact"
                 if self.n_groups_ <= MAX_EXACT_GROUPS or self.game_.tree is not None
-                else ["occlusion", "arch", "kernel_shap", "lime"]
+                else "wide"
             )
         elif isinstance(methods, str):
             methods = [methods]
