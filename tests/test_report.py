@@ -527,3 +527,20 @@ def test_wide_table_one_merge_away_is_not_explained_twice(monkeypatch):
     assert "AGREED merged only 'c0' and 'c1'" in " ".join(res["verdict"])
     page = _report.render_html(dict(res, seconds=1.0), {})
     assert "not explained a\nsecond time" in page
+
+
+def test_every_template_is_package_data():
+    # a non-editable install ships what pyproject.toml lists as package data
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text())
+    patterns = config["tool"]["setuptools"]["package-data"]["skdecomp._report"]
+    folder = root / "skdecomp" / "_report"
+    files = [p.relative_to(folder).as_posix() for p in (folder / "templates").rglob("*")
+             if p.is_file()]
+    assert len(files) >= 9
+    listed = {p.relative_to(folder).as_posix() for pat in patterns for p in folder.glob(pat)}
+    missing = [f for f in files if f not in listed]
+    assert not missing, missing
+    assert any(d.startswith("jinja2") for d in config["project"]["dependencies"])
