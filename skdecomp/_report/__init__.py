@@ -18,7 +18,13 @@ One job per module, data flowing one way:
 from ._analysis import analyse
 from ._common import DataError
 from ._figures import make_figures
-from ._models import ESTIMATORS, allowed_model_types, check_estimator, load_model, make_model
+from ._models import (
+    ESTIMATORS,
+    allowed_model_types,
+    check_estimator,
+    load_model,
+    make_model,
+)
 from ._options import check_exact_limit, check_methods, load_groups
 from ._output import check_output, write_report
 from ._page import render_html

@@ -1,4 +1,4 @@
-"""The analysis behind ``skdecomp report`` and ``skdecomp demo``: results as plain data."""
+"""The analysis behind ``skdecomp report`` and ``skdecomp demo``, as plain data."""
 
 # SPDX-License-Identifier: BSD-3-Clause
 

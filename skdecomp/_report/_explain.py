@@ -15,12 +15,10 @@ from ._common import (
 )
 
 
-
 def _sampled_budget(K, n_rows, n_background):
     """Coalitions per explained row for a sampled method: a fixed number of evaluations."""
     budget = SAMPLED_EVALUATIONS // max(1, n_rows * n_background)
     return int(min(2 * K + 2048, max(4 * (K + 1), budget)))
-
 
 
 def _direction(values, phi, categorical):
@@ -202,5 +200,3 @@ def _interactions(model, X_fit, part, *, background, random_state, n_jobs, targe
         "top_pairs": [{"columns": [a, b], "strength": s}
                       for s, a, b in pairs[:5] if s > 0],
     }
-
-

@@ -13,7 +13,6 @@ from ._common import PICKLE_SUFFIXES, DataError
 from ._table import _names, is_classification
 
 
-
 # -- types a model file may hold ------------------------------------------------------
 # Plain builtins skops needs for containers and scalars. Only types: a file that
 # names a builtin callable (exec, eval, getattr, __import__, open, ...) is refused.
@@ -362,5 +361,3 @@ def load_model(path):
         return sio.load(path, trusted=list(untrusted))
     except Exception as exc:
         raise DataError(f"{path.name} could not be loaded ({exc}).") from exc
-
-

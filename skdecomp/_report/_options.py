@@ -90,7 +90,6 @@ def check_methods(methods):
     return list(methods)
 
 
-
 def check_exact_limit(methods, X, groups, tree=False):
     """Refuse exact methods over more groups than exact enumeration allows.
 
@@ -151,5 +150,3 @@ def _without(groups, dropped):
         return {k: v for k, v in kept.items() if v}
     kept = [[c for c in g if c not in dropped] for g in groups]
     return [g for g in kept if g]
-
-

@@ -178,7 +178,8 @@ def _agreed(a, agreed=None):
                  _share(h["loss_before"] - h["loss_after"], a["initial_loss"]),
                  _share(_diff(h["held_out_loss_before"], h["held_out_loss_after"]),
                         a.get("held_out_initial_loss")),
-                 "yes" if h.get("accepted", True) else "no: did not pay on held-out rows"]
+                 "yes" if h.get("accepted", True)
+                 else "no: did not pay on held-out rows"]
                 for h in a["merges"][:MERGE_ROWS]]
         out["merges"] = _table(["merged", "groups after", "loss removed",
                                 "held-out loss removed", "kept"], rows,
@@ -198,7 +199,8 @@ def _agreed(a, agreed=None):
         n_alone=n_columns - sum(len(g) for g in merged),
         useless=not a.get("useful_partition", True),
         remaining=f"{100 * a['remaining_share']:.0f}%",
-        largest=a["largest_group"] if a["largest_group"] > max(2, n_columns // 2) else None,
+        largest=(a["largest_group"] if a["largest_group"] > max(2, n_columns // 2)
+                 else None),
         explained_again=agreed is not None,
     )
     return out
@@ -237,7 +239,8 @@ def page_context(results, figures=None, title="skdecomp report"):
         "n_fit_rows": int(results.get("n_fit_rows", results["n_rows"])),
         "n_columns": len(results["columns"]),
         "duration": _duration(results["seconds"]),
-        "warnings": [_segments(c["message"]) for c in checks if c["level"] == "warning"],
+        "warnings": [_segments(c["message"]) for c in checks
+                     if c["level"] == "warning"],
         "check_notes": [c["message"] for c in checks if c["level"] != "warning"],
         "verdict": list(results.get("verdict") or []),
         "score": score["text"] if score else None,
@@ -251,7 +254,7 @@ def page_context(results, figures=None, title="skdecomp report"):
     }
     if first:
         sampled = [method_label(m) for m in first["methods"]
-                   if REGISTRY.get(canonical(m)) and REGISTRY[canonical(m)].kind == "sampled"]
+                   if getattr(REGISTRY.get(canonical(m)), "kind", None) == "sampled"]
         ctx["first"] = {
             "key": key,
             "single": key == "columns",

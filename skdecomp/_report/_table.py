@@ -12,7 +12,6 @@ import pandas as pd
 from ._common import MAX_CLASSES, MIN_ROWS, DataError
 
 
-
 # -- inputs --------------------------------------------------------------------------
 def load_table(path, target, parse_dates=True):
     """Read a CSV or Parquet file and split off the target column.
@@ -394,7 +393,6 @@ def check_drop(drop, X):
     return drop
 
 
-
 LEAK_ALONE = 0.98
 
 
@@ -435,5 +433,3 @@ def _predictive_columns(X, y, classification):
                 "model.",
             })
     return out
-
-

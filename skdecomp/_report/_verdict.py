@@ -105,5 +105,3 @@ def _verdict(results):
                    f"{'s' if len(warnings_) > 1 else ''} at the top before trusting "
                    "any of this.")
     return out
-
-

@@ -1,4 +1,4 @@
-"""Faithfulness metrics: how well attributions predict the insertion and deletion games."""
+"""Faithfulness metrics: how well attributions predict insertion and deletion."""
 
 # SPDX-License-Identifier: BSD-3-Clause
 
@@ -660,5 +660,3 @@ METRICS = {
     "shapley_weighted_faithfulness": shapley_weighted_faithfulness,
     "faithfulness_correlation": faithfulness_correlation,
 }
-
-
