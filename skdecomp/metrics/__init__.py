@@ -25,7 +25,9 @@ them, and drawn from the metric's distribution otherwise.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from ._disagreement import disagreement, metric_disagreement
+# METRICS, the faithfulness metrics by name, stays importable from here
 from ._faithfulness import (
+    METRICS,
     deletion_error,
     faithfulness_correlation,
     infidelity,
