@@ -8,11 +8,6 @@ import sys
 from pathlib import Path
 
 
-METHOD_NAMES = {"shapley": "Shapley", "banzhaf": "Banzhaf", "occlusion": "occlusion",
-                "arch": "PDP/Arch", "kernel_shap": "Kernel SHAP",
-                "permutation_shap": "perm. SHAP"}
-
-
 def _bars():
     """Progress bars (on stderr) only for a person watching a terminal."""
     return 1 if sys.stderr.isatty() else 0
@@ -30,6 +25,7 @@ def _demo(args):
     import pandas as pd
     from sklearn.datasets import load_diabetes
 
+    from ._methods import method_label
     from ._report import analyse, check_output, write_report
 
     started = time.perf_counter()
@@ -53,7 +49,7 @@ def _demo(args):
     pd.set_option("display.width", 120)
     for i in range(min(args.n_rows, part["n_rows"])):
         table = pd.DataFrame(
-            {METHOD_NAMES.get(m, m): part["attributions"][m][i] for m in methods},
+            {method_label(m): part["attributions"][m][i] for m in methods},
             index=part["group_names"],
         )
         print(f"\nRow {part['row_ids'][i]} (held out): the model predicts "
@@ -66,9 +62,8 @@ def _demo(args):
           "the predictions:")
     for a in range(len(methods)):
         for b in range(a + 1, len(methods)):
-            name = f"{METHOD_NAMES.get(methods[a], methods[a])} vs " \
-                   f"{METHOD_NAMES.get(methods[b], methods[b])}"
-            print(f"  {name:<24} {100 * rms[a][b]:5.1f}%")
+            name = f"{method_label(methods[a])} vs {method_label(methods[b])}"
+            print(f"  {name:<36} {100 * rms[a][b]:5.1f}%")
     inter = results["interactions"]
     if inter and inter["top_pairs"]:
         pairs = ", ".join(f"{p['columns'][0]} x {p['columns'][1]} "
@@ -151,6 +146,7 @@ def _compile(args):
     from sklearn.linear_model import LogisticRegression, Ridge
 
     from skdecomp import AdaptiveGrouper, Explainer, PairwiseGrouper
+    from skdecomp._methods import method_names
     from skdecomp._tree import numba_only
 
     rng = np.random.RandomState(0)
@@ -158,8 +154,8 @@ def _compile(args):
     y = X[:, 0] * X[:, 1] + X[:, 2] + 0.1 * rng.normal(size=200)
     label = (y > 0).astype(int)
     n_jobs = args.n_jobs
-    exact = ["shapley", "banzhaf", "occlusion", "arch"]
-    sampled = ["kernel_shap", "permutation_shap", "lime", "rise", "integrated_gradients"]
+    exact = method_names("exact", aliases=False)
+    sampled = method_names("sampled")
 
     def explain(model, methods):
         # one method and several, over columns and over a few groups: the tree
@@ -280,6 +276,9 @@ def _seed(text):
 
 def main(argv=None):
     """Run the command line; return the exit code."""
+    from ._methods import method_names
+    from ._report import ESTIMATORS
+
     parser = argparse.ArgumentParser(
         prog="skdecomp",
         description="Explanations that agree: grouped functional decomposition of models.",
@@ -323,11 +322,12 @@ def main(argv=None):
     rep.add_argument("--target", required=True, help="name of the target column")
     src = rep.add_mutually_exclusive_group()
     src.add_argument("--model", help="a fitted model saved with skops (.skops)")
-    src.add_argument("--estimator", choices=["hgb", "rf", "linear", "mlp"], default="hgb",
+    src.add_argument("--estimator", choices=list(ESTIMATORS), default="hgb",
                      help="model to fit when --model is not given (default: hgb)")
     rep.add_argument("--groups", default="auto",
                      help="auto (AGREED), columns, or a JSON file of column groups")
-    rep.add_argument("--methods", nargs="+", default=None, help="explanation methods")
+    rep.add_argument("--methods", nargs="+", default=None, metavar="METHOD",
+                     help="explanation methods, among " + ", ".join(method_names()))
     rep.add_argument("--n-rows", type=_positive_int, default=50,
                      help="held-out rows to explain (default: 50)")
     rep.add_argument("--drop", nargs="+", default=None, metavar="COLUMN",

@@ -44,6 +44,7 @@ from ._methods import (
     SINGLE_GROUP_METHODS,
     canonical,
     check_method_params,
+    default_methods,
     dummy_groups,
     get_method,
     resolve_budget,
@@ -801,27 +802,11 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             groups share a root-to-leaf path; the others are exactly 0.
         """
         from ._explanation import InteractionExplanation
-        from ._methods._indices import get_index, index_terms, index_values
+        from ._methods._indices import index_order, index_terms, index_values
 
         check_is_fitted(self)
-        spec = get_index(index)
-        if (not isinstance(max_order, Integral) or isinstance(max_order, bool)
-                or max_order < 1):
-            raise ValueError(f"max_order must be a positive int, got {max_order!r}.")
-        order = spec.order or min(int(max_order), self.n_groups_)
         tree = self.game_.tree
-        if (tree is None or order > MAX_LEAF_ORDER) and self.n_groups_ > MAX_EXACT_GROUPS:
-            where = ("through model calls" if tree is None
-                     else f"at orders above {MAX_LEAF_ORDER} on the tree path")
-            raise ValueError(
-                f"Interaction indices {where} need all 2**K components, and "
-                f"{self.n_groups_} groups are more than exact enumeration allows (at "
-                f"most {MAX_EXACT_GROUPS}). Merge columns into fewer groups (for "
-                f"example groups=AdaptiveGrouper(n_groups={MAX_EXACT_GROUPS}))"
-                + (", or explain a tree ensemble, whose indices of order up to "
-                   f"{MAX_LEAF_ORDER} are exact for any number of groups."
-                   if tree is None else f", or use max_order <= {MAX_LEAF_ORDER}.")
-            )
+        spec, order = index_order(index, max_order, self.n_groups_, tree is not None)
         X = self._check_X(X, reset=False)
         base = np.asarray(self.expected_value_, dtype=np.float64)
         if tree is not None and order <= MAX_LEAF_ORDER:
@@ -876,10 +861,10 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         """
         check_is_fitted(self)
         if methods is None:
-            methods = (
-                ["shapley", "banzhaf", "occlusion", "arch"]
+            methods = default_methods(
+                "exact"
                 if self.n_groups_ <= MAX_EXACT_GROUPS or self.game_.tree is not None
-                else ["occlusion", "arch", "kernel_shap", "lime"]
+                else "wide"
             )
         elif isinstance(methods, str):
             methods = [methods]

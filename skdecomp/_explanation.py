@@ -11,7 +11,7 @@ from sklearn.utils import Bunch
 from ._methods import get_method, resolve_budget
 from ._model import describe_response
 
-__all__ = ["Explanation", "Explanations", "explanations_of"]
+__all__ = ["Explanation", "Explanations", "explanation_arrays", "explanations_of"]
 
 _AXES = ("rows", "groups", "outputs")
 
@@ -515,6 +515,29 @@ class Explanation:
             data=expl.data,
             feature_names=expl.feature_names,
         )
+
+
+def explanation_arrays(explanation):
+    """The arrays an :class:`Explanation` holds, with all their axes, for plotting.
+
+    A selection of one row, group or output drops that axis from
+    ``values``; the Displays need the arrays whole.
+
+    Returns
+    -------
+    arrays : dict
+        ``values`` (rows, groups, outputs), ``base_values`` (rows, outputs),
+        ``data`` (rows, groups), ``group_names`` (list) and ``groups``
+        (list of column lists, or None).
+    """
+    e = explanation
+    return {
+        "values": e._v,
+        "base_values": e._b,
+        "data": e._d,
+        "group_names": list(e._names),
+        "groups": None if e._groups is None else [list(g) for g in e._groups],
+    }
 
 
 class Explanations(Bunch):

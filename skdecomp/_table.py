@@ -44,7 +44,8 @@ class Table:
         return series.to_numpy(dtype=object)
 
     @staticmethod
-    def _decode(values, dtype):
+    def decode(values, dtype):
+        """Stored codes or values back as a column of ``dtype``."""
         if isinstance(dtype, pd.CategoricalDtype):
             return pd.Categorical.from_codes(values, dtype=dtype)
         if isinstance(dtype, np.dtype):
@@ -79,7 +80,7 @@ class Table:
             xj = self.data[j][rows][:, None]
             zj = background.data[j][None, :]
             vals = np.where(column_masks[:, j][:, None], xj, zj).reshape(-1)
-            cols[name] = self._decode(vals, self.dtypes[j])
+            cols[name] = self.decode(vals, self.dtypes[j])
         return pd.DataFrame(cols, copy=False)
 
     def rows(self, rows):
@@ -88,7 +89,7 @@ class Table:
             return self.array[rows]
         return pd.DataFrame(
             {
-                name: self._decode(self.data[j][rows], self.dtypes[j])
+                name: self.decode(self.data[j][rows], self.dtypes[j])
                 for j, name in enumerate(self.columns)
             },
             copy=False,

@@ -380,12 +380,17 @@ def importance(explainer=None, X=None, *, decomposition=None, squared=False):
             raise ValueError("Pass a fitted explainer or a decomposition.")
         check_is_fitted(explainer)
         decomposition = explainer.decompose(explainer.background_ if X is None else X)
-    out = Bunch(group_names=list(decomposition.group_names))
-    for key, method in (("pdp", "arch"), ("pfi", "occlusion"), ("shap", "shapley")):
-        phi = decomposition.attributions(method)
-        value = (np.asarray(phi) ** 2).mean(axis=0)
-        out[key] = value if squared else np.sqrt(value)
-    return out
+
+    def importance(method):
+        value = (np.asarray(decomposition.attributions(method)) ** 2).mean(axis=0)
+        return value if squared else np.sqrt(value)
+
+    return Bunch(
+        group_names=list(decomposition.group_names),
+        pdp=importance("arch"),
+        pfi=importance("occlusion"),
+        shap=importance("shapley"),
+    )
 
 
 # -- permutation importance -------------------------------------------------------------

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from skdecomp import _report
+from skdecomp._report import _analysis, _output
 from skdecomp.__main__ import main
 
 skops_io = pytest.importorskip("skops.io")
@@ -48,7 +49,7 @@ def no_model_work(monkeypatch):
         raise AssertionError("model work started before the input was checked")
 
     monkeypatch.setattr(_report, "analyse", forbidden)
-    monkeypatch.setattr(_report, "make_model", forbidden)
+    monkeypatch.setattr(_analysis, "make_model", forbidden)
 
 
 @pytest.fixture
@@ -248,20 +249,20 @@ def test_failed_write_leaves_previous_report_intact(small_csv, tmp_path, capsys,
     out = tmp_path / "rep"
     assert run_cli(quick_report(small_csv, out), capsys)[0] == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    write = _report._write_file
+    write = _output._write_file
 
     def failing(folder, name, data):
         if name == "index.html":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return write(folder, name, data)
 
-    monkeypatch.setattr(_report, "_write_file", failing)
+    monkeypatch.setattr(_output, "_write_file", failing)
     code, _, err = run_cli(quick_report(small_csv, out, "--n-rows", "3"), capsys)
     assert code == 1
     assert_one_line_error(err, "could not write the report", "nothing there was changed")
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     leftovers = [p for p in [*tmp_path.iterdir(), *out.iterdir()]
-                 if p.name.startswith(_report.STAGING_PREFIX)]
+                 if p.name.startswith(_output.STAGING_PREFIX)]
     assert leftovers == []
 
 
@@ -270,7 +271,7 @@ def test_failed_write_to_new_folder_leaves_nothing(small_csv, tmp_path, capsys,
     def failing(folder, name, data):
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
-    monkeypatch.setattr(_report, "_write_file", failing)
+    monkeypatch.setattr(_output, "_write_file", failing)
     out = tmp_path / "rep"
     code, _, err = run_cli(quick_report(small_csv, out), capsys)
     assert code == 1
@@ -305,14 +306,14 @@ def test_output_problems_found_before_model_work(case, message, small_csv, tmp_p
         out.chmod(0o500)
         if os.access(out, os.W_OK):  # root ignores permissions
             out.chmod(0o700)
-            real_mkdtemp = _report.tempfile.mkdtemp
+            real_mkdtemp = _output.tempfile.mkdtemp
 
             def mkdtemp(*args, dir=None, **kwargs):
                 if dir is not None and os.fspath(dir) == os.fspath(out):
                     raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), dir)
                 return real_mkdtemp(*args, dir=dir, **kwargs)
 
-            monkeypatch.setattr(_report.tempfile, "mkdtemp", mkdtemp)
+            monkeypatch.setattr(_output.tempfile, "mkdtemp", mkdtemp)
     else:
         out = tmp_path / "rep"
         (out / "index.html").mkdir(parents=True)

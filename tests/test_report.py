@@ -4,14 +4,18 @@ import datetime
 import json
 import re
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from markupsafe import escape
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import Pipeline
 
 from skdecomp import _report
+from skdecomp._report import _common, _figures, _output, _page, _verdict
 from skdecomp.__main__ import main
 from skdecomp._report import DataError, analyse
 from skdecomp.datasets import make_mixed_table
@@ -129,7 +133,7 @@ def test_date_column_becomes_days_and_its_trend_is_found(tmp_path, capsys):
     slope = np.polyfit(days, phi, 1)[0]
     assert slope == pytest.approx(1 / 365.0, rel=0.1)
     assert np.corrcoef(days, phi)[0, 1] > 0.999
-    assert "&#x27;higher&#x27; means &#x27;later&#x27;" in (out / "index.html").read_text()
+    assert "&#39;higher&#39; means &#39;later&#39;" in (out / "index.html").read_text()
 
 
 def test_a_given_model_keeps_date_text_as_it_is(tmp_path):
@@ -178,12 +182,12 @@ def test_report_html_shows_all_three_data_warnings(tmp_path, capsys):
     assert code == 0, err
     page = (out / "index.html").read_text()
     checks_section = page.split("<h2>Data checks</h2>")[1].split("<h2>")[0]
-    assert "Column &#x27;id&#x27; looks like a row identifier" in checks_section
-    assert ("Column &#x27;constant&#x27; has the same value (1.0) in every row"
+    assert "Column &#39;id&#39; looks like a row identifier" in checks_section
+    assert ("Column &#39;constant&#39; has the same value (1.0) in every row"
             in checks_section)
-    assert re.search(r"Column &#x27;target_copy&#x27; (alone predicts|carries)",
+    assert re.search(r"Column &#39;target_copy&#39; (alone predicts|carries)",
                      checks_section)
-    assert checks_section.count("class='warn'") == 3
+    assert checks_section.count('class="warn"') == 3
     res = json.loads((out / "results.json").read_text())
     assert "constant" not in res["columns"] and "id" in res["columns"]
     # the leaked copy dominates the attributions, as the warning says
@@ -194,18 +198,18 @@ def test_report_html_shows_all_three_data_warnings(tmp_path, capsys):
     # 23 columns: the tables show 15 and count the rest
     assert "and 8 more columns, not shown" in page
     for note in res["notes"]:
-        assert page.count(_report._e(note)) == 1
+        assert page.count(str(escape(note))) == 1
 
 
 def test_leak_found_from_attributions_alone():
     # a column that dwarfs the others without predicting the target on its own
     part = {"importance": {"shapley": [0.1, 5.0, 0.2]}, "main_method": "shapley",
             "order": [1, 2, 0], "group_names": ["a", "b", "c"]}
-    leak = _report._leak_check(part, {"r2": 0.5})
+    leak = _verdict._leak_check(part, {"r2": 0.5})
     assert leak is not None and "'b' carries 94% of all attributions, 25 times" in \
         leak["message"]
     part["importance"]["shapley"] = [0.1, 5.0, 0.6]  # only 8 times the next one
-    assert _report._leak_check(part, {"r2": 0.5}) is None
+    assert _verdict._leak_check(part, {"r2": 0.5}) is None
 
 
 def test_tiny_sample_warning():
@@ -219,21 +223,21 @@ def test_tiny_sample_warning():
 
 # -- round-off ----------------------------------------------------------------------------
 def test_round_off_shows_as_zero():
-    assert _report._num(0.0) == "0" and _report._num(1.5e-3) == "0.0015"
-    assert _report._pct(0.0) == "0%" and _report._pct(1e-5) == "<0.1%"
-    np.testing.assert_array_equal(_report._clean([1e-15, -3e-13, 2e-12, 1.0], 1.0),
+    assert _page._num(0.0) == "0" and _page._num(1.5e-3) == "0.0015"
+    assert _page._pct(0.0) == "0%" and _page._pct(1e-5) == "<0.1%"
+    np.testing.assert_array_equal(_common._clean([1e-15, -3e-13, 2e-12, 1.0], 1.0),
                                   [0.0, 0.0, 2e-12, 1.0])
-    np.testing.assert_array_equal(_report._clean([1e-9], 1e4), [0.0])
+    np.testing.assert_array_equal(_common._clean([1e-9], 1e4), [0.0])
 
 
 def test_heatmap_of_round_off_is_not_stretched():
     plt = pytest.importorskip("matplotlib.pyplot")
-    fig = _report._heatmap(plt, np.zeros((3, 3)), ["a", "b", "c"], "t", floor=5.0)
+    fig = _figures._heatmap(plt, np.zeros((3, 3)), ["a", "b", "c"], "t", floor=5.0)
     assert fig.axes[0].images[0].get_clim() == (0.0, 5.0)
     texts = {t.get_text() for t in fig.axes[0].texts}
     assert texts == {"0"}
     plt.close(fig)
-    fig = _report._heatmap(plt, np.array([[0, 0.2], [0.2, 0]]), ["a", "b"], "t", floor=5.0)
+    fig = _figures._heatmap(plt, np.array([[0, 0.2], [0.2, 0]]), ["a", "b"], "t", floor=5.0)
     assert fig.axes[0].images[0].get_clim() == (0.0, 20.0)
     plt.close(fig)
 
@@ -278,7 +282,7 @@ def test_report_time_is_the_wall_time_of_the_whole_run(tmp_path, capsys, monkeyp
         return figures(*args, **kwargs)
 
     monkeypatch.setattr(_report, "load_table", slow_load)
-    monkeypatch.setattr(_report, "make_figures", slow_figures)
+    monkeypatch.setattr(_output, "make_figures", slow_figures)
     start = time.perf_counter()
     code = main(["report", str(path), "--target", "y", "--estimator", "linear",
                  "--out", str(tmp_path / "rep")])
@@ -290,11 +294,11 @@ def test_report_time_is_the_wall_time_of_the_whole_run(tmp_path, capsys, monkeyp
 
 
 def test_long_group_names_are_shortened():
-    assert _report._label("a", ["a"]) == "a"
-    assert _report._label("g", ["age", "bmi"]) == "age + bmi"
+    assert _common._label("a", ["a"]) == "a"
+    assert _common._label("g", ["age", "bmi"]) == "age + bmi"
     cols = [f"column_{j}" for j in range(6)]
-    assert _report._label("g", cols) == "column_0 + 5 more"
-    assert len(_report._label("x" * 50, ["x" * 50])) == 28
+    assert _common._label("g", cols) == "column_0 + 5 more"
+    assert len(_common._label("x" * 50, ["x" * 50])) == 28
 
 
 # -- every estimator on a messy table -----------------------------------------------
@@ -340,8 +344,203 @@ def test_report_draws_each_method_in_its_display_colour():
     part = {"order": [0, 1], "methods": ["shapley", "occlusion"], "n_rows": 5,
             "group_labels": ["a", "b"],
             "importance": {"shapley": [2.0, 1.0], "occlusion": [3.0, 0.5]}}
-    fig = _report._drivers_figure(plt, part)
+    fig = _figures._drivers_figure(plt, part)
     bars = fig.axes[0].patches
     assert {to_hex(b.get_facecolor()) for b in bars[:2]} == {method_color("shapley").lower()}
     assert {to_hex(b.get_facecolor()) for b in bars[2:]} == {method_color("occlusion").lower()}
     plt.close(fig)
+
+
+# -- the analysis is unchanged from the recorded one --------------------------------
+def _compare(new, old, path="results"):
+    """Same keys and strings; numbers equal up to a relative tolerance."""
+    if isinstance(old, dict):
+        assert isinstance(new, dict), path
+        assert set(new) == set(old), (path, set(new) ^ set(old))
+        for key in old:
+            _compare(new[key], old[key], f"{path}[{key!r}]")
+    elif isinstance(old, list):
+        assert isinstance(new, list) and len(new) == len(old), path
+        for i, (a, b) in enumerate(zip(new, old)):
+            _compare(a, b, f"{path}[{i}]")
+    elif isinstance(old, float) and not isinstance(new, str):
+        assert new == pytest.approx(old, rel=1e-6, abs=1e-9), path
+    else:
+        assert new == old, path
+
+
+def _recorded(case):
+    import importlib.util
+
+    here = Path(__file__).resolve().parent / "data"
+    spec = importlib.util.spec_from_file_location("record", here / "record_report_analysis.py")
+    record = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(record)
+    old = json.loads((here / "report_analysis.json").read_text())[case]
+    return record.run(case), old
+
+
+@pytest.mark.parametrize("case", ["demo", "messy",
+                                  pytest.param("blocks", marks=pytest.mark.slow)])
+def test_analysis_equals_the_recorded_one(case):
+    # recorded by tests/data/record_report_analysis.py before the report was split
+    # into its own package; the page changed, the analysis must not
+    new, old = _recorded(case)
+    _compare(new, old)
+
+
+# -- hostile names are escaped and inert -----------------------------------------------
+HOSTILE = ["<script>alert(1)</script>", "\"quoted\" 'single'", "{braces}", "{{ 7*7 }}",
+           "{% if 1 %}jinja{% endif %}", "<img src=x onerror=alert(2)>"]
+
+
+class _ProductModel(RegressorMixin, BaseEstimator):
+    """A fitted model of the first two columns' product plus a small sum of the rest."""
+
+    def fit(self, X, y=None):
+        self.n_features_in_ = np.shape(X)[1]
+        return self
+
+    def predict(self, X):
+        a = np.asarray(X, dtype=float)
+        return 4.0 * a[:, 0] * a[:, 1] + 0.3 * a[:, 2:].sum(axis=1)
+
+
+def test_hostile_column_names_are_escaped_and_inert():
+    from html.parser import HTMLParser
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(-1, 1, size=(120, len(HOSTILE))), columns=HOSTILE)
+    y = pd.Series(X.iloc[:, 0] * X.iloc[:, 1] + X.iloc[:, 2], name="{{ target }}<b>")
+    res = analyse(X, y, estimator="linear", n_rows=5, background=20, log=quiet,
+                  groups={"<script>g</script>": HOSTILE[:2], "{{ 7*7 }}": HOSTILE[2:]})
+    res["seconds"] = 1.0
+    res["checks"].append({"kind": "id", "level": "warning", "columns": [HOSTILE[0]],
+                          "message": f"Column {HOSTILE[0]} ... --drop {HOSTILE[0]}."})
+    page = _report.render_html(res, {}, title="<script>t</script> {{ 7*7 }}")
+
+    class Elements(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tags, self.handlers = [], []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+            self.handlers += [k for k, _ in attrs if k.startswith("on")]
+
+    parsed = Elements()
+    parsed.feed(page)
+    assert "script" not in parsed.tags and parsed.handlers == []
+    assert parsed.tags.count("img") == 0  # no figures were given
+    for name in HOSTILE:
+        assert name not in page or not set(name) & set("<>\"'&"), name
+        assert str(escape(name)) in page, name
+    # Jinja syntax in the data is text, never evaluated
+    assert "{{ 7*7 }}" in page and "{% if 1 %}jinja{% endif %}" in page
+    assert "&lt;script&gt;t&lt;/script&gt; {{ 7*7 }}" in page
+    assert "{{ target }}&lt;b&gt;" in page
+    # the --drop hint is code, its column escaped inside it
+    assert "<code>--drop &lt;script&gt;alert(1)&lt;/script&gt;</code>" in page
+
+
+def test_page_and_figures_read_only_the_results():
+    # the same results give the same page: no model, no state
+    res = json.loads((Path(__file__).parent / "data" / "report_analysis.json").read_text())
+    res = dict(res["blocks"], seconds=2.0)
+    assert _report.render_html(res, {}) == _report.render_html(json.loads(json.dumps(res)), {})
+
+
+def test_agreed_section_words_for_one_and_many_columns_left():
+    from skdecomp._report._page import page_context
+
+    res = json.loads((Path(__file__).parent / "data" / "report_analysis.json").read_text())
+    res = dict(res["blocks"], seconds=2.0)
+    page = _report.render_html(res, {})
+    assert "The other 2 columns stay on their own." in page
+    a = dict(res["agreed"], groups=[["x0", "x1"], ["x2", "x3", "x4"], ["x5"]], n_groups=3)
+    page = _report.render_html(dict(res, agreed=a), {})
+    assert "The other column stays on its own." in page
+    assert "The other 1 columns" not in page
+    a = dict(a, groups=[["x0", "x1"], ["x2", "x3"], ["x4", "x5"]])
+    page = _report.render_html(dict(res, agreed=a), {})
+    assert "stay on their own" not in page and "stays on its own" not in page
+    sections = [s["id"] for s in page_context(res)["sections"]]
+    assert sections == ["data-checks", "verdict", "model", "drivers", "agreement",
+                        "interactions", "agreed"]
+
+
+def test_headline_disagreement_is_named_as_the_root_mean_square_it_is():
+    res = json.loads((Path(__file__).parent / "data" / "report_analysis.json").read_text())
+    part = res["demo"]["partitions"]["columns"]
+    rms = np.asarray(part["disagreement_rms"])
+    upper = rms[np.triu_indices(len(rms), 1)]
+    # the headline is the root mean square over pairs, not their mean
+    assert part["mean_disagreement_rms"] == pytest.approx(np.sqrt(np.mean(upper**2)))
+    assert part["mean_disagreement_rms"] > upper.mean() + 0.01
+    page = _report.render_html(dict(res["demo"], seconds=1.0), {})
+    assert "averaged over pairs of methods" not in page
+    assert "root\nmean square over the rows and over the pairs of methods" in page
+    i, j = np.unravel_index(np.argmax(np.triu(rms, 1)), rms.shape)
+    assert f"by {100 * rms[i, j]:.1f}%" in page
+
+
+def test_merge_chart_draws_both_curves_visibly():
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = json.loads((Path(__file__).parent / "data" / "report_analysis.json").read_text())
+    fig = _figures._agreed_curve(plt, res["blocks"]["agreed"])
+    sample, held_out = [line for line in fig.axes[0].get_lines()
+                        if line.get_label().startswith("on ")]
+    assert sample.get_label() == "on the sample"
+    # the in-sample line lies on top, the held-out one is dashed with open markers
+    # larger than the in-sample ones, so where they coincide both are seen
+    assert sample.get_zorder() > held_out.get_zorder()
+    assert held_out.get_linestyle() == "--" and sample.get_linestyle() == "-"
+    assert held_out.get_markerfacecolor() == "none"
+    assert held_out.get_markersize() > sample.get_markersize()
+    plt.close(fig)
+
+
+def test_wide_table_one_merge_away_is_not_explained_twice(monkeypatch):
+    from skdecomp._report import _analysis
+
+    rng = np.random.default_rng(0)
+    p = _common.WIDE_COLUMNS + 1
+    X = pd.DataFrame(rng.uniform(-1, 1, size=(200, p)), columns=[f"c{j}" for j in range(p)])
+    model = _ProductModel().fit(X)
+    y = pd.Series(model.predict(X), name="y")
+    calls = []
+    explain = _analysis._explain_partition
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs["what"])
+        return explain(*args, **kwargs)
+
+    monkeypatch.setattr(_analysis, "_explain_partition", counting)
+    res = analyse(X, y, model=model, n_rows=3, background=10, log=quiet)
+    assert res["agreed"]["groups"][0] == ["c0", "c1"]
+    assert res["agreed"]["n_groups"] == p - 1
+    assert calls == ["one group per column"]
+    assert "agreed" not in res["partitions"]
+    assert "AGREED merged only 'c0' and 'c1'" in " ".join(res["verdict"])
+    page = _report.render_html(dict(res, seconds=1.0), {})
+    assert "not explained a\nsecond time" in page
+
+
+def test_every_template_is_package_data():
+    # a non-editable install ships what pyproject.toml lists as package data
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text())
+    patterns = config["tool"]["setuptools"]["package-data"]["skdecomp._report"]
+    folder = root / "skdecomp" / "_report"
+    files = [p.relative_to(folder).as_posix() for p in (folder / "templates").rglob("*")
+             if p.is_file()]
+    assert len(files) >= 9
+    listed = {p.relative_to(folder).as_posix() for pat in patterns for p in folder.glob(pat)}
+    missing = [f for f in files if f not in listed]
+    assert not missing, missing
+    assert any(d.startswith("jinja2") for d in config["project"]["dependencies"])

@@ -3,10 +3,15 @@
 An entry gives the method's kind (an exact weight function over the
 components, or a sampled estimator), its aliases, the options it takes in
 ``method_params`` with their defaults, the smallest budget it accepts, and a
-fixed identifier of its random stream. A method's random results depend only
-on the user's ``random_state`` and its own ``seed_id``, never on the order or
-the number of entries, so adding a method changes nothing else. Adding a
-method is one entry here plus a test against an independent oracle.
+fixed identifier of its random stream, and how the rest of the package shows
+and picks it: its label and colour in every plot and in the report, whether
+its attributions add up to the prediction, and the default method lists it
+belongs to. A method's random results depend only on the user's
+``random_state`` and its own ``seed_id``, never on the order or the number of
+entries, so adding a method changes nothing else. Adding a method is one
+entry here plus its weight function (exact) or estimator (sampled), and a
+test against an independent oracle; every default list, command-line choice,
+Display colour and report section reads the entry.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -29,6 +34,14 @@ __all__ = [
     "check_method_params",
     "min_samples",
     "resolve_budget",
+    "method_names",
+    "default_methods",
+    "comparison_methods",
+    "efficient_methods",
+    "lead_method",
+    "method_label",
+    "method_color",
+    "METHOD_COLORS",
 ]
 
 
@@ -57,6 +70,27 @@ class MethodSpec:
         The exact method a sampled method converges to, if any.
     uses_budget : bool
         Whether the cost is set by ``n_samples`` coalitions per row.
+    label : str
+        Name shown in plots, tables and the report.
+    color : str
+        Colour ``"#RRGGBB"`` of the method in every plot and in the report;
+        aliases share it.
+    efficient : bool
+        Whether the attributions of a row add up to its prediction minus the
+        average prediction.
+    defaults : tuple of str
+        The default method lists the method belongs to: ``"exact"`` (when
+        all 2**K coalitions can be enumerated, or the model is read on the
+        tree path), ``"wide"`` (:meth:`Explainer.explain
+        <skdecomp.Explainer.explain>` beyond that), ``"report_wide"`` (the
+        report beyond that).
+    lead : int or None
+        Rank of the method as the one the report leads with (lowest first);
+        None never leads while another method is present.
+    comparison : int or None
+        Position among the exact methods compared side by side, from the one
+        that gives a group none of its interactions (PDP/Arch) to the one
+        that gives it all of them (occlusion); None for sampled methods.
     """
 
     name: str
@@ -67,6 +101,12 @@ class MethodSpec:
     single_group: bool = False
     estimates: str = None
     uses_budget: bool = True
+    label: str = None
+    color: str = None
+    efficient: bool = False
+    defaults: tuple = ()
+    lead: int = None
+    comparison: int = None
 
     def weights(self, n_groups):
         """Size weights ``w(0..K)`` of an exact method."""
@@ -76,20 +116,34 @@ class MethodSpec:
 
 
 _ENTRIES = (
-    MethodSpec("shapley", "exact"),
-    MethodSpec("banzhaf", "exact"),
-    MethodSpec("occlusion", "exact", aliases=("pfi",), single_group=True),
-    MethodSpec("arch", "exact", aliases=("pdp",), single_group=True),
-    MethodSpec("kernel_shap", "sampled", seed_id=0, estimates="shapley"),
-    MethodSpec("permutation_shap", "sampled", seed_id=1, estimates="shapley"),
+    # colours: colour-blind safe (Okabe and Ito, then Tol's muted colours)
+    MethodSpec("shapley", "exact", label="Shapley", color="#0072B2", efficient=True,
+               defaults=("exact",), lead=0, comparison=1),
+    MethodSpec("banzhaf", "exact", label="Banzhaf", color="#E69F00",
+               defaults=("exact",), lead=3, comparison=2),
+    MethodSpec("occlusion", "exact", aliases=("pfi",), single_group=True,
+               label="occlusion (PFI)", color="#009E73",
+               defaults=("exact", "wide", "report_wide"), comparison=3),
+    MethodSpec("arch", "exact", aliases=("pdp",), single_group=True,
+               label="PDP/Arch", color="#CC79A7",
+               defaults=("exact", "wide", "report_wide"), comparison=0),
+    MethodSpec("kernel_shap", "sampled", seed_id=0, estimates="shapley",
+               label="Kernel SHAP", color="#56B4E9", defaults=("wide", "report_wide"),
+               lead=1),
+    MethodSpec("permutation_shap", "sampled", seed_id=1, estimates="shapley",
+               label="permutation SHAP", color="#332288", efficient=True,
+               defaults=("report_wide",), lead=2),
     MethodSpec(
         "lime", "sampled", seed_id=2,
         params={"p": 0.5, "kernel": "constant", "kernel_width": 0.25, "alpha": 0.0},
+        label="LIME", color="#D55E00", defaults=("wide",),
     ),
-    MethodSpec("rise", "sampled", seed_id=3, params={"p": 0.5}),
+    MethodSpec("rise", "sampled", seed_id=3, params={"p": 0.5}, label="RISE",
+               color="#999933"),
     MethodSpec(
         "integrated_gradients", "sampled", seed_id=4,
         params={"n_steps": 32, "scheme": "path"}, uses_budget=False,
+        label="Integrated Gradients", color="#882255",
     ),
 )
 
@@ -117,6 +171,77 @@ if len({spec.seed_id for spec in _ENTRIES if spec.seed_id is not None}) != len(
     SAMPLED_METHODS
 ):  # pragma: no cover - a registry error
     raise RuntimeError("Every sampled method needs its own seed_id.")
+if any(spec.label is None or spec.color is None for spec in _ENTRIES):  # pragma: no cover
+    raise RuntimeError("Every method needs a label and a colour.")
+
+
+#: Method or alias -> colour, the palette every plot and the report share.
+METHOD_COLORS = {
+    name: spec.color for spec in _ENTRIES for name in (spec.name, *spec.aliases)
+}
+
+
+def method_names(kind=None, aliases=True):
+    """Names a user may pass: exact methods (then their aliases), then sampled ones.
+
+    Parameters
+    ----------
+    kind : {"exact", "sampled"} or None, default=None
+        Only the methods of this kind; None gives all.
+    aliases : bool, default=True
+        Whether to include the aliases.
+
+    Returns
+    -------
+    names : list of str
+    """
+    names = list(EXACT_METHODS) + list(SAMPLED_METHODS)
+    if kind is not None:
+        names = [n for n in names if REGISTRY[canonical(n)].kind == kind]
+    return names if aliases else [n for n in names if n in REGISTRY]
+
+
+def default_methods(role):
+    """The default method list ``role`` (``"exact"``, ``"wide"`` or ``"report_wide"``).
+
+    The methods whose entry lists ``role`` in ``defaults``, in registry order.
+    """
+    names = [spec.name for spec in _ENTRIES if role in spec.defaults]
+    if not names:
+        raise ValueError(f"No method has the default role {role!r}.")
+    return names
+
+
+def comparison_methods():
+    """The exact methods compared side by side, from PDP/Arch to occlusion."""
+    specs = [spec for spec in _ENTRIES if spec.comparison is not None]
+    return [spec.name for spec in sorted(specs, key=lambda spec: spec.comparison)]
+
+
+def efficient_methods():
+    """Methods whose attributions of a row add up to its prediction minus the average."""
+    return [spec.name for spec in _ENTRIES if spec.efficient]
+
+
+def lead_method(methods):
+    """The method a summary leads with: the lowest ``lead`` rank, else the first."""
+    ranked = [
+        (REGISTRY[canonical(m)].lead, i)
+        for i, m in enumerate(methods)
+        if canonical(m) in REGISTRY and REGISTRY[canonical(m)].lead is not None
+    ]
+    return methods[min(ranked)[1]] if ranked else methods[0]
+
+
+def method_label(name):
+    """The label of a method or alias in plots and the report (other names as given)."""
+    spec = REGISTRY.get(canonical(name))
+    return str(name) if spec is None else spec.label
+
+
+def method_color(name):
+    """The colour of a method or alias, or None for a name outside the registry."""
+    return METHOD_COLORS.get(str(name).strip().lower())
 
 
 def canonical(name):

@@ -347,7 +347,7 @@ class _SegmentHybrids:
             return np.where(cols, x.array[rows[run]], z.array[bg_rows[run]])
         return pd.DataFrame(
             {
-                name: x._decode(
+                name: x.decode(
                     np.where(cols[:, j], x.data[j][rows[run]], z.data[j][bg_rows[run]]),
                     x.dtypes[j],
                 )

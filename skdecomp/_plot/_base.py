@@ -15,6 +15,8 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from .._methods import METHOD_COLORS as _REGISTRY_COLORS
+
 __all__ = [
     "METHOD_COLORS",
     "method_color",
@@ -119,7 +121,7 @@ def as_attribution_dict(result, *, method_names=None, output=None):
     ``method_names`` is None, one name or a sequence of names.
     """
     from .._decomposition import Decomposition
-    from ..metrics import _as_rows
+    from ..metrics._disagreement import _as_rows
 
     if isinstance(method_names, str):
         method_names = [method_names]
@@ -234,23 +236,9 @@ def squeeze_axes(axes):
 
 # -- one visual language ----------------------------------------------------------
 #: Fixed colour of every attribution method, used by every Display (and the
-#: report). Aliases share the colour of their method. Colour-blind safe
-#: (Okabe and Ito, then Tol's muted colours).
-METHOD_COLORS = MappingProxyType(
-    {
-        "shapley": "#0072B2",
-        "banzhaf": "#E69F00",
-        "occlusion": "#009E73",
-        "pfi": "#009E73",
-        "arch": "#CC79A7",
-        "pdp": "#CC79A7",
-        "kernel_shap": "#56B4E9",
-        "permutation_shap": "#332288",
-        "lime": "#D55E00",
-        "rise": "#999933",
-        "integrated_gradients": "#882255",
-    }
-)
+#: report), from the method registry. Aliases share the colour of their
+#: method. Colour-blind safe (Okabe and Ito, then Tol's muted colours).
+METHOD_COLORS = MappingProxyType(dict(_REGISTRY_COLORS))
 # names outside the palette get one of these, fixed by the name
 _OTHER_COLORS = ("#44AA99", "#117733", "#AA4499", "#DDCC77", "#661100", "#6699CC")
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._methods import efficient_methods
 from ._base import (
     FEATURE_CMAP,
     NEGATIVE_COLOR,
@@ -31,7 +32,7 @@ __all__ = ["AttributionDisplay"]
 
 _KINDS = ("auto", "beeswarm", "waterfall", "bar")
 # methods whose attributions add up to f(x) - E f
-_EFFICIENT = ("shapley", "permutation_shap")
+_EFFICIENT = tuple(efficient_methods())
 
 
 def _of_output(values, output):
@@ -114,7 +115,7 @@ def _value_colors(data, groups):
 
 def _explanation_parts(result, methods=None, output=None):
     """Attributions, names, values and base values of Explanation objects."""
-    from .._explanation import Explanation
+    from .._explanation import Explanation, explanation_arrays
 
     if isinstance(result, Explanation):
         result = {result.method or "attribution": result}
@@ -139,7 +140,8 @@ def _explanation_parts(result, methods=None, output=None):
                 "e.g. explanation[:, :] rather than explanation[:, 'bmi']."
             )
         # the stored arrays keep all three axes (rows, groups, outputs)
-        v, b = expl._v, expl._b
+        arrays = explanation_arrays(expl)
+        v, b = arrays["values"], arrays["base_values"]
         if v.shape[2] > 1 and output is None:
             raise ValueError(
                 f"attributions have {v.shape[2]} outputs {expl.output_names}; "
@@ -148,24 +150,26 @@ def _explanation_parts(result, methods=None, output=None):
         o = 0 if output is None else output
         attributions[str(name)] = np.asarray(v[:, :, o], dtype=np.float64)
         if first is None:
-            first = (expl, np.asarray(b[:, o], dtype=np.float64))
+            first = (arrays, np.asarray(b[:, o], dtype=np.float64))
     shapes = {a.shape for a in attributions.values()}
     if len(shapes) > 1:
         raise ValueError(
             f"attribution arrays must share one shape, got {sorted(shapes)}."
         )
-    expl, base = first
+    arrays, base = first
     prediction = None
-    if efficient is not None and efficient._v.shape[:2] == expl._v.shape[:2]:
-        o = 0 if output is None else output
-        prediction = efficient._b[:, o] + efficient._v[:, :, o].sum(axis=1)
+    if efficient is not None:
+        eff = explanation_arrays(efficient)
+        if eff["values"].shape[:2] == arrays["values"].shape[:2]:
+            o = 0 if output is None else output
+            prediction = eff["base_values"][:, o] + eff["values"][:, :, o].sum(axis=1)
     return {
         "attributions": attributions,
-        "group_names": list(expl._names),
+        "group_names": arrays["group_names"],
         "expected_value": float(base[0]) if np.all(base == base[0]) else base,
         "prediction": prediction,
-        "data": np.asarray(expl._d),
-        "groups": None if expl._groups is None else [list(g) for g in expl._groups],
+        "data": np.asarray(arrays["data"]),
+        "groups": arrays["groups"],
     }
 
 

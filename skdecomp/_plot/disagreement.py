@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._methods import comparison_methods, efficient_methods
 from ._base import (
     as_attribution_dict,
     add_note,
@@ -20,7 +21,10 @@ from ._base import (
 __all__ = ["DisagreementDisplay"]
 
 
-_EFFICIENT = ("shapley", "permutation_shap")
+_EFFICIENT = tuple(efficient_methods())
+# the exact methods compared by default, from PDP/Arch (none of a group's
+# interactions) to occlusion (all of them)
+_COMPARED = tuple(comparison_methods())
 
 
 def _pairwise(attributions, measure, top_k, normalize):
@@ -167,7 +171,7 @@ class DisagreementDisplay:
         estimator,
         X,
         *,
-        methods=("arch", "shapley", "banzhaf", "occlusion"),
+        methods=_COMPARED,
         kind="methods",
         measure="l2",
         top_k=None,
@@ -326,7 +330,7 @@ class DisagreementDisplay:
         from .._decomposition import Decomposition
 
         if isinstance(result, Decomposition) and methods is None:
-            methods = ["arch", "shapley", "banzhaf", "occlusion"]
+            methods = list(_COMPARED)
         if is_bunch_of(result, "agreement", "metric_names"):
             matrix = 1.0 - np.asarray(result["agreement"], dtype=np.float64)
             disp = cls(

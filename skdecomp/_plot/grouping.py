@@ -179,6 +179,8 @@ class GroupingDisplay:
         self.initial_groups = initial_groups
         self.initial_names = initial_names
         self.history = history
+        # the merge tree, set by from_result when a grouper is given
+        self._merged = None
 
     @classmethod
     def from_estimator(

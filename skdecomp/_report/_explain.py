@@ -1,0 +1,202 @@
+"""Explanations of the chosen rows over one partition, as plain data."""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+import pandas as pd
+
+from ._common import (
+    INTERACTION_COLUMNS,
+    ROUND_OFF,
+    SAMPLED_EVALUATIONS,
+    _clean,
+    _duration,
+    _label,
+)
+
+
+def _sampled_budget(K, n_rows, n_background):
+    """Coalitions per explained row for a sampled method: a fixed number of evaluations."""
+    budget = SAMPLED_EVALUATIONS // max(1, n_rows * n_background)
+    return int(min(2 * K + 2048, max(4 * (K + 1), budget)))
+
+
+def _direction(values, phi, categorical):
+    """How a column's value moves its attribution, in plain words."""
+    values = pd.Series(values).reset_index(drop=True)
+    phi = pd.Series(np.asarray(phi, dtype=float))
+    keep = values.notna().to_numpy() & np.isfinite(phi.to_numpy())
+    values, phi = values[keep], phi[keep]
+    if len(values) < 5 or phi.abs().max() == 0:
+        return "no visible effect on these rows"
+    if categorical:
+        means = phi.groupby(values.astype(str).to_numpy()).mean()
+        if len(means) < 2:
+            return "one level on these rows"
+        up, down = means.idxmax(), means.idxmin()
+        return f"{up!r} raises the prediction most, {down!r} lowers it most"
+    if values.nunique() < 2:
+        return "one value on these rows"
+    rho = float(pd.Series(values.to_numpy(dtype=float)).rank().corr(phi.rank()))
+    if not np.isfinite(rho):
+        return "no clear direction"
+    if rho >= 0.5:
+        return f"higher values raise the prediction (rank correlation {rho:+.2f})"
+    if rho <= -0.5:
+        return f"higher values lower the prediction (rank correlation {rho:+.2f})"
+    return (f"no single direction (rank correlation {rho:+.2f}): the effect depends on "
+            "other columns or is not monotone")
+
+
+def _explain_partition(model, X_fit, rows, groups, methods, *, background, random_state,
+                       n_jobs, notes, target=None, response_method="auto", verbose=0,
+                       log=print, rate=None, what="the columns"):
+    from .. import metrics
+    from .._explainer import MAX_EXACT_GROUPS, Explainer
+    from .._methods import (
+        SAMPLED_METHODS,
+        SINGLE_GROUP_METHODS,
+        default_methods,
+        lead_method,
+    )
+    from .._model import describe_response
+    from .._partition import resolve_groups
+
+    positions, names = resolve_groups(groups, X_fit.shape[1], list(X_fit.columns))
+    K = len(positions)
+    explainer = Explainer(
+        model, method="occlusion", groups=groups, background=background, target=target,
+        response_method=response_method, random_state=random_state, n_jobs=n_jobs,
+        verbose=verbose,
+    ).fit(X_fit)
+    tree = explainer.algorithm_ == "tree"
+    chosen = list(methods) if methods else None
+    if chosen is None:
+        wide = K > MAX_EXACT_GROUPS and not tree
+        # beyond exact enumeration: the exact single-group methods and two
+        # Shapley estimates
+        chosen = default_methods("report_wide" if wide else "exact")
+        if wide:
+            note = (f"Beyond {MAX_EXACT_GROUPS} groups, exact Shapley values need a model "
+                    "read on the tree path (this one is explained through model calls: "
+                    f"{explainer.algorithm_}): occlusion and PDP/Arch are computed exactly, and Shapley "
+                    "values are estimated by sampling (Kernel SHAP, permutation SHAP); "
+                    "the difference between these two is sampling noise.")
+            if note not in notes:
+                notes.append(note)
+    n_bg = len(explainer.background_)
+    sampled = [m for m in chosen if m in SAMPLED_METHODS]
+    n_samples = _sampled_budget(K, len(rows), n_bg) if sampled else None
+    if sampled:
+        explainer.set_params(n_samples=n_samples)
+    exact = [m for m in chosen if m not in SAMPLED_METHODS]
+    single = all(m in SINGLE_GROUP_METHODS for m in exact)
+    per_row = (2 * K + 1 if single else 2 ** K) if exact else 0
+    evaluations = len(rows) * n_bg * (per_row + len(sampled) * (n_samples or 0))
+    if not tree and rate and evaluations / rate >= 5:
+        log(f"explaining {len(rows)} rows over {what} ({K} groups) with "
+            f"{', '.join(chosen)}: about {evaluations / 1e6:.2g} million model "
+            f"evaluations, roughly {_duration(evaluations / rate)}")
+    else:
+        log(f"explaining {len(rows)} rows over {what} ({K} groups) with "
+            f"{', '.join(chosen)}")
+    res = {}
+    for m, e in explainer.explain(rows, methods=chosen).items():
+        a = np.asarray(e.values, dtype=float)
+        res[m] = a[:, :, 0] if a.ndim == 3 else a
+    sample = X_fit.iloc[:1000]
+    output = explainer.game_.predict(explainer.game_.check_X(sample))[:, 0]
+    spread = float(np.std(output))
+    scale = spread or float(np.abs(output).mean()) or 1.0
+    var = spread**2 or 1.0
+    res = {m: _clean(a, scale) for m, a in res.items()}
+    pair = metrics.disagreement(res, measure="l2")
+    # summed over groups: the squared distance between two explanations of a row
+    summed = np.asarray(metrics.disagreement(res, measure="l2", normalize="sum").pairwise)
+    rms = np.sqrt(np.clip(summed / var, 0.0, None))
+    rms[rms < np.sqrt(ROUND_OFF)] = 0.0
+    E = len(chosen)
+    mean_rms = float(np.sqrt(summed[np.triu_indices(E, 1)].mean() / var)) if E > 1 else 0.0
+    if mean_rms < np.sqrt(ROUND_OFF):
+        mean_rms = 0.0
+    main = lead_method(chosen)
+    importance = {m: _clean(np.mean(np.abs(a), axis=0), scale).tolist()
+                  for m, a in res.items()}
+    order = np.argsort(-np.asarray(importance[main]), kind="stable")
+    group_columns = [[str(X_fit.columns[j]) for j in pos] for pos in positions]
+    out = {
+        "group_names": [str(n) for n in names],
+        "group_labels": [_label(n, cols) for n, cols in zip(names, group_columns)],
+        "groups": group_columns,
+        "methods": chosen,
+        "main_method": main,
+        "order": [int(k) for k in order],
+        "attributions": {m: a.tolist() for m, a in res.items()},
+        "importance": importance,
+        "disagreement_l2": (np.asarray(pair.pairwise) / var).tolist(),
+        "mean_disagreement_l2": float(pair.score) / var,
+        "disagreement_rms": rms.tolist(),
+        "mean_disagreement_rms": mean_rms,
+        "disagreement_spearman": np.asarray(
+            metrics.disagreement(res, measure="spearman").pairwise).tolist(),
+        "output": explainer.output_names_[0] if explainer.n_outputs_ == 1 else None,
+        "response_method": explainer.response_method_,
+        "explained_output": describe_response(
+            explainer.response_method_, explainer.output_names_, explainer.estimator_
+        ),
+        "algorithm": explainer.algorithm_,
+        "n_samples": n_samples,
+        "n_background": int(n_bg),
+        "output_spread": spread,
+        "output_mean": float(np.mean(output)),
+        "n_rows": int(len(rows)),
+    }
+    prediction = explainer.game_.predict(explainer.game_.check_X(rows))[:, 0]
+    base = np.ravel(explainer.expected_value_)[0]
+    out["row_ids"] = [int(i) if isinstance(i, (int, np.integer)) else str(i)
+                      for i in rows.index]
+    out["prediction"] = prediction.tolist()
+    out["expected_value"] = float(base)
+    if all(len(p) == 1 for p in positions):
+        phi = res[main]
+        out["direction"] = [
+            _direction(rows.iloc[:, pos[0]], phi[:, k],
+                       not pd.api.types.is_numeric_dtype(rows.iloc[:, pos[0]]))
+            for k, pos in enumerate(positions)
+        ]
+    return out
+
+
+def _interactions(model, X_fit, part, *, background, random_state, n_jobs, target,
+                  response_method):
+    """Pairwise interactions of the most important columns, as shares of the spread."""
+    from .._explainer import Explainer
+    from ..inspection import interaction_matrix
+
+    imp = np.asarray(part["importance"][part["main_method"]])
+    top = [k for k in part["order"][:INTERACTION_COLUMNS] if imp[k] > 0]
+    if len(top) < 2:
+        return None
+    columns = [part["groups"][k][0] for k in top]
+    groups = {c: [c] for c in columns}
+    rest = [c for c in X_fit.columns if c not in groups]
+    if rest:
+        groups["other columns"] = rest
+    explainer = Explainer(model, groups=groups, background=background, target=target,
+                          response_method=response_method, random_state=random_state,
+                          n_jobs=n_jobs).fit(X_fit)
+    M = interaction_matrix(explainer, kind="full")[: len(columns), : len(columns)]
+    var = part["output_spread"] ** 2 or 1.0
+    share = np.sqrt(np.clip(M / var, 0.0, None))
+    share[share < np.sqrt(ROUND_OFF)] = 0.0
+    pairs = sorted(
+        ((float(share[i, j]), columns[i], columns[j])
+         for i in range(len(columns)) for j in range(i + 1, len(columns))),
+        reverse=True,
+    )
+    return {
+        "columns": columns,
+        "strength": share.tolist(),
+        "top_pairs": [{"columns": [a, b], "strength": s}
+                      for s, a, b in pairs[:5] if s > 0],
+    }

@@ -1,0 +1,320 @@
+"""The report's HTML page, from Jinja2 templates with autoescaping.
+
+The page reads the results of :func:`~skdecomp._report.analyse` and the
+figures of :func:`~skdecomp._report.make_figures` only. This module turns them
+into plain strings and numbers (the context); the templates in ``templates/``
+lay them out. Autoescaping is on for every template and no value is marked
+safe, so no string of the user's table reaches the page unescaped.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import functools
+import re
+
+from .._methods._registry import REGISTRY, canonical, method_label
+from ._common import CLOSE, NOTICEABLE, TABLE_ROWS, _agreement_words, _duration
+
+#: merges listed in the AGREED table
+MERGE_ROWS = 10
+#: the page's sections, in order: (id, heading); a section is left out when
+#: the results have nothing for it
+SECTIONS = (
+    ("data-checks", "Data checks"),
+    ("verdict", "In short"),
+    ("model", "The model"),
+    ("drivers", "What drives the predictions"),
+    ("agreement", "Do the explanation methods agree?"),
+    ("interactions", "Which columns interact"),
+    ("agreed", "AGREED: groups of columns the methods agree on"),
+)
+_STOP_REASONS = {
+    "held_out": "the next merge did not lower the interaction loss of held-out rows "
+    "by more than its sampling error and the price of a coarser explanation",
+    "rel_tol": "the interaction loss fell below the tolerance",
+    "n_groups": "the requested number of groups was reached",
+    "max_group_size": "every further merge would exceed the largest group size",
+}
+#: ``--drop COLUMN`` in a message, shown as code
+_DROP = re.compile(r"(--drop [^\s;,]+?)(?=[.;,]?(?:\s|$))")
+
+
+@functools.lru_cache(maxsize=1)
+def _environment():
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    return Environment(
+        loader=PackageLoader("skdecomp._report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def _num(v, fmt="{:.3g}"):
+    """A number for a table; exact zeros (and round-off set to 0) show as 0."""
+    return "0" if v == 0 else fmt.format(v)
+
+
+def _pct(fraction):
+    """A fraction as a percentage; 0 stays 0."""
+    if not fraction:
+        return "0%"
+    pct = 100.0 * fraction
+    return "<0.1%" if abs(pct) < 0.1 else f"{pct:.1f}%"
+
+
+def _table(header, rows, n_more=0, what="rows"):
+    """A table as plain data: floats become right-aligned numbers."""
+    return {
+        "header": [str(h) for h in header],
+        "rows": [
+            [{"text": _num(v), "num": True} if isinstance(v, float)
+             else {"text": str(v), "num": False} for v in row]
+            for row in rows
+        ],
+        "more": n_more if n_more > 0 else 0,
+        "what": what,
+    }
+
+
+def _segments(message):
+    """A message as (text, is_code) pieces: ``--drop COLUMN`` is shown as code."""
+    pieces = _DROP.split(message)
+    return [{"text": p, "code": i % 2 == 1} for i, p in enumerate(pieces) if p]
+
+
+def _method_list(methods):
+    return ", ".join(method_label(m) for m in methods)
+
+
+def _drivers_table(part):
+    imp = part["importance"][part["main_method"]]
+    total = sum(imp) or 1.0
+    single = all(len(g) == 1 for g in part["groups"])
+    header = ["", "column" if single else "group"]
+    if not single:
+        header.append("columns")
+    header += [f"mean |{method_label(part['main_method'])}|", "share"]
+    if "direction" in part:
+        header.append("effect on the prediction")
+    rows = []
+    for rank, k in enumerate(part["order"][:TABLE_ROWS], 1):
+        row = [str(rank), part["group_names"][k] if single else part["group_labels"][k]]
+        if not single:
+            row.append(", ".join(part["groups"][k]))
+        row += [float(imp[k]), _pct(imp[k] / total)]
+        if "direction" in part:
+            row.append(part["direction"][k])
+        rows.append(row)
+    return _table(header, rows, len(part["order"]) - TABLE_ROWS,
+                  "columns" if single else "groups")
+
+
+def _methods_table(part):
+    rows = [
+        [part["group_labels"][k]]
+        + [float(part["importance"][m][k]) for m in part["methods"]]
+        for k in part["order"][:TABLE_ROWS]
+    ]
+    what = "columns" if all(len(g) == 1 for g in part["groups"]) else "groups"
+    return _table([""] + [method_label(m) for m in part["methods"]], rows,
+                  len(part["order"]) - TABLE_ROWS, what)
+
+
+def _agreement(part, what):
+    """The agreement of the methods over one partition, in words and numbers."""
+    methods = part["methods"]
+    rms = part["disagreement_rms"]
+    pairs = sorted(
+        (rms[a][b], method_label(methods[a]), method_label(methods[b]))
+        for a in range(len(methods)) for b in range(a + 1, len(methods))
+    )
+    out = {
+        "what": what,
+        "methods": _method_list(methods),
+        "words": _agreement_words(part["mean_disagreement_rms"]),
+        "close": f"{100 * CLOSE:.0f}%",
+        "noticeable": f"{100 * NOTICEABLE:.0f}%",
+        "closest": None,
+        "farthest": None,
+    }
+    if len(pairs) > 1:
+        out["closest"] = {"pair": f"{pairs[0][1]} and {pairs[0][2]}",
+                          "value": _pct(pairs[0][0])}
+        out["farthest"] = {"pair": f"{pairs[-1][1]} and {pairs[-1][2]}",
+                           "value": _pct(pairs[-1][0])}
+    return out
+
+
+def _diff(before, after):
+    return None if before is None or after is None else before - after
+
+
+def _share(value, total):
+    """A loss decrease as a percentage of the initial loss; round-off shows as 0."""
+    if value is None or not total:
+        return "-"
+    share = 100.0 * value / total
+    return "0%" if abs(share) < 0.05 else f"{share:.1f}%"
+
+
+def _merged(columns):
+    """One side of a merge: a column, or a group of columns in parentheses."""
+    if isinstance(columns, str):
+        return columns
+    return columns[0] if len(columns) == 1 else f"({', '.join(columns)})"
+
+
+def _agreed(a, agreed=None):
+    """What AGREED merged and why it stopped, as plain data."""
+    n_columns = a["n_columns"]
+    out = {"state": "merged", "n_columns": n_columns, "merges": None}
+    if a["merges"] and a["initial_loss"]:
+        rows = [[" + ".join(_merged(g) for g in h.get("columns", h["names"])),
+                 str(h["n_groups"]),
+                 _share(h["loss_before"] - h["loss_after"], a["initial_loss"]),
+                 _share(_diff(h["held_out_loss_before"], h["held_out_loss_after"]),
+                        a.get("held_out_initial_loss")),
+                 "yes" if h.get("accepted", True)
+                 else "no: did not pay on held-out rows"]
+                for h in a["merges"][:MERGE_ROWS]]
+        out["merges"] = _table(["merged", "groups after", "loss removed",
+                                "held-out loss removed", "kept"], rows,
+                               len(a["merges"]) - MERGE_ROWS, "merges")
+    if not a["initial_loss"]:
+        return dict(out, state="no_interactions")
+    if a["n_groups"] >= n_columns:
+        return dict(out, state="no_merge")
+    merged = [g for g in a["groups"] if len(g) > 1]
+    out.update(
+        n_groups=a["n_groups"],
+        removed=_share(a["initial_loss"] - a["final_loss"], a["initial_loss"]),
+        stop_reason=_STOP_REASONS.get(a["stop_reason"], a["stop_reason"]),
+        merged=[", ".join(g) for g in merged[:TABLE_ROWS]],
+        n_merged=len(merged),
+        more_merged=max(0, len(merged) - TABLE_ROWS),
+        n_alone=n_columns - sum(len(g) for g in merged),
+        useless=not a.get("useful_partition", True),
+        remaining=f"{100 * a['remaining_share']:.0f}%",
+        largest=(a["largest_group"] if a["largest_group"] > max(2, n_columns // 2)
+                 else None),
+        explained_again=agreed is not None,
+    )
+    return out
+
+
+def page_context(results, figures=None, title="skdecomp report"):
+    """Everything the templates show, as plain strings, numbers and lists.
+
+    Parameters
+    ----------
+    results : dict
+        What :func:`~skdecomp._report.analyse` returns.
+    figures : dict or None, default=None
+        What :func:`~skdecomp._report.make_figures` returns.
+    title : str, default="skdecomp report"
+        Title of the page.
+
+    Returns
+    -------
+    context : dict
+        The variables of ``templates/report.html``.
+    """
+    figures = figures or {}
+    parts = results["partitions"]
+    score = results.get("score")
+    checks = results.get("checks", [])
+    first = parts.get("columns") or parts.get("given")
+    key = "columns" if "columns" in parts else "given"
+    what = "one column at a time" if key == "columns" else "over the given groups"
+    ctx = {
+        "title": str(title),
+        "target": str(results["target"]),
+        "task": str(results["task"]),
+        "model": str(results["model"]),
+        "n_rows": int(results["n_rows"]),
+        "n_fit_rows": int(results.get("n_fit_rows", results["n_rows"])),
+        "n_columns": len(results["columns"]),
+        "duration": _duration(results["seconds"]),
+        "warnings": [_segments(c["message"]) for c in checks
+                     if c["level"] == "warning"],
+        "check_notes": [c["message"] for c in checks if c["level"] != "warning"],
+        "verdict": list(results.get("verdict") or []),
+        "score": score["text"] if score else None,
+        "notes": list(results["notes"]),
+        "first": None,
+        "interactions": None,
+        "agreed": None,
+        "agreed_part": None,
+        "figures": {k: list(v) for k, v in figures.items()},
+        "sections": [],
+    }
+    if first:
+        sampled = [method_label(m) for m in first["methods"]
+                   if getattr(REGISTRY.get(canonical(m)), "kind", None) == "sampled"]
+        ctx["first"] = {
+            "key": key,
+            "single": key == "columns",
+            "explained_output": first["explained_output"],
+            "expected_value": _num(first["expected_value"]),
+            "spread": _num(first["output_spread"]),
+            "n_rows": first["n_rows"],
+            "held_out": bool(score and score.get("held_out")),
+            "n_background": first["n_background"],
+            "main": method_label(first["main_method"]),
+            "drivers": _drivers_table(first),
+            "methods_table": _methods_table(first),
+            "agreement": _agreement(first, what),
+            "sampled": ", ".join(sampled),
+        }
+    inter = results.get("interactions")
+    if inter:
+        ctx["interactions"] = {
+            "n_columns": len(inter["columns"]),
+            "pairs": [{"a": p["columns"][0], "b": p["columns"][1],
+                       "strength": _pct(p["strength"])} for p in inter["top_pairs"]],
+        }
+    a = results.get("agreed")
+    agreed = parts.get("agreed")
+    if a:
+        ctx["agreed"] = _agreed(a, agreed)
+    if agreed:
+        ctx["agreed_part"] = {
+            "agreement": _agreement(agreed, "over the AGREED groups"),
+            "drivers": _drivers_table(agreed),
+        }
+    present = {
+        "data-checks": True,
+        "verdict": bool(ctx["verdict"]),
+        "model": True,
+        "drivers": bool(first),
+        "agreement": bool(first),
+        "interactions": bool(inter),
+        "agreed": bool(a),
+    }
+    ctx["sections"] = [{"id": i, "heading": h} for i, h in SECTIONS if present[i]]
+    return ctx
+
+
+def render_html(results, figures=None, title="skdecomp report"):
+    """A self-contained HTML page; every string of the results is escaped.
+
+    Parameters
+    ----------
+    results : dict
+        What :func:`~skdecomp._report.analyse` returns.
+    figures : dict or None, default=None
+        What :func:`~skdecomp._report.make_figures` returns.
+    title : str, default="skdecomp report"
+        Title of the page.
+
+    Returns
+    -------
+    page : str
+        The HTML page.
+    """
+    template = _environment().get_template("report.html")
+    return template.render(**page_context(results, figures, title))

@@ -1,0 +1,107 @@
+"""The report's conclusion in plain sentences, from the analysis results."""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+
+from .._methods._registry import method_label
+from ._common import LEAK_RATIO, LEAK_SHARE, NOTICEABLE, _agreement_words
+
+
+def _leak_check(part, score):
+    """A warning when one column's attributions dwarf all the others."""
+    imp = np.asarray(part["importance"][part["main_method"]], dtype=float)
+    total = imp.sum()
+    if len(imp) < 2 or total <= 0:
+        return None
+    order = part["order"]
+    top, second = imp[order[0]], imp[order[1]]
+    share = top / total
+    if share <= LEAK_SHARE or top <= LEAK_RATIO * second:
+        return None
+    name = part["group_names"][order[0]]
+    ratio = "infinitely many" if second == 0 else f"{top / second:.0f}"
+    text = (f"Column {name!r} carries {share:.0%} of all attributions, {ratio} times "
+            f"more than the next column ({part['group_names'][order[1]]!r}). A column "
+            "this dominant can be a copy of the target or something known only after "
+            "it (leakage); check how it was recorded before trusting the model. If it "
+            "is a genuine cause of the target, the model simply rests on it.")
+    perfect = score and (score.get("r2", 0) > 0.99 or score.get("accuracy", 0) > 0.99)
+    if perfect:
+        text += " The near-perfect score points the same way."
+    return {"kind": "leak", "level": "warning", "columns": [name], "message": text}
+
+
+def _verdict(results):
+    """The report's conclusion, in a few plain sentences."""
+    out = []
+    score = results.get("score")
+    if score:
+        if score["metric"] == "r2":
+            quality = ("no better than predicting the mean" if score["r2"] <= 0.05 else
+                       "weak" if score["r2"] < 0.3 else
+                       "moderate" if score["r2"] < 0.7 else "good")
+            out.append(f"The model's fit is {quality} (R² {score['r2']:.2f} on rows it "
+                       "did not see)." if score["held_out"] else
+                       f"The model's R² on the table is {score['r2']:.2f}.")
+        else:
+            gain = score["accuracy"] - score["majority"]
+            quality = ("no better than always answering the most common class"
+                       if gain <= 0.01 else "better than always answering the most "
+                       f"common class by {100 * gain:.0f} percentage points")
+            out.append(f"The model is {quality} (accuracy {score['accuracy']:.0%}).")
+    cols = results["partitions"].get("columns") or results["partitions"].get("given")
+    if cols:
+        main = cols["main_method"]
+        imp = np.asarray(cols["importance"][main])
+        top = [k for k in cols["order"][:3] if imp[k] > 0]
+        if top:
+            share = imp[top].sum() / imp.sum()
+            names = ", ".join(repr(cols["group_names"][k]) for k in top)
+            out.append(f"Its predictions depend most on {names} ({share:.0%} of the "
+                       f"mean absolute {method_label(main)} attributions).")
+        else:
+            out.append("No column changes its predictions on the explained rows.")
+        what = "one column at a time" if "columns" in results["partitions"] else \
+            "over the given groups"
+        out.append(f"Explained {what}, the methods "
+                   f"{_agreement_words(cols['mean_disagreement_rms'])}.")
+    inter = results.get("interactions")
+    if inter and inter["top_pairs"]:
+        p = inter["top_pairs"][0]
+        out.append(f"The strongest interaction is between {p['columns'][0]!r} and "
+                   f"{p['columns'][1]!r} ({100 * p['strength']:.1f}% of the prediction "
+                   "spread); interactions are what make the methods disagree.")
+    agreed = results["partitions"].get("agreed")
+    a = results.get("agreed")
+    if agreed and a and not a.get("useful_partition", True):
+        out.append(f"No grouping of the columns makes the methods agree: the model's "
+                   f"interactions are spread over many pairs of columns, and the "
+                   f"{len(agreed['groups'])} groups AGREED kept leave "
+                   f"{a['remaining_share']:.0%} of the disagreement between groups. Read "
+                   "the explanation one column at a time, knowing that the methods "
+                   "differ there.")
+    elif agreed and a:
+        out.append(f"Over the {len(agreed['groups'])} groups AGREED chose, the methods "
+                   f"{_agreement_words(agreed['mean_disagreement_rms'])}.")
+    elif a and a["n_groups"] < a["n_columns"]:
+        pair = next(g for g in a["groups"] if len(g) > 1)
+        out.append(f"AGREED merged only {pair[0]!r} and {pair[1]!r}; read the explanation "
+                   "one column at a time, taking these two columns together.")
+    elif a and a.get("no_interactions"):
+        out.append("The model has no interactions between columns, so every method "
+                   "gives the same explanation and no grouping is needed.")
+    elif a:
+        out.append("AGREED found no merge of columns that pays off on held-out rows; "
+                   "read the explanation one column at a time.")
+    if cols and cols["mean_disagreement_rms"] >= NOTICEABLE and (
+            not agreed or agreed["mean_disagreement_rms"] >= NOTICEABLE):
+        out.append("Where the methods disagree, prefer the Shapley values: they share "
+                   "each interaction evenly between its columns, while occlusion and "
+                   "PDP/Arch give it all or nothing.")
+    warnings_ = [c for c in results.get("checks", []) if c["level"] == "warning"]
+    if warnings_:
+        out.append(f"Read the {len(warnings_)} data warning"
+                   f"{'s' if len(warnings_) > 1 else ''} at the top before trusting "
+                   "any of this.")
+    return out
