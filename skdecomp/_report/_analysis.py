@@ -274,7 +274,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
     if "columns" in results:
         t = time.perf_counter()
         log("measuring the interactions between the most important columns")
-        interactions = _interactions(model, X_fit, results["columns"], **common)
+        interactions = _interactions(model, X_fit, rows, results["columns"], **common)
         log(f"done in {_duration(time.perf_counter() - t)}")
         leak = _leak_check(results["columns"], score)
         flagged = {c for ch in checks if ch["kind"] == "leak" for c in ch["columns"]}

@@ -33,6 +33,12 @@ SAMPLED_EVALUATIONS = 1_500_000
 ROUND_OFF = 1e-12
 #: columns compared pairwise in the interaction heatmap
 INTERACTION_COLUMNS = 10
+#: columns of the interaction index (k-SII) through model calls: 2**(n + 1)
+#: coalitions per explained row and background row (on the tree path, all
+#: INTERACTION_COLUMNS)
+INDEX_COLUMNS = 6
+#: terms drawn in the figure of the interaction index
+INDEX_TERMS = 10
 #: a column is flagged as possible leakage when its share of the attributions is
 #: above LEAK_SHARE and it is LEAK_RATIO times the next column
 LEAK_SHARE = 0.5

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ._common import (
+    INDEX_COLUMNS,
     INTERACTION_COLUMNS,
     ROUND_OFF,
     SAMPLED_EVALUATIONS,
@@ -167,7 +168,7 @@ def _explain_partition(model, X_fit, rows, groups, methods, *, background, rando
     return out
 
 
-def _interactions(model, X_fit, part, *, background, random_state, n_jobs, target,
+def _interactions(model, X_fit, rows, part, *, background, random_state, n_jobs, target,
                   response_method):
     """Pairwise interactions of the most important columns, as shares of the spread."""
     from .._explainer import Explainer
@@ -194,9 +195,37 @@ def _interactions(model, X_fit, part, *, background, random_state, n_jobs, targe
          for i in range(len(columns)) for j in range(i + 1, len(columns))),
         reverse=True,
     )
+    common = dict(background=background, target=target, response_method=response_method,
+                  random_state=random_state, n_jobs=n_jobs)
     return {
         "columns": columns,
         "strength": share.tolist(),
         "top_pairs": [{"columns": [a, b], "strength": s}
                       for s, a, b in pairs[:5] if s > 0],
+        "index": _index_values(explainer, model, X_fit, rows, columns, common),
+    }
+
+
+def _index_values(explainer, model, X_fit, rows, columns, common):
+    """k-SII of order 2 of the most important columns at the explained rows.
+
+    The other columns form one group. On the tree path all the compared
+    columns; through model calls the first ``INDEX_COLUMNS`` of them.
+    """
+    from .._explainer import Explainer
+
+    if explainer.algorithm_ != "tree" and len(columns) > INDEX_COLUMNS:
+        columns = columns[:INDEX_COLUMNS]
+        groups = {c: [c] for c in columns}
+        rest = [c for c in X_fit.columns if c not in groups]
+        if rest:
+            groups["other columns"] = rest
+        explainer = Explainer(model, groups=groups, **common).fit(X_fit)
+    res = explainer.interactions(rows, index="k-SII", max_order=2)
+    return {
+        "index": res.index,
+        "groups": list(res.feature_names),
+        "terms": [list(t) for t in res.terms],
+        "values": res.values.tolist(),
+        "base_values": res.base_values.tolist(),
     }

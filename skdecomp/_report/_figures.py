@@ -8,7 +8,7 @@ import io
 import numpy as np
 
 from .._methods._registry import method_color, method_label
-from ._common import TABLE_ROWS, _label
+from ._common import INDEX_TERMS, TABLE_ROWS, _label
 
 
 def _agreed_curve(plt, agreed):
@@ -141,11 +141,32 @@ def make_figures(results):
         figures["interactions"] = [_png(_heatmap(
             plt, M, labels, "Interaction strength of column pairs", floor=5.0),
             "Interaction strength of column pairs")]
+    if inter and inter.get("index"):
+        fig = _index_terms(inter["index"])
+        if fig is not None:
+            figures["interaction_terms"] = [_png(
+                fig, "Strongest terms of the interaction index (k-SII), mean absolute "
+                "value over the explained rows")]
     agreed = results.get("agreed")
     if agreed and agreed["merges"] and agreed["initial_loss"]:
         figures["agreed_curve"] = [_png(_agreed_curve(plt, agreed),
                                         "Interaction loss left after every AGREED merge")]
     return figures
+
+
+def _index_terms(index):
+    """The strongest terms of the interaction index, or None when all are round-off."""
+    from .._explanation import InteractionExplanation
+    from .._plot.interaction import InteractionDisplay
+
+    values = np.asarray(index["values"], dtype=float)
+    if values.shape[0] == 0 or values.shape[1] < 2:
+        return None
+    res = InteractionExplanation(
+        values, [tuple(t) for t in index["terms"]],
+        np.asarray(index["base_values"], dtype=float),
+        [_label(g, [g], width=20) for g in index["groups"]], index["index"], 2)
+    return InteractionDisplay.from_result(res, kind="terms", top=INDEX_TERMS).figure_
 
 
 def _png(fig, alt):

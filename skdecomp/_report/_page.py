@@ -12,8 +12,17 @@ safe, so no string of the user's table reaches the page unescaped.
 import functools
 import re
 
+import numpy as np
+
 from .._methods._registry import REGISTRY, canonical, method_label
-from ._common import CLOSE, NOTICEABLE, TABLE_ROWS, _agreement_words, _duration
+from ._common import (
+    CLOSE,
+    NOTICEABLE,
+    ROUND_OFF,
+    TABLE_ROWS,
+    _agreement_words,
+    _duration,
+)
 
 #: merges listed in the AGREED table
 MERGE_ROWS = 10
@@ -276,6 +285,7 @@ def page_context(results, figures=None, title="skdecomp report"):
             "n_columns": len(inter["columns"]),
             "pairs": [{"a": p["columns"][0], "b": p["columns"][1],
                        "strength": _pct(p["strength"])} for p in inter["top_pairs"]],
+            "index": _index_terms(inter.get("index"), first),
         }
     a = results.get("agreed")
     agreed = parts.get("agreed")
@@ -318,3 +328,26 @@ def render_html(results, figures=None, title="skdecomp report"):
     """
     template = _environment().get_template("report.html")
     return template.render(**page_context(results, figures, title))
+
+
+def _index_terms(index, first):
+    """The strongest pairs of the interaction index, as shares of the spread."""
+    if not index:
+        return None
+    values = np.abs(np.asarray(index["values"], dtype=float))
+    if values.ndim != 2 or values.shape[1] < 2:
+        return None
+    spread = (first or {}).get("output_spread") or 1.0
+    mean = values.mean(axis=0)
+    order = np.array([len(t) for t in index["terms"]])
+    names = [" × ".join(index["groups"][g] for g in t) for t in index["terms"]]
+    pairs = [j for j in np.argsort(-mean, kind="stable")
+             if order[j] == 2 and mean[j] > ROUND_OFF * spread][:5]
+    total = mean[order >= 1].sum()
+    return {
+        "n_groups": len(index["groups"]),
+        "n_rows": values.shape[0],
+        "rest": "other columns" in index["groups"],
+        "pair_share": _pct(mean[order == 2].sum() / total) if total > 0 else "0%",
+        "terms": [{"name": names[j], "share": _pct(mean[j] / spread)} for j in pairs],
+    }
