@@ -6,7 +6,7 @@ grows a shallow tree of rule-defined regions, and explains every row against
 the rows of its own region, where the between-group interactions are small
 and PDP, SHAP and PFI agree (Laberge, Pequignot, Marchand and Khomh,
 AISTATS 2024; Herbinger, Laberge, Muschalik, Pequignot, Wright and Fumagalli,
-AISTATS 2026, for groups of columns).
+2026, for groups of columns).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -119,7 +119,7 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
     background restricted to the region's rows, the between-group
     interactions of the model are small, so that PDP, SHAP and PFI agree and
     each region's explanation is additive and readable. Groups of columns
-    are allowed (GRANITE; Herbinger et al., AISTATS 2026): only interactions
+    are allowed (GRANITE; Herbinger et al., 2026): only interactions
     between groups count, so columns that interact inside one group need no
     split.
 
@@ -259,8 +259,7 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
     Disagreement Problem with Regional Explanations". AISTATS 2024.
 
     J. Herbinger, G. Laberge, M. Muschalik, Y. Pequignot, M. N. Wright and
-    F. Fumagalli. "GRANITE: a unified framework for regional explanations".
-    AISTATS 2026.
+    F. Fumagalli. GRANITE, regional explanations for groups of features. 2026.
 
     Examples
     --------

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ._common import WIDE_COLUMNS, DataError, _clean, _duration, _share_of
-from ._explain import _explain_partition, _interactions
+from ._explain import _explain_partition, _interactions, _regions
 from ._models import check_estimator, make_model
 from ._options import _check_groups_arg, _without, check_exact_limit, check_methods
 from ._table import (
@@ -270,12 +270,21 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
         log(f"done in {_duration(time.perf_counter() - t)}")
     first = results.get("columns") or results.get("given")
     scale = first["output_spread"] or 1.0
-    interactions = None
+    interactions = regions = None
     if "columns" in results:
         t = time.perf_counter()
         log("measuring the interactions between the most important columns")
         interactions = _interactions(model, X_fit, rows, results["columns"], **common)
         log(f"done in {_duration(time.perf_counter() - t)}")
+        if interactions and interactions["top_pairs"] and target_class is None:
+            t = time.perf_counter()
+            log("looking for regions of the rows in which the columns do not interact")
+            try:
+                regions = _regions(model, X_fit, results["columns"]["algorithm"] == "tree",
+                                   **common)
+            except (ValueError, TypeError) as exc:
+                notes.append(f"No regions were searched: {exc}")
+            log(f"done in {_duration(time.perf_counter() - t)}")
         leak = _leak_check(results["columns"], score)
         flagged = {c for ch in checks if ch["kind"] == "leak" for c in ch["columns"]}
         if leak and leak["columns"][0] not in flagged:
@@ -326,6 +335,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
         "dropped_columns": sorted(dropped),
         "partitions": results,
         "interactions": interactions,
+        "regions": regions,
         "agreed": history,
         "notes": list(dict.fromkeys(notes)),
     }

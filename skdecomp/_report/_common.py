@@ -39,6 +39,11 @@ INTERACTION_COLUMNS = 10
 INDEX_COLUMNS = 6
 #: terms drawn in the figure of the interaction index
 INDEX_TERMS = 10
+#: rows of the regional tree (FDTree): its N x N matrices per column cost
+#: K * N**2 model evaluations off the tree path
+REGION_ROWS, REGION_ROWS_TREE = 100, 300
+#: regions are shown when they leave at most this share of the interaction loss
+REGIONS_HELP = 0.5
 #: a column is flagged as possible leakage when its share of the attributions is
 #: above LEAK_SHARE and it is LEAK_RATIO times the next column
 LEAK_SHARE = 0.5

@@ -8,6 +8,8 @@ import pandas as pd
 from ._common import (
     INDEX_COLUMNS,
     INTERACTION_COLUMNS,
+    REGION_ROWS,
+    REGION_ROWS_TREE,
     ROUND_OFF,
     SAMPLED_EVALUATIONS,
     _clean,
@@ -228,4 +230,27 @@ def _index_values(explainer, model, X_fit, rows, columns, common):
         "terms": [list(t) for t in res.terms],
         "values": res.values.tolist(),
         "base_values": res.base_values.tolist(),
+    }
+
+
+def _regions(model, X_fit, tree, *, background, random_state, n_jobs, target,
+             response_method):
+    """Regions of the rows where the model is additive over its columns (FDTree)."""
+    from .._grouping import FDTree
+
+    N = min(REGION_ROWS_TREE if tree else REGION_ROWS, len(X_fit))
+    fd = FDTree(model, max_depth=2, min_samples_leaf=max(10, N // 10), max_samples=N,
+                response_method=response_method, random_state=random_state,
+                n_jobs=n_jobs).fit(X_fit)
+    root = fd.loss_root_
+    return {
+        "n_rows": N,
+        "n_regions": int(fd.n_regions_),
+        "loss_root": float(root),
+        "loss": float(fd.loss_),
+        "share_left": float(fd.loss_ / root) if root > 0 else 0.0,
+        "rules": [str(r) for r in fd.rules_],
+        "sizes": [int(n) for n in fd.region_sizes_],
+        "losses": [float(v) for v in fd.region_losses_],
+        "text": fd.export_text(),
     }

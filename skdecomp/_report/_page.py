@@ -18,6 +18,7 @@ from .._methods._registry import REGISTRY, canonical, method_label
 from ._common import (
     CLOSE,
     NOTICEABLE,
+    REGIONS_HELP,
     ROUND_OFF,
     TABLE_ROWS,
     _agreement_words,
@@ -35,6 +36,7 @@ SECTIONS = (
     ("drivers", "What drives the predictions"),
     ("agreement", "Do the explanation methods agree?"),
     ("interactions", "Which columns interact"),
+    ("regions", "Regions where the columns do not interact"),
     ("agreed", "AGREED: groups of columns the methods agree on"),
 )
 _STOP_REASONS = {
@@ -256,6 +258,7 @@ def page_context(results, figures=None, title="skdecomp report"):
         "notes": list(results["notes"]),
         "first": None,
         "interactions": None,
+        "regions": None,
         "agreed": None,
         "agreed_part": None,
         "figures": {k: list(v) for k, v in figures.items()},
@@ -287,6 +290,20 @@ def page_context(results, figures=None, title="skdecomp report"):
                        "strength": _pct(p["strength"])} for p in inter["top_pairs"]],
             "index": _index_terms(inter.get("index"), first),
         }
+    regions = results.get("regions")
+    helps = bool(regions and regions["n_regions"] > 1
+                 and regions["share_left"] <= REGIONS_HELP)
+    if helps:
+        ctx["regions"] = {
+            "n_regions": regions["n_regions"],
+            "n_rows": regions["n_rows"],
+            "left": _pct(regions["share_left"]),
+            "text": regions["text"],
+            "rows": [{"rule": r, "share": _pct(n / max(1, sum(regions["sizes"]))),
+                      "left": _pct(v / regions["loss_root"]) if regions["loss_root"] else "0%"}
+                     for r, n, v in zip(regions["rules"], regions["sizes"],
+                                        regions["losses"])],
+        }
     a = results.get("agreed")
     agreed = parts.get("agreed")
     if a:
@@ -303,6 +320,7 @@ def page_context(results, figures=None, title="skdecomp report"):
         "drivers": bool(first),
         "agreement": bool(first),
         "interactions": bool(inter),
+        "regions": helps,
         "agreed": bool(a),
     }
     ctx["sections"] = [{"id": i, "heading": h} for i, h in SECTIONS if present[i]]
