@@ -550,3 +550,52 @@ def test_every_template_is_package_data():
     missing = [f for f in files if f not in listed]
     assert not missing, missing
     assert any(d.startswith("jinja2") for d in config["project"]["dependencies"])
+
+
+# -- regions and the interaction index -------------------------------------------------
+@pytest.mark.slow
+def test_regions_section_when_regions_help():
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from skdecomp._report._explain import _regions
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(-1, 1, (400, 3)), columns=["a", "b", "c"])
+    y = X.a * np.sign(X.b) + X.c
+    res = analyse(X, y, estimator="linear", n_rows=5, background=20, log=quiet)
+    res["seconds"] = 1.0
+    model = HistGradientBoostingRegressor(max_iter=40, random_state=0).fit(X, y)
+    regions = _regions(model, X, True, background=20, random_state=0, n_jobs=None,
+                       target=None, response_method="auto")
+    # the FD-Tree splits on b near 0 and removes most of the PDP-PFI gap
+    assert regions["n_regions"] >= 2 and regions["rules"][0].startswith("b <=")
+    assert regions["share_left"] < 0.3
+    res["regions"] = regions
+    page = _report.render_html(res, {}, title="t")
+    section = page[page.index('<section id="regions">'):]
+    section = section[: section.index("</section>")]
+    assert "b &lt;=" in section and _page._pct(regions["share_left"]) in section
+    # regions that leave most of the loss are not shown
+    res["regions"] = dict(regions, share_left=0.9)
+    assert 'id="regions"' not in _report.render_html(res, {}, title="t")
+
+
+@pytest.mark.slow
+def test_interaction_index_in_the_report_adds_up():
+    # k-SII of order 2 at the explained rows: the terms add up to the prediction
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(200, 4)), columns=["a", "b", "c", "d"])
+    y = X.a * X.b + X.c
+    res = analyse(X, y, estimator="hgb", groups=None, n_rows=4, background=10, log=quiet)
+    index = res["interactions"]["index"]
+    assert index["index"] == "k-SII" and index["terms"][0] == []
+    values = np.asarray(index["values"])
+    part = res["partitions"]["columns"]
+    # efficient: the terms (the base value first) add up to the explained prediction,
+    # which the Shapley values of the same rows also add up to
+    np.testing.assert_allclose(values.sum(axis=1), part["prediction"], atol=1e-8)
+    np.testing.assert_allclose(values[:, 0], part["expected_value"], atol=1e-8)
+    figures = _figures.make_figures(res)
+    assert "interaction_terms" in figures
+    page = _report.render_html(dict(res, seconds=1.0), figures, title="t")
+    assert 'data-figure="interaction_terms"' in page and "k-SII" in page
