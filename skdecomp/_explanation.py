@@ -2,7 +2,7 @@
 
 # SPDX-License-Identifier: BSD-3-Clause
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -14,6 +14,105 @@ from ._model import describe_response
 __all__ = ["Explanation", "Explanations", "explanations_of"]
 
 _AXES = ("rows", "groups", "outputs")
+
+
+# -- validation shared by Explanation, Explanations and InteractionExplanation -----
+def _real_array(x, what):
+    """``x`` as a float64 array; a clear TypeError for text, objects or complex."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{what} must be numbers, got the text {x!r}.")
+    if isinstance(x, (pd.DataFrame, pd.Series)):
+        x = x.to_numpy()
+    try:
+        arr = np.asarray(x)
+    except ValueError as exc:  # ragged nested lists
+        raise ValueError(
+            f"{what} is not a regular array ({exc}); give a rectangular array of numbers."
+        ) from None
+    kind = arr.dtype.kind
+    if kind == "O":
+        flat = arr.ravel().tolist()
+        bad = next((v for v in flat if isinstance(v, (bool, np.bool_))
+                    or not isinstance(v, (Real, np.floating, np.integer))), None)
+        if flat and bad is not None:
+            raise TypeError(
+                f"{what} must be real numbers, but holds {bad!r} "
+                f"({type(bad).__name__}); convert them to floats first."
+            )
+        return arr.astype(np.float64)
+    if kind == "c":
+        raise TypeError(
+            f"{what} are complex numbers; attributions are real: pass .real if the "
+            "imaginary parts are zero."
+        )
+    if kind not in "iuf":
+        label = {"b": "booleans", "U": "text", "S": "bytes", "M": "dates",
+                 "m": "time spans"}.get(kind, f"of dtype {arr.dtype}")
+        raise TypeError(f"{what} must be real numbers, got {label}; convert them to floats.")
+    return arr.astype(np.float64)
+
+
+def _check_names(names, count, what, default):
+    """``names`` as a list of ``count`` distinct strings (``default(k)`` for None)."""
+    if names is None:
+        return [default(k) for k in range(count)]
+    if isinstance(names, (str, bytes)):
+        raise TypeError(f"{what} must be a list of names, got the single string {names!r}.")
+    try:
+        names = list(names)
+    except TypeError:
+        raise TypeError(f"{what} must be a list of names, got {names!r}.") from None
+    if len(names) != count:
+        raise ValueError(f"{len(names)} {what} for {count} {_plural(what)}; give one each.")
+    for k, name in enumerate(names):
+        if name is None or (isinstance(name, float) and np.isnan(name)):
+            raise ValueError(f"{what}[{k}] is {name!r}; give every one a name.")
+    text = [str(name) for name in names]
+    seen = {}
+    for k, name in enumerate(text):
+        if name in seen:
+            j = seen[name]
+            same = names[j] == names[k]
+            raise ValueError(
+                f"{what} must be unique, but {names[j]!r} (position {j}) and "
+                f"{names[k]!r} (position {k}) "
+                + ("are the same" if same else "are the same as strings")
+                + "; rename one of them."
+            )
+        seen[name] = k
+    return text
+
+
+def _plural(what):
+    return {"feature_names": "groups", "output_names": "outputs",
+            "feature_names_in": "columns of raw_data"}.get(what, "entries")
+
+
+def _check_base_values(base_values, n, O, several):
+    """Base values as an (n, O) array from the documented shapes, never guessed.
+
+    A scalar is the same for every row and output; otherwise one value per
+    row, (n,), for one output, or per row and output, (n, O) (or (1, O), the
+    same for every row).
+    """
+    if base_values is None:
+        return np.zeros((n, O))
+    b = _real_array(base_values, "base_values")
+    if b.ndim == 0:
+        return np.full((n, O), float(b))
+    if b.ndim == 1 and b.shape[0] == n and O == 1:
+        return b[:, None].copy()
+    if b.ndim == 2 and b.shape[1] == O and b.shape[0] in (1, n):
+        return np.broadcast_to(b, (n, O)).copy()
+    expected = f"a scalar, ({n},) or ({n}, {O})" if O == 1 else f"a scalar or ({n}, {O})"
+    hint = ""
+    if b.ndim == 1 and b.shape[0] == O and several:
+        hint = (f"; one value per output is given as shape (1, {O}), e.g. "
+                "np.reshape(base_values, (1, -1))")
+    raise ValueError(
+        f"base_values have shape {b.shape}; expected {expected} for values of "
+        f"{n} rows and {O} output{'s' if O > 1 else ''}{hint}."
+    )
 
 
 def _group_data(X, groups):
@@ -127,8 +226,8 @@ class Explanation:
             default=None
         Value the attributions start from, for each row (and output); the
         mean model output over the background, E_B f, for an explainer.
-        A scalar, or one value per output, is the same for every row. None
-        gives 0.
+        A scalar is the same for every row and output; one value per output
+        is given as shape (1, n_outputs). None gives 0.
     data : array-like of shape (n_rows, n_groups), default=None
         Value of each row in each group. None gives NaN.
     feature_names : list of str, default=None
@@ -228,7 +327,7 @@ class Explanation:
         output=None,
         n_samples=None,
     ):
-        values = np.asarray(values)
+        values = _real_array(values, "values")
         if values.ndim not in (2, 3):
             raise ValueError(
                 f"values have shape {values.shape}; expected (n_rows, n_groups) or "
@@ -237,20 +336,7 @@ class Explanation:
         several = values.ndim == 3
         v = values if several else values[:, :, None]
         n, K, O = v.shape
-        if base_values is None:
-            base_values = 0.0
-        b = np.asarray(base_values, dtype=np.float64)
-        if b.ndim == 1 and several and b.shape[0] == O and n != O:
-            b = b[None, :]  # one value per output
-        if b.ndim == 1 and b.shape[0] == n:
-            b = b[:, None]
-        try:
-            b = np.broadcast_to(b, (n, O)).copy()
-        except ValueError:
-            raise ValueError(
-                f"base_values have shape {np.shape(base_values)}; expected a "
-                f"scalar, ({n},) or ({n}, {O}) for values of shape {values.shape}."
-            ) from None
+        b = _check_base_values(base_values, n, O, several)
         if data is None:
             d = np.full((n, K), np.nan)
         else:
@@ -260,30 +346,40 @@ class Explanation:
                     f"data have shape {d.shape}; expected ({n}, {K}), one value "
                     "per row and group."
                 )
-        names = [f"g{k}" for k in range(K)] if feature_names is None else [
-            str(name) for name in feature_names
-        ]
-        if len(names) != K:
-            raise ValueError(f"{len(names)} feature_names for {K} groups.")
+        names = _check_names(feature_names, K, "feature_names", lambda k: f"g{k}")
         if groups is not None:
-            groups = [[str(c) for c in g] for g in groups]
+            if isinstance(groups, (str, bytes)) or not hasattr(groups, "__len__"):
+                raise TypeError(f"groups must be a list of column lists, got {groups!r}.")
             if len(groups) != K:
                 raise ValueError(f"{len(groups)} groups for {K} groups of values.")
-        if output_names is None:
-            output_names = ["y"] if not several else [f"y{o}" for o in range(O)]
-        output_names = [str(o) for o in output_names]
-        if len(output_names) != O:
-            raise ValueError(f"{len(output_names)} output_names for {O} outputs.")
+            groups = [
+                _check_names(g, len(g), f"groups[{k}]", str)
+                if not isinstance(g, (str, bytes)) else _check_names([g], 1, "groups", str)
+                for k, g in enumerate(groups)
+            ]
+        output_names = _check_names(
+            output_names, O, "output_names",
+            (lambda o: f"y{o}") if several else (lambda o: "y"),
+        )
         if raw_data is not None and not isinstance(raw_data, pd.DataFrame):
             raw_data = np.asarray(raw_data)
+            if raw_data.ndim != 2:
+                raise ValueError(
+                    f"raw_data has shape {raw_data.shape}; expected (n_rows, n_features)."
+                )
         if raw_data is not None and raw_data.shape[0] != n:
             raise ValueError(f"raw_data has {raw_data.shape[0]} rows, values {n}.")
         if feature_names_in is None and raw_data is not None:
             width = raw_data.shape[1]
             feature_names_in = (
-                [str(c) for c in raw_data.columns]
+                list(raw_data.columns)
                 if isinstance(raw_data, pd.DataFrame)
                 else [f"x{j}" for j in range(width)]
+            )
+        if feature_names_in is not None:
+            width = raw_data.shape[1] if raw_data is not None else len(feature_names_in)
+            feature_names_in = _check_names(
+                feature_names_in, width, "feature_names_in", str
             )
         frame = isinstance(raw_data, pd.DataFrame)
         index = raw_data.index if frame else pd.RangeIndex(n)
@@ -526,9 +622,68 @@ class Explanations(Bunch):
 
     Parameters
     ----------
+    *args : mapping, optional
+        Method name -> :class:`Explanation`, like ``dict(...)``.
     **kwargs : Explanation
         One explanation per method name.
+
+    Raises
+    ------
+    TypeError
+        If a value is not an :class:`Explanation` (wrap an array of values
+        in ``Explanation(values)``) or a key is not a string.
+    ValueError
+        If the explanations are not of the same number of rows.
     """
+
+    def __init__(self, *args, **kwargs):
+        if len(args) > 1:
+            raise TypeError(f"Explanations takes at most one mapping, got {len(args)} arguments.")
+        items = {}
+        if args:
+            first = args[0]
+            if not hasattr(first, "keys"):
+                raise TypeError(
+                    "Explanations holds Explanation objects keyed by method name, got "
+                    f"{type(first).__name__}; build it as Explanations(shapley="
+                    "Explanation(values)) or from a dict of Explanation."
+                )
+            items.update(first)
+        items.update(kwargs)
+        super().__init__()
+        for key, value in items.items():
+            self[key] = value
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, str):
+            raise TypeError(f"Explanations are keyed by method name (a str), got {key!r}.")
+        if not isinstance(value, Explanation):
+            raise TypeError(
+                f"Explanations[{key!r}] must be an Explanation, got "
+                f"{type(value).__name__}; wrap an array of attributions in "
+                "Explanation(values)."
+            )
+        rows = value._v.shape[0]
+        for other_key, other in self.items():
+            if other_key != key and other._v.shape[0] != rows:
+                raise ValueError(
+                    f"Explanations[{key!r}] has {rows} rows but "
+                    f"Explanations[{other_key!r}] has {other._v.shape[0]}; the "
+                    "explanations of one collection are of the same rows."
+                )
+        super().__setitem__(key, value)
+
+    def __setattr__(self, key, value):
+        self[key] = value
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
 
     def to_frame(self):
         """The values of every method side by side.
@@ -598,6 +753,28 @@ def explanations_of(explainer, X, attributions):
     return result
 
 
+def _check_term(term, n_groups):
+    """A term as a sorted tuple of distinct group positions within range."""
+    if isinstance(term, (str, bytes)) or not hasattr(term, "__iter__"):
+        raise TypeError(f"a term is a tuple of group positions, got {term!r}.")
+    out = []
+    for g in term:
+        if not isinstance(g, (Integral, np.integer)) or isinstance(g, (bool, np.bool_)):
+            raise TypeError(f"the term {term!r} holds {g!r}; give group positions (ints).")
+        if g < 0 or (n_groups is not None and g >= n_groups):
+            raise ValueError(
+                f"the term {tuple(term)!r} names group {int(g)}, but there are "
+                f"{n_groups} groups (positions 0 to {n_groups - 1})."
+            )
+        out.append(int(g))
+    if len(set(out)) != len(out) or out != sorted(out):
+        raise ValueError(
+            f"the term {tuple(term)!r} must list distinct groups in increasing order, "
+            f"e.g. {tuple(sorted(set(out)))!r}."
+        )
+    return tuple(out)
+
+
 class InteractionExplanation:
     """Interaction index values of explained rows over terms of groups.
 
@@ -633,20 +810,47 @@ class InteractionExplanation:
 
     def __init__(self, values, terms, base_values, feature_names, index, max_order,
                  output_names=None):
-        values = np.asarray(values, dtype=np.float64)
-        terms = [tuple(int(g) for g in t) for t in terms]
+        values = _real_array(values, "values")
+        if feature_names is not None and not isinstance(feature_names, (str, bytes)):
+            feature_names = list(feature_names)
+        if isinstance(terms, (str, bytes)) or not hasattr(terms, "__iter__"):
+            raise TypeError(f"terms must be a list of tuples of group positions, got {terms!r}.")
+        terms = [_check_term(t, len(feature_names) if hasattr(feature_names, "__len__")
+                             else None) for t in terms]
+        if len(set(terms)) != len(terms):
+            twice = next(t for t in terms if terms.count(t) > 1)
+            raise ValueError(f"the term {twice} is listed twice; give each term once.")
         if values.ndim not in (2, 3) or values.shape[1] != len(terms):
             raise ValueError(
                 f"values have shape {values.shape}; expected (n_rows, {len(terms)}) "
                 f"or (n_rows, {len(terms)}, n_outputs), one column per term."
             )
+        n = values.shape[0]
+        O = values.shape[2] if values.ndim == 3 else 1
+        if (not isinstance(max_order, (Integral, np.integer))
+                or isinstance(max_order, (bool, np.bool_)) or max_order < 0):
+            raise TypeError(f"max_order must be a non-negative int, got {max_order!r}.")
+        largest = max((len(t) for t in terms), default=0)
+        if largest > max_order:
+            raise ValueError(
+                f"a term has {largest} groups, more than max_order={max_order}."
+            )
+        if not isinstance(index, str):
+            raise TypeError(f"index must be the name of the index (a str), got {index!r}.")
+        if feature_names is None:
+            raise TypeError("feature_names must be a list of group names, got None.")
+        K = len(feature_names) if hasattr(feature_names, "__len__") else -1
+        self.feature_names = _check_names(feature_names, K, "feature_names", str)
+        base = _check_base_values(base_values, n, O, values.ndim == 3)
         self.values = values
         self.terms = terms
-        self.base_values = np.asarray(base_values, dtype=np.float64)
-        self.feature_names = [str(f) for f in feature_names]
+        self.base_values = base if values.ndim == 3 else base[:, 0]
         self.index = index
         self.max_order = int(max_order)
-        self.output_names = None if output_names is None else [str(o) for o in output_names]
+        self.output_names = (
+            None if output_names is None
+            else _check_names(output_names, O, "output_names", str)
+        )
         self.term_names = [
             " x ".join(self.feature_names[g] for g in t) if t else "()" for t in terms
         ]
@@ -666,6 +870,8 @@ class InteractionExplanation:
         """The explanation of a selection of rows (an int, slice or index array)."""
         if isinstance(rows, tuple):
             raise TypeError("InteractionExplanation selects rows only: use [rows].")
+        if isinstance(rows, (bool, np.bool_)):
+            raise TypeError("cannot select rows with a bool; give positions or a mask.")
         if isinstance(rows, (int, np.integer)):
             rows = [int(rows)]
         return InteractionExplanation(
