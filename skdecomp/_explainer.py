@@ -677,7 +677,14 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                 ),
             )
             spec = dict(zip(self.grouper_.group_names_, self.grouper_.groups_))
-        groups, names = resolve_groups(spec, X.shape[1], feature_names)
+        # the user's columns may be labels of a frame with non-string names;
+        # a grouper's groups are positions
+        labels = (
+            list(X.columns)
+            if isinstance(X, pd.DataFrame) and feature_names is None and spec is self.groups
+            else None
+        )
+        groups, names = resolve_groups(spec, X.shape[1], feature_names, labels)
         if self.method in SAMPLED_METHODS:
             check_method_params(self.method, self.method_params)
             if self.method != "integrated_gradients":
