@@ -32,9 +32,10 @@ def _real_array(x, what):
     kind = arr.dtype.kind
     if kind == "O":
         flat = arr.ravel().tolist()
-        bad = next((v for v in flat if isinstance(v, (bool, np.bool_))
-                    or not isinstance(v, (Real, np.floating, np.integer))), None)
-        if flat and bad is not None:
+        bad = [v for v in flat if isinstance(v, (bool, np.bool_))
+               or not isinstance(v, (Real, np.floating, np.integer))][:1]
+        if bad:
+            bad = bad[0]
             raise TypeError(
                 f"{what} must be real numbers, but holds {bad!r} "
                 f"({type(bad).__name__}); convert them to floats first."
