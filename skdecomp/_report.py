@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._json import strict_json
+
 __all__ = [
     "DataError",
     "load_table",
@@ -2272,7 +2274,7 @@ def write_report(results, out_dir, title="skdecomp report", overwrite=False,
     if started is not None:
         results = dict(results, seconds=round(time.perf_counter() - started, 2))
     files = {
-        "results.json": json.dumps(results, indent=2).encode("utf-8"),
+        "results.json": json.dumps(strict_json(results), indent=2, allow_nan=False).encode(),
         "index.html": render_html(results, figures, title).encode("utf-8"),
     }
     existing = out.is_dir()
