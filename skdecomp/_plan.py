@@ -233,6 +233,8 @@ def _count(n):
 
 
 def _duration(seconds):
+    if seconds < 10:
+        return f"{seconds:.2g} s"
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:

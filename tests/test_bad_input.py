@@ -730,6 +730,14 @@ def display_from_explanation(explanation):
     return call
 
 
+def skops_file(ctx, obj):
+    import skops.io as sio
+
+    path = ctx.tmp_path / "m.skops"
+    sio.dump(obj, path)
+    return path
+
+
 def int_named_frame():
     return pd.DataFrame(X(), columns=[10, 20, 30])
 
@@ -964,6 +972,36 @@ SECOND_ROUND = [
                  id="GroupingDisplay-empty"),
     pytest.param(display("PartialDependence", [], [], []), ValueError,
                  "no partial dependence to draw", id="PartialDependenceDisplay-empty"),
+    # -- the command line: model files, budgets -------------------------------------------
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--model",
+                                  skops_file(ctx, {"a": [1, 2]}), "--out", ctx.tmp_path / "r"]),
+                 1, "holds a dict with keys ['a'], not a fitted model",
+                 id="cli-model-file-dict"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--model",
+                                  skops_file(ctx, np.arange(3.0)), "--out", ctx.tmp_path / "r"]),
+                 1, "holds a NumPy array of shape (3,)", id="cli-model-file-array"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--model",
+                                  skops_file(ctx, StandardScaler().fit(X())),
+                                  "--out", ctx.tmp_path / "r"]),
+                 1, "save the whole Pipeline that ends in the model",
+                 id="cli-model-file-transformer"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--model",
+                                  skops_file(ctx, LinearRegression()),
+                                  "--out", ctx.tmp_path / "r"]),
+                 1, "holds an unfitted LinearRegression", id="cli-model-file-unfitted"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y",
+                                  "--budget", "soon"]),
+                 2, "argument --budget: 'soon' is not a number", id="cli-budget-text"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y",
+                                  "--budget", "0"]),
+                 2, "must be a positive number or 'none'", id="cli-budget-zero"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y",
+                                  "--max-memory", "-5"]),
+                 2, "must be a positive number or 'none'", id="cli-max-memory-negative"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--n-rows",
+                                  "30", "--groups", "auto", "--estimator", "mlp",
+                                  "--budget", "0.5", "--out", ctx.tmp_path / "r"]),
+                 1, "more than the budget of 0.5 s", id="cli-budget-too-small"),
 ]
 CASES = CASES + SECOND_ROUND
 
