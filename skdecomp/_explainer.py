@@ -681,7 +681,8 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         # a grouper's groups are positions
         labels = (
             list(X.columns)
-            if isinstance(X, pd.DataFrame) and feature_names is None and spec is self.groups
+            if isinstance(X, pd.DataFrame) and feature_names is None
+            and spec is self.groups
             else None
         )
         groups, names = resolve_groups(spec, X.shape[1], feature_names, labels)

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 #: seconds the report may take unless --budget says otherwise
-DEFAULT_BUDGET = 120.0
+DEFAULT_BUDGET = 300.0
 #: megabytes the report may hold at once unless --max-memory says otherwise
 DEFAULT_MEMORY = 2048.0
 #: the mirror of the report's choices (see skdecomp._report)
@@ -46,6 +46,8 @@ DEFAULT_ROWS = 50
 BACKGROUND = 50
 #: above this many columns, AGREED and a per-column report are screened first
 SCREEN_COLUMNS = 100
+#: the narrowest first screen of a wide table (else one column per row)
+MIN_SCREEN = 20
 #: table cells a model call goes through per second (hybrid rows included),
 #: for the models the command line fits; a given model is timed instead
 CELLS_PER_SECOND = {"hgb": 2e7, "rf": 5e6, "linear": 2.5e7, "mlp": 1e7}
@@ -310,8 +312,9 @@ def plan_report(X, y, *, model=None, estimator="hgb", groups=None, methods=None,
 
     Options the user gave (not None) are kept; the others are changed, in
     this order, until the estimate fits: a column screen of tables wider
-    than ``SCREEN_COLUMNS`` (the screened columns are dropped, or for a given
-    model pooled into one group), fewer rows explained (20), per-column
+    than ``SCREEN_COLUMNS`` to at most ``SCREEN_COLUMNS`` columns and one per
+    row (at least ``MIN_SCREEN``; the screened columns are dropped, or for a
+    given model pooled into one group), fewer rows explained (20), per-column
     explanations without AGREED grouping, sampled methods, a narrower screen
     (50, then 20 columns), a smaller background (20).
 
@@ -402,7 +405,10 @@ def plan_report(X, y, *, model=None, estimator="hgb", groups=None, methods=None,
 
     plan = estimate(plan)
     if len(kept) > SCREEN_COLUMNS:
-        screened_plan = screen(plan, SCREEN_COLUMNS, f"the table has {len(kept)} columns")
+        # a wide table: at most SCREEN_COLUMNS columns, and no more than one per row
+        width = min(SCREEN_COLUMNS, max(MIN_SCREEN, n))
+        screened_plan = screen(plan, width, f"the table has {len(kept)} columns "
+                               f"and {n} rows")
         if screened_plan is not None:
             plan = estimate(screened_plan)
     steps = []

@@ -110,15 +110,17 @@ def test_small_table_is_planned_unchanged():
 
 
 def test_wide_table_is_screened_for_a_fitted_model():
-    X, y = wide(d=400)
+    X, y = wide(n=30, d=400)
     plan = plan_report(X, y, estimator="hgb")
-    assert len(plan.drop) == 400 - SCREEN_COLUMNS
+    assert len(plan.drop) == 400 - 30  # one column per row
     assert {"c7", "c3"}.isdisjoint(plan.drop)
-    assert "the table has 400 columns" in plan.changes[0]
+    assert "the table has 400 columns and 30 rows" in plan.changes[0]
+    X, y = wide(n=150, d=400)
+    assert len(plan_report(X, y, estimator="hgb").drop) == 400 - SCREEN_COLUMNS
 
 
 def test_wide_table_is_pooled_for_a_given_model():
-    X, y = wide(d=400)
+    X, y = wide(n=150, d=400)
     model = LinearRegression().fit(X, y)
     plan = plan_report(X, y, model=model, budget=None)
     assert isinstance(plan.groups, dict) and "other columns" in plan.groups
