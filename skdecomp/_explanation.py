@@ -678,10 +678,34 @@ class Explanations(Bunch):
         self[key] = value
 
     def update(self, *args, **kwargs):
+        """Add or replace explanations, checked like ``result[key] = value``.
+
+        Parameters
+        ----------
+        *args : mapping, optional
+            Method name -> :class:`Explanation`.
+        **kwargs : Explanation
+            One explanation per method name.
+        """
         for key, value in dict(*args, **kwargs).items():
             self[key] = value
 
     def setdefault(self, key, default=None):
+        """Return ``self[key]``, first setting it to ``default`` if absent.
+
+        Parameters
+        ----------
+        key : str
+            Method name.
+        default : Explanation, default=None
+            Set, after the checks of ``result[key] = value``, when ``key``
+            is absent.
+
+        Returns
+        -------
+        explanation : Explanation
+            The explanation of ``key``.
+        """
         if key not in self:
             self[key] = default
         return self[key]
