@@ -55,7 +55,7 @@ CELLS_PER_SECOND = {"hgb": 2e7, "rf": 5e6, "linear": 2.5e7, "mlp": 1e7}
 FIT_COST = {"hgb": (2e-7, 5e-3), "rf": (2e-6, 1e-4), "linear": (5e-8, 1e-5),
             "mlp": (5e-6, 1e-4)}
 #: seconds per unit of tree-path work (rows x rows x columns and column pairs)
-TREE_SECOND = 1e-6
+TREE_SECOND = 3e-7
 #: fixed cost: reading, figures and the page
 OVERHEAD = 8.0
 
@@ -284,7 +284,7 @@ def _estimate(plan, *, n, d, kind, rate_cells, tree, fitted):
         else:
             evaluations += 4 * d_model * N * N
         # the merge loop: pairs of groups, each with its N x N statistics on the
-        # tree path (measured: about 50 s for 200 columns and 30 rows)
+        # tree path (a rough fit to the runs of benchmarks/bench_plan.py)
         tree_work += d_model * d_model * (N * N if tree else 1)
         more, extra_tree = _partition_evaluations(
             max(2, d_model // 2), plan.methods, R, B, tree)
