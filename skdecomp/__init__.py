@@ -2,6 +2,8 @@
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+# first: gives Numba's cache a writable place before any kernel is decorated
+from . import _numba  # noqa: F401
 from ._decomposition import Decomposition
 from ._explainer import MAX_EXACT_GROUPS, Explainer
 from ._explanation import Explanation, Explanations, InteractionExplanation

@@ -98,23 +98,39 @@ def _report(args):
     def log(msg):
         print(f"[skdecomp] {msg}", file=sys.stderr, flush=True)
 
-    # cheap checks first: output folder, model file, data, options; then the work
+    # cheap checks first: output folder, model file, data, options; then the plan
+    # (model evaluations, time and memory within the budget); then the work
+    from ._plan import check_model_object, plan_report
+
     action = check_output(args.out, overwrite=args.overwrite)
     model = load_model(args.model) if args.model else None
+    if args.model:
+        check_model_object(model, Path(args.model).name)
     X, y = load_table(args.data, args.target, parse_dates=model is None)
     log(f"read {X.shape[0]} rows and {X.shape[1]} columns besides the target "
         f"{args.target!r} from {Path(args.data).name}")
     drop = check_drop(args.drop, X)
-    groups = load_groups(args.groups, X)
+    groups = load_groups(args.groups or "auto", X)
     check_target(y, model)
     check_exact_limit(args.methods, X, groups,
                       tree=model is None and args.estimator in ("hgb", "rf"))
-    results = analyse(
-        X, y, model=model, estimator=args.estimator, groups=groups,
-        methods=args.methods, n_rows=args.n_rows, n_jobs=args.n_jobs,
-        random_state=args.random_state, log=log, drop=drop, verbose=_bars(),
-        started=started,
+    plan = plan_report(
+        X, y, model=model, estimator=args.estimator,
+        groups=None if args.groups is None else groups, methods=args.methods,
+        n_rows=args.n_rows, drop=drop, budget=args.budget, max_memory=args.max_memory,
     )
+    log(f"plan: {plan.summary()}"
+        + (f" (budget {args.budget:.0f} s)" if args.budget is not None else ""))
+    for change in plan.changes:
+        log(f"to fit the budget: {change}")
+    results = analyse(
+        X, y, model=model, estimator=args.estimator, groups=plan.groups,
+        methods=plan.methods, n_rows=plan.n_rows, background=plan.background,
+        n_jobs=args.n_jobs, random_state=args.random_state, log=log, drop=plan.drop,
+        verbose=_bars(), started=started,
+    )
+    if plan.changes:
+        results["plan"] = {"changes": plan.changes, "estimate": plan.summary()}
     log(action)
     out = write_report(results, args.out, title=f"skdecomp report: {Path(args.data).name}",
                        overwrite=args.overwrite, started=started)
@@ -213,9 +229,10 @@ def _one_line(text, limit=600):
 
 def _message(exc):
     """One line naming the problem and the fix, for any error."""
+    from ._plan import PlanError
     from ._report import DataError
 
-    if isinstance(exc, DataError):
+    if isinstance(exc, (DataError, PlanError)):
         return str(exc)
     if isinstance(exc, MemoryError):
         return "ran out of memory; explain fewer rows (--n-rows) or use a smaller table."
@@ -264,6 +281,20 @@ def _n_jobs(text):
     return value
 
 
+def _budget(text):
+    if text.strip().lower() in ("none", "inf", "unlimited"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number; give seconds (or megabytes), or 'none'"
+        ) from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number or 'none', got {text}")
+    return value
+
+
 def _seed(text):
     try:
         value = int(text)
@@ -277,6 +308,7 @@ def _seed(text):
 def main(argv=None):
     """Run the command line; return the exit code."""
     from ._methods import method_names
+    from ._plan import DEFAULT_BUDGET, DEFAULT_MEMORY
     from ._report import ESTIMATORS
 
     parser = argparse.ArgumentParser(
@@ -324,12 +356,21 @@ def main(argv=None):
     src.add_argument("--model", help="a fitted model saved with skops (.skops)")
     src.add_argument("--estimator", choices=list(ESTIMATORS), default="hgb",
                      help="model to fit when --model is not given (default: hgb)")
-    rep.add_argument("--groups", default="auto",
-                     help="auto (AGREED), columns, or a JSON file of column groups")
+    rep.add_argument("--groups", default=None,
+                     help="auto (AGREED), columns, or a JSON file of column groups "
+                     "(default: auto when it fits the budget)")
     rep.add_argument("--methods", nargs="+", default=None, metavar="METHOD",
                      help="explanation methods, among " + ", ".join(method_names()))
-    rep.add_argument("--n-rows", type=_positive_int, default=50,
-                     help="held-out rows to explain (default: 50)")
+    rep.add_argument("--n-rows", type=_positive_int, default=None,
+                     help="held-out rows to explain (default: 50, fewer to fit the "
+                     "budget)")
+    rep.add_argument("--budget", type=_budget, default=DEFAULT_BUDGET, metavar="SECONDS",
+                     help="time the report may take, estimated before any model work; "
+                     "rows, methods, grouping and columns are reduced to fit, or the "
+                     f"report refuses (default: {DEFAULT_BUDGET:.0f}; 'none' for no limit)")
+    rep.add_argument("--max-memory", type=_budget, default=DEFAULT_MEMORY, metavar="MB",
+                     help="memory the report may hold at once, in megabytes "
+                     f"(default: {DEFAULT_MEMORY:.0f}; 'none' for no limit)")
     rep.add_argument("--drop", nargs="+", default=None, metavar="COLUMN",
                      help="columns to leave out, e.g. an identifier")
     rep.set_defaults(func=_report)

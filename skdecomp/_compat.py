@@ -4,13 +4,10 @@
 
 import functools
 
+import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Interval,
-    StrOptions,
-    validate_params,
-)
+from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
+from sklearn.utils._param_validation import Interval as _Interval
 from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import _check_feature_names_in
 
@@ -24,6 +21,21 @@ __all__ = [
     "transactional_fit",
     "validate_params",
 ]
+
+
+class Interval(_Interval):
+    """scikit-learn's ``Interval`` constraint, refusing booleans.
+
+    ``True`` is an ``Integral`` (and a ``Real``) to Python, so scikit-learn's
+    ``Interval(Integral, 1, None)`` takes it as the number 1; a boolean is
+    never meant as a count or a size, so here it fails the constraint and
+    the parameter check names the parameter and the range.
+    """
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, (bool, np.bool_)):
+            return False
+        return super().is_satisfied_by(val)
 
 
 def transactional_fit(fit):

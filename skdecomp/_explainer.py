@@ -11,7 +11,6 @@ from sklearn.base import (
     BaseEstimator,
     MetaEstimatorMixin,
     TransformerMixin,
-    clone,
     is_classifier,
     is_regressor,
 )
@@ -43,11 +42,13 @@ from ._methods import (
     SAMPLED_METHODS,
     SINGLE_GROUP_METHODS,
     canonical,
+    check_exact_groups,
     check_method_params,
     default_methods,
     dummy_groups,
     get_method,
     resolve_budget,
+    resolve_method,
     sampled_attributions,
     single_group_attributions,
     zero_dummy_groups,
@@ -57,36 +58,6 @@ from ._game import CoalitionGame, agreement_score
 from ._model import fitted_model, is_fitted, non_numeric_columns, resolve_response
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
-
-
-#: The sampled Shapley estimate ``method="auto"`` takes beyond the exact limit.
-AUTO_SAMPLED_METHOD = "permutation_shap"
-
-
-def _check_exact_groups(n_groups, what, tree=False):
-    """Exact enumeration of 2**K coalitions is limited to MAX_EXACT_GROUPS groups.
-
-    On the tree path, exact attributions are read from the leaves without
-    enumerating coalitions, for any number of groups.
-    """
-    if tree or n_groups <= MAX_EXACT_GROUPS:
-        return
-    raise ValueError(
-        f"{what!r} enumerates all 2**K coalitions, and {n_groups} groups are more "
-        f"than exact enumeration allows (at most {MAX_EXACT_GROUPS} groups off the "
-        "tree path). Merge columns into fewer groups, use method='auto' (a sampled "
-        "Shapley estimate beyond the limit), or a sampled method: "
-        f"{', '.join(repr(m) for m in SAMPLED_METHODS)}."
-    )
-
-
-def _resolve_method(method, n_groups, tree):
-    """The method ``method="auto"`` stands for: exact Shapley where it fits."""
-    if method != "auto":
-        return method
-    if tree or n_groups <= MAX_EXACT_GROUPS:
-        return "shapley"
-    return AUTO_SAMPLED_METHOD
 
 
 def _fit_grouper(
@@ -684,7 +655,15 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                 ),
             )
             spec = dict(zip(self.grouper_.group_names_, self.grouper_.groups_))
-        groups, names = resolve_groups(spec, X.shape[1], feature_names)
+        # the user's columns may be labels of a frame with non-string names;
+        # a grouper's groups are positions
+        labels = (
+            list(X.columns)
+            if isinstance(X, pd.DataFrame) and feature_names is None
+            and spec is self.groups
+            else None
+        )
+        groups, names = resolve_groups(spec, X.shape[1], feature_names, labels)
         if self.method in SAMPLED_METHODS:
             check_method_params(self.method, self.method_params)
             if self.method != "integrated_gradients":
@@ -705,12 +684,12 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         tree, self.algorithm_ = select_algorithm(
             self.algorithm, self.estimator_, response, bg
         )
-        method = _resolve_method(self.method, len(groups), tree is not None)
+        method = resolve_method(self.method, len(groups), tree is not None)
         if method != self.method and method in SAMPLED_METHODS:
             check_method_params(method, self.method_params)
             resolve_budget(method, self.n_samples, len(groups))
         if method not in SAMPLED_METHODS and method not in SINGLE_GROUP_METHODS:
-            _check_exact_groups(len(groups), method, tree=tree is not None)
+            check_exact_groups(len(groups), method, tree=tree is not None)
         game = CoalitionGame(
             response,
             bg,
@@ -734,7 +713,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
     def method_(self):
         """The method of :meth:`transform`: ``method``, or what "auto" stands for."""
         check_is_fitted(self)
-        return _resolve_method(self.method, self.n_groups_, self.game_.tree is not None)
+        return resolve_method(self.method, self.n_groups_, self.game_.tree is not None)
 
     # -- decomposition --------------------------------------------------------
     def _components(self, X):
@@ -768,7 +747,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             Components F_U(x) for every subset U of groups.
         """
         check_is_fitted(self)
-        _check_exact_groups(self.n_groups_, "decompose")
+        check_exact_groups(self.n_groups_, "decompose")
         X = self._check_X(X, reset=False)
         F, prediction = self._components(X)
         return Decomposition(F, list(self.group_names_), self.output_names_, prediction)
@@ -892,7 +871,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             # at most 2K coalitions, for any number of groups
             out.update(single_group_attributions(self.game_, X, exact))
         elif exact:
-            _check_exact_groups(self.n_groups_, exact[0], tree=self.game_.tree is not None)
+            check_exact_groups(self.n_groups_, exact[0], tree=self.game_.tree is not None)
             if self.game_.tree is not None:
                 canon = {m: canonical(m) for m in exact}
                 phi = explainer_attributions(

@@ -10,6 +10,7 @@ from sklearn.utils import Bunch
 
 from ._methods import get_method, resolve_budget
 from ._model import describe_response
+from ._result_checks import check_base_values, check_names, check_term, real_array
 
 __all__ = ["Explanation", "Explanations", "explanation_arrays", "explanations_of"]
 
@@ -127,8 +128,8 @@ class Explanation:
             default=None
         Value the attributions start from, for each row (and output); the
         mean model output over the background, E_B f, for an explainer.
-        A scalar, or one value per output, is the same for every row. None
-        gives 0.
+        A scalar is the same for every row and output; one value per output
+        is given as shape (1, n_outputs). None gives 0.
     data : array-like of shape (n_rows, n_groups), default=None
         Value of each row in each group. None gives NaN.
     feature_names : list of str, default=None
@@ -228,7 +229,7 @@ class Explanation:
         output=None,
         n_samples=None,
     ):
-        values = np.asarray(values)
+        values = real_array(values, "values")
         if values.ndim not in (2, 3):
             raise ValueError(
                 f"values have shape {values.shape}; expected (n_rows, n_groups) or "
@@ -237,20 +238,7 @@ class Explanation:
         several = values.ndim == 3
         v = values if several else values[:, :, None]
         n, K, O = v.shape
-        if base_values is None:
-            base_values = 0.0
-        b = np.asarray(base_values, dtype=np.float64)
-        if b.ndim == 1 and several and b.shape[0] == O and n != O:
-            b = b[None, :]  # one value per output
-        if b.ndim == 1 and b.shape[0] == n:
-            b = b[:, None]
-        try:
-            b = np.broadcast_to(b, (n, O)).copy()
-        except ValueError:
-            raise ValueError(
-                f"base_values have shape {np.shape(base_values)}; expected a "
-                f"scalar, ({n},) or ({n}, {O}) for values of shape {values.shape}."
-            ) from None
+        b = check_base_values(base_values, n, O, several)
         if data is None:
             d = np.full((n, K), np.nan)
         else:
@@ -260,30 +248,40 @@ class Explanation:
                     f"data have shape {d.shape}; expected ({n}, {K}), one value "
                     "per row and group."
                 )
-        names = [f"g{k}" for k in range(K)] if feature_names is None else [
-            str(name) for name in feature_names
-        ]
-        if len(names) != K:
-            raise ValueError(f"{len(names)} feature_names for {K} groups.")
+        names = check_names(feature_names, K, "feature_names", lambda k: f"g{k}")
         if groups is not None:
-            groups = [[str(c) for c in g] for g in groups]
+            if isinstance(groups, (str, bytes)) or not hasattr(groups, "__len__"):
+                raise TypeError(f"groups must be a list of column lists, got {groups!r}.")
             if len(groups) != K:
                 raise ValueError(f"{len(groups)} groups for {K} groups of values.")
-        if output_names is None:
-            output_names = ["y"] if not several else [f"y{o}" for o in range(O)]
-        output_names = [str(o) for o in output_names]
-        if len(output_names) != O:
-            raise ValueError(f"{len(output_names)} output_names for {O} outputs.")
+            groups = [
+                check_names(g, len(g), f"groups[{k}]", str)
+                if not isinstance(g, (str, bytes)) else check_names([g], 1, "groups", str)
+                for k, g in enumerate(groups)
+            ]
+        output_names = check_names(
+            output_names, O, "output_names",
+            (lambda o: f"y{o}") if several else (lambda o: "y"),
+        )
         if raw_data is not None and not isinstance(raw_data, pd.DataFrame):
             raw_data = np.asarray(raw_data)
+            if raw_data.ndim != 2:
+                raise ValueError(
+                    f"raw_data has shape {raw_data.shape}; expected (n_rows, n_features)."
+                )
         if raw_data is not None and raw_data.shape[0] != n:
             raise ValueError(f"raw_data has {raw_data.shape[0]} rows, values {n}.")
         if feature_names_in is None and raw_data is not None:
             width = raw_data.shape[1]
             feature_names_in = (
-                [str(c) for c in raw_data.columns]
+                list(raw_data.columns)
                 if isinstance(raw_data, pd.DataFrame)
                 else [f"x{j}" for j in range(width)]
+            )
+        if feature_names_in is not None:
+            width = raw_data.shape[1] if raw_data is not None else len(feature_names_in)
+            feature_names_in = check_names(
+                feature_names_in, width, "feature_names_in", str
             )
         frame = isinstance(raw_data, pd.DataFrame)
         index = raw_data.index if frame else pd.RangeIndex(n)
@@ -549,9 +547,92 @@ class Explanations(Bunch):
 
     Parameters
     ----------
+    *args : mapping, optional
+        Method name -> :class:`Explanation`, like ``dict(...)``.
     **kwargs : Explanation
         One explanation per method name.
+
+    Raises
+    ------
+    TypeError
+        If a value is not an :class:`Explanation` (wrap an array of values
+        in ``Explanation(values)``) or a key is not a string.
+    ValueError
+        If the explanations are not of the same number of rows.
     """
+
+    def __init__(self, *args, **kwargs):
+        if len(args) > 1:
+            raise TypeError(f"Explanations takes at most one mapping, got {len(args)} arguments.")
+        items = {}
+        if args:
+            first = args[0]
+            if not hasattr(first, "keys"):
+                raise TypeError(
+                    "Explanations holds Explanation objects keyed by method name, got "
+                    f"{type(first).__name__}; build it as Explanations(shapley="
+                    "Explanation(values)) or from a dict of Explanation."
+                )
+            items.update(first)
+        items.update(kwargs)
+        super().__init__()
+        for key, value in items.items():
+            self[key] = value
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, str):
+            raise TypeError(f"Explanations are keyed by method name (a str), got {key!r}.")
+        if not isinstance(value, Explanation):
+            raise TypeError(
+                f"Explanations[{key!r}] must be an Explanation, got "
+                f"{type(value).__name__}; wrap an array of attributions in "
+                "Explanation(values)."
+            )
+        rows = value._v.shape[0]
+        for other_key, other in self.items():
+            if other_key != key and other._v.shape[0] != rows:
+                raise ValueError(
+                    f"Explanations[{key!r}] has {rows} rows but "
+                    f"Explanations[{other_key!r}] has {other._v.shape[0]}; the "
+                    "explanations of one collection are of the same rows."
+                )
+        super().__setitem__(key, value)
+
+    def __setattr__(self, key, value):
+        self[key] = value
+
+    def update(self, *args, **kwargs):
+        """Add or replace explanations, checked like ``result[key] = value``.
+
+        Parameters
+        ----------
+        *args : mapping, optional
+            Method name -> :class:`Explanation`.
+        **kwargs : Explanation
+            One explanation per method name.
+        """
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def setdefault(self, key, default=None):
+        """Return ``self[key]``, first setting it to ``default`` if absent.
+
+        Parameters
+        ----------
+        key : str
+            Method name.
+        default : Explanation, default=None
+            Set, after the checks of ``result[key] = value``, when ``key``
+            is absent.
+
+        Returns
+        -------
+        explanation : Explanation
+            The explanation of ``key``.
+        """
+        if key not in self:
+            self[key] = default
+        return self[key]
 
     def to_frame(self):
         """The values of every method side by side.
@@ -658,20 +739,47 @@ class InteractionExplanation:
 
     def __init__(self, values, terms, base_values, feature_names, index, max_order,
                  output_names=None):
-        values = np.asarray(values, dtype=np.float64)
-        terms = [tuple(int(g) for g in t) for t in terms]
+        values = real_array(values, "values")
+        if feature_names is not None and not isinstance(feature_names, (str, bytes)):
+            feature_names = list(feature_names)
+        if isinstance(terms, (str, bytes)) or not hasattr(terms, "__iter__"):
+            raise TypeError(f"terms must be a list of tuples of group positions, got {terms!r}.")
+        terms = [check_term(t, len(feature_names) if hasattr(feature_names, "__len__")
+                             else None) for t in terms]
+        if len(set(terms)) != len(terms):
+            twice = next(t for t in terms if terms.count(t) > 1)
+            raise ValueError(f"the term {twice} is listed twice; give each term once.")
         if values.ndim not in (2, 3) or values.shape[1] != len(terms):
             raise ValueError(
                 f"values have shape {values.shape}; expected (n_rows, {len(terms)}) "
                 f"or (n_rows, {len(terms)}, n_outputs), one column per term."
             )
+        n = values.shape[0]
+        O = values.shape[2] if values.ndim == 3 else 1
+        if (not isinstance(max_order, (Integral, np.integer))
+                or isinstance(max_order, (bool, np.bool_)) or max_order < 0):
+            raise TypeError(f"max_order must be a non-negative int, got {max_order!r}.")
+        largest = max((len(t) for t in terms), default=0)
+        if largest > max_order:
+            raise ValueError(
+                f"a term has {largest} groups, more than max_order={max_order}."
+            )
+        if not isinstance(index, str):
+            raise TypeError(f"index must be the name of the index (a str), got {index!r}.")
+        if feature_names is None:
+            raise TypeError("feature_names must be a list of group names, got None.")
+        K = len(feature_names) if hasattr(feature_names, "__len__") else -1
+        self.feature_names = check_names(feature_names, K, "feature_names", str)
+        base = check_base_values(base_values, n, O, values.ndim == 3)
         self.values = values
         self.terms = terms
-        self.base_values = np.asarray(base_values, dtype=np.float64)
-        self.feature_names = [str(f) for f in feature_names]
+        self.base_values = base if values.ndim == 3 else base[:, 0]
         self.index = index
         self.max_order = int(max_order)
-        self.output_names = None if output_names is None else [str(o) for o in output_names]
+        self.output_names = (
+            None if output_names is None
+            else check_names(output_names, O, "output_names", str)
+        )
         self.term_names = [
             " x ".join(self.feature_names[g] for g in t) if t else "()" for t in terms
         ]
@@ -691,6 +799,8 @@ class InteractionExplanation:
         """The explanation of a selection of rows (an int, slice or index array)."""
         if isinstance(rows, tuple):
             raise TypeError("InteractionExplanation selects rows only: use [rows].")
+        if isinstance(rows, (bool, np.bool_)):
+            raise TypeError("cannot select rows with a bool; give positions or a mask.")
         if isinstance(rows, (int, np.integer)):
             rows = [int(rows)]
         return InteractionExplanation(

@@ -9,6 +9,7 @@ what the model returns.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numbers
+import warnings
 from functools import partial
 
 import numpy as np
@@ -37,6 +38,8 @@ from ._boosters import (
 
 __all__ = [
     "FunctionModel",
+    "ClippedLogOddsWarning",
+    "InvalidProbabilityError",
     "NonFiniteOutputError",
     "ResponseFunction",
     "SCALE_NAMES",
@@ -45,6 +48,7 @@ __all__ = [
     "fitted_model",
     "describe_response",
     "is_fitted",
+    "check_probabilities",
     "log_odds",
     "non_numeric_columns",
     "resolve_response",
@@ -54,6 +58,69 @@ RESPONSE_METHODS = ("predict", "predict_proba", "decision_function", "log_odds",
 
 # Probabilities are clipped to [_PROBA_EPS, 1] before their log is taken.
 _PROBA_EPS = np.finfo(np.float64).eps
+# How far probabilities may leave [0, 1], and their rows' sums 1 (float32 models).
+_PROBA_TOL = 1e-5
+
+
+class InvalidProbabilityError(ValueError):
+    """The model's ``predict_proba`` returned values that are not probabilities.
+
+    Attributes
+    ----------
+    rows : ndarray of int
+        Positions, among the rows of the call, of the invalid rows.
+    """
+
+    def __init__(self, message, rows):
+        super().__init__(message)
+        self.rows = rows
+
+
+def check_probabilities(name, proba):
+    """Raise unless every row of ``proba`` is a probability distribution.
+
+    Every value must lie in [0, 1] and, with two or more columns, every row
+    must sum to 1, both within ``_PROBA_TOL``. NaN and infinity are left to
+    the finiteness check.
+
+    Parameters
+    ----------
+    name : str
+        ``Model.method``, for the message.
+    proba : ndarray of shape (n,) or (n, n_classes)
+        What the model's ``predict_proba`` returned.
+
+    Raises
+    ------
+    InvalidProbabilityError
+        Naming the invalid rows and what to do.
+    """
+    p = np.asarray(proba, dtype=np.float64)
+    if p.ndim == 1:
+        p = p[:, None]
+    with np.errstate(invalid="ignore"):
+        finite = np.isfinite(p).all(axis=1)
+        outside = finite & ((p < -_PROBA_TOL) | (p > 1 + _PROBA_TOL)).any(axis=1)
+        unsummed = np.zeros_like(outside)
+        if p.shape[1] >= 2:
+            unsummed = finite & ~outside & (np.abs(p.sum(axis=1) - 1.0) > _PROBA_TOL)
+    bad = np.flatnonzero(outside | unsummed)
+    if bad.size == 0:
+        return
+    first = int(bad[0])
+    problem = (
+        f"values outside [0, 1] (row {first}: {np.round(p[first], 6).tolist()})"
+        if outside[first]
+        else f"rows that do not sum to 1 (row {first} sums to {p[first].sum():.6g})"
+    )
+    raise InvalidProbabilityError(
+        f"{name} returned {problem} on {bad.size} of {p.shape[0]} rows "
+        f"(rows {bad[:10].tolist()}{' ...' if bad.size > 10 else ''}); these are "
+        "not probabilities. Fix the model's predict_proba (e.g. calibrate it with "
+        "sklearn.calibration.CalibratedClassifierCV), or, if it returns a score, "
+        "explain that score with response_method='predict' or 'decision_function'.",
+        bad,
+    )
 
 
 def log_odds(proba):
@@ -234,6 +301,10 @@ def as_model(estimator):
     return FunctionModel(estimator)
 
 
+class ClippedLogOddsWarning(UserWarning):
+    """Log-odds of probabilities of 0 or 1 come from the clip, not the model."""
+
+
 class NonFiniteOutputError(ValueError):
     """The model returned NaN or infinity.
 
@@ -388,6 +459,8 @@ class ResponseFunction:
                 "output instead (response_method='predict_proba' or "
                 "'decision_function' for classifiers)."
             )
+        if self.method in ("predict_proba", "log_odds"):
+            check_probabilities(self.name, out)
         if self.method == "log_odds":
             if out.shape[1] < 2 or not np.isfinite(out).all():
                 self._check_finite(out, n_rows)
@@ -395,6 +468,7 @@ class ResponseFunction:
                     f"{self.name} returned {out.shape[1]} column; the log-odds "
                     "need one probability per class."
                 )
+            self._warn_clipped(out)
             out = log_odds(out)
         if self.columns is not None:
             out = out[:, self.columns]
@@ -403,6 +477,24 @@ class ResponseFunction:
             out = self.sign * out
         self._check_finite(out, n_rows)
         return out
+
+    def _warn_clipped(self, proba):
+        """Warn, once per response, when log-odds come from the clip, not the model."""
+        clipped = (np.asarray(proba, dtype=np.float64) < _PROBA_EPS).any(axis=1)
+        if not clipped.any() or self.__dict__.get("_clip_warned"):
+            return
+        self._clip_warned = True
+        warnings.warn(
+            f"{self.name} returned a probability of 0 or 1 on {clipped.sum()} of "
+            f"{clipped.size} rows ({clipped.mean():.0%}); their log-odds are "
+            f"±{-np.log(_PROBA_EPS):.0f}, set by clipping the probabilities at "
+            f"{_PROBA_EPS:.1e}, not by the model, and so are the attributions of "
+            "those rows. Explain the probabilities instead "
+            "(response_method='predict_proba'), which forests and trees are "
+            "additive on.",
+            ClippedLogOddsWarning,
+            stacklevel=3,
+        )
 
     def _check_finite(self, out, n_rows):
         finite = np.isfinite(out).all(axis=1)
@@ -462,6 +554,8 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
         raise
 
     _check_output_shape(base.name, raw, _n_rows(probe))
+    if method in ("predict_proba", "log_odds") and np.issubdtype(raw.dtype, np.number):
+        check_probabilities(base.name, raw)
     if method == "log_odds" and raw.ndim == 2 and raw.shape[1] == 2:
         raw = raw[:, 1]  # binary log-odds: one column, like decision_function
     n_out = 1 if raw.ndim == 1 else raw.shape[1]

@@ -8,12 +8,118 @@ indexed by mask. This module imports nothing from the package.
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+import os
+import stat
+import tempfile
 import types
+import warnings
 
+import numba
 import numpy as np
 from numba import njit
+from numba.core import caching as _caching
+from numba.core import dispatcher as _dispatcher
 
 __all__ = ["serial_and_parallel", "popcounts", "zeros_1d", "zeros_2d"]
+
+
+def _cache_probe():  # pragma: no cover - never called, only located
+    """A function of this package whose on-disk cache Numba must place."""
+
+
+def _can_cache():
+    """Whether Numba finds a writable place for the kernels' cache."""
+    try:
+        _caching.FunctionCache(_cache_probe)
+    except RuntimeError:
+        return False
+    return True
+
+
+def _private_dir(path):
+    """``path`` as a directory only the current user can write, or None.
+
+    Numba's cache files are pickles: a directory that another user can write
+    could make this process run their code, so an existing directory is used
+    only if the current user owns it and nobody else may write to it.
+    """
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode):
+        return None
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return None
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return None
+    return path
+
+
+def _skip_caching_without_a_place():
+    """Make ``cache=True`` compile without caching where no place is writable."""
+    enable_caching = _dispatcher.Dispatcher.enable_caching
+    if getattr(enable_caching, "_skdecomp_fallback", False):
+        return
+
+    def enable_caching_or_skip(self):
+        try:
+            enable_caching(self)
+        except RuntimeError as exc:
+            if "no locator available" not in str(exc):
+                raise
+
+    enable_caching_or_skip._skdecomp_fallback = True
+    _dispatcher.Dispatcher.enable_caching = enable_caching_or_skip
+
+
+def configure_cache():
+    """Give Numba's on-disk cache a writable place, or compile without it.
+
+    Numba caches compiled kernels next to their source (``__pycache__``), in
+    ``NUMBA_CACHE_DIR`` or in the user's cache directory under ``HOME``. A
+    read-only install run by a user without a writable home has none of
+    these, and every ``cache=True`` kernel would fail at import. This then
+    points ``numba.config.CACHE_DIR`` at a private directory in the system's
+    temporary directory (one per user, reused across processes); if even
+    that cannot be written, kernels compile on every first call and a
+    warning says so. Returns where the cache goes, or None without one.
+    """
+    if _can_cache():
+        return _caching.FunctionCache(_cache_probe).cache_path
+    name = "skdecomp-numba-cache"
+    if hasattr(os, "getuid"):
+        name += f"-{os.getuid()}"
+    candidates = []
+    try:
+        candidates.append(os.path.join(tempfile.gettempdir(), name))
+    except OSError:
+        pass
+    for path in candidates:
+        path = _private_dir(path)
+        if path is None:
+            try:
+                path = tempfile.mkdtemp(prefix=name + "-")
+            except OSError:
+                continue
+        numba.config.CACHE_DIR = path
+        if _can_cache():
+            return path
+    numba.config.CACHE_DIR = ""
+    _skip_caching_without_a_place()
+    warnings.warn(
+        "Numba found no writable place for its cache (the install is read-only, "
+        "HOME is not writable and neither is the temporary directory): skdecomp's "
+        "kernels are compiled again in every process. Set NUMBA_CACHE_DIR to a "
+        "writable directory to keep them.",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+    return None
+
+
+CACHE_DIR = configure_cache()
 
 
 def serial_and_parallel(body):

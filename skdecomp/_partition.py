@@ -57,9 +57,32 @@ def _default_names(n_features, feature_names):
     return [f"x{j}" for j in range(n_features)]
 
 
-def _column_position(col, n_features, feature_names, where):
+def _label_position(col, column_labels):
+    """Position of the DataFrame column labelled ``col``, or None."""
+    for j, label in enumerate(column_labels):
+        if isinstance(label, (bool, np.bool_)) or type(label) is not type(col) and not (
+            isinstance(label, (int, np.integer)) and isinstance(col, (int, np.integer))
+        ):
+            continue
+        if label == col:
+            return j
+    return None
+
+
+def _column_position(col, n_features, feature_names, where, column_labels=None):
     if isinstance(col, (bool, np.bool_)):
         raise TypeError(f"{where}: column {col!r} is a bool; give a position or a name.")
+    if column_labels is not None and isinstance(col, (int, np.integer, str)):
+        # a DataFrame whose column names are not all strings (e.g. integers):
+        # a label of the frame names that column, as in ``frame[col]``
+        pos = _label_position(col, column_labels)
+        if pos is not None:
+            return pos
+        if isinstance(col, str) or not -n_features <= int(col) < n_features:
+            raise ValueError(
+                f"{where}: unknown column {col!r}; the DataFrame's columns are "
+                f"{list(column_labels)} (or give positions 0 to {n_features - 1})."
+            )
     if isinstance(col, (int, np.integer)):
         pos = int(col)
         if not -n_features <= pos < n_features:
@@ -87,7 +110,7 @@ def _column_position(col, n_features, feature_names, where):
     )
 
 
-def resolve_groups(groups, n_features, feature_names=None):
+def resolve_groups(groups, n_features, feature_names=None, column_labels=None):
     """Turn a user specification of groups into positions and names.
 
     Parameters
@@ -98,6 +121,10 @@ def resolve_groups(groups, n_features, feature_names=None):
         of a list is a group of one column.
     n_features : int
     feature_names : array-like of str or None
+    column_labels : list or None, default=None
+        The column labels of a DataFrame whose labels are not all strings
+        (such as integers), for which ``feature_names`` is None: a column
+        given by one of these labels is that column.
 
     Returns
     -------
@@ -135,7 +162,8 @@ def resolve_groups(groups, n_features, feature_names=None):
             raise TypeError(f"{where}: expected a list of columns, got {cols!r}.")
         if len(cols) == 0:
             raise ValueError(f"{where} is empty; every group needs a column.")
-        pos = [_column_position(c, n_features, feature_names, where) for c in cols]
+        pos = [_column_position(c, n_features, feature_names, where, column_labels)
+               for c in cols]
         for p in pos:
             if p in owner and owner[p] != k:
                 raise ValueError(

@@ -9,7 +9,14 @@ that one-hot encodes a column sees that column move as one.
 import numpy as np
 import pandas as pd
 
-__all__ = ["Table", "common_dtypes", "column_masks"]
+__all__ = [
+    "Table",
+    "column_masks",
+    "common_dtypes",
+    "csv_header",
+    "duplicate_columns_note",
+    "renamed_duplicate_columns",
+]
 
 
 class Table:
@@ -123,3 +130,79 @@ def column_masks(masks, labels):
         return masks[:, labels]
     masks = masks.astype(np.int64, copy=False)
     return ((masks[:, None] >> labels[None, :]) & 1).astype(bool)
+
+
+def csv_header(path, sep=",", encoding=None):
+    """Column names as written in the first line of a CSV file.
+
+    Read with the :mod:`csv` module, so repeated names stay repeated (pandas
+    renames the second ``a`` to ``a.1``).
+
+    Parameters
+    ----------
+    path : str or path-like
+    sep : str, default=","
+    encoding : str or None, default=None
+
+    Returns
+    -------
+    header : list of str
+        Empty for an empty file.
+    """
+    import csv
+
+    with open(path, newline="", encoding=encoding) as f:
+        return next(csv.reader(f, delimiter=sep), [])
+
+
+def renamed_duplicate_columns(header, columns):
+    """Columns that were renamed because the header repeats their name.
+
+    ``pandas.read_csv`` keeps the first of repeated names and renames the
+    others (``a``, ``a.1``, ``a.2``), so two columns that the file calls by
+    one name reach the model under different names: the data check says so.
+
+    Parameters
+    ----------
+    header : list of str
+        The names as written in the file (see :func:`csv_header`).
+    columns : list
+        The column names after reading, in the same order.
+
+    Returns
+    -------
+    renamed : dict
+        Repeated name -> the names its columns were read under, first one
+        included, e.g. ``{"a": ["a", "a.1"]}``; empty when no name repeats.
+
+    Raises
+    ------
+    ValueError
+        If ``header`` and ``columns`` are not of the same length.
+    """
+    header = [str(h) for h in header]
+    columns = [str(c) for c in columns]
+    if len(header) != len(columns):
+        raise ValueError(
+            f"the header has {len(header)} names but {len(columns)} columns were "
+            "read; give the header of the file the columns were read from."
+        )
+    seen = {}
+    for name, column in zip(header, columns):
+        seen.setdefault(name, []).append(column)
+    return {name: cols for name, cols in seen.items() if len(cols) > 1}
+
+
+def duplicate_columns_note(renamed):
+    """One data-check sentence for :func:`renamed_duplicate_columns`, or None."""
+    if not renamed:
+        return None
+    parts = [
+        f"{name!r} {len(cols)} times (read as {', '.join(repr(c) for c in cols)})"
+        for name, cols in renamed.items()
+    ]
+    return (
+        "The header repeats column names: " + "; ".join(parts) + ". They were "
+        "renamed to be read; check that they hold different data, and rename "
+        "or drop the copies in the file."
+    )

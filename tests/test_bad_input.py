@@ -223,7 +223,8 @@ CASES = [
                  .fit(many_columns()),
                  ValueError, "Merge columns into fewer groups", id="groups-too-many-exact"),
     pytest.param(fit_E(background=0), IPE, "'background' parameter", id="background-0"),
-    pytest.param(fit_E(background=True), TypeError, "is not rows", id="background-bool"),
+    pytest.param(fit_E(background=True), TypeError, ("is not rows", "'background' parameter"),
+                 id="background-bool"),
     pytest.param(fit_E(background={"a": 1}), TypeError, "is not rows",
                  id="background-dict"),
     pytest.param(fit_E(background=np.zeros((4, 2))), ValueError,
@@ -647,6 +648,364 @@ CASES = [
 ]
 
 
+# -- second round: what result objects, output scales, parameters, pandas and --------
+# -- Displays accept (each case failed before: a silent result or a crash) ------------
+def V(n=3, K=2):
+    return np.arange(n * K, dtype=float).reshape(n, K)
+
+
+def expl(values=None, *args, **kwargs):
+    """Build an Explanation of ``values`` (default: 3 rows, 2 groups)."""
+    from skdecomp import Explanation
+
+    return lambda: Explanation(V() if values is None else values, *args, **kwargs)
+
+
+def explanations(*args, **kwargs):
+    from skdecomp import Explanations
+
+    return lambda: Explanations(*args, **kwargs)
+
+
+def E_(n=3, K=2, **kwargs):
+    from skdecomp import Explanation
+
+    return Explanation(V(n, K), **kwargs)
+
+
+def iexpl(values=None, terms=((), (0,), (1,), (0, 1)), base=None, names=("a", "b"),
+          index="k-SII", max_order=2, outputs=None):
+    from skdecomp import InteractionExplanation
+
+    return lambda: InteractionExplanation(
+        np.zeros((3, len(terms))) if values is None else values, list(terms),
+        np.zeros(3) if base is None else base, None if names is None else list(names),
+        index, max_order, outputs)
+
+
+def proba_model(scale=1.0, shift=0.0):
+    """A logistic model whose predict_proba is scaled and shifted (not probabilities)."""
+
+    class Scaled(LogisticRegression):
+        def predict_proba(self, X):
+            return super().predict_proba(X) * scale + shift
+
+    X_, y_ = data()
+    return Scaled().fit(X_, y_ > 0)
+
+
+def display(kind, *args, **kwargs):
+    """``<kind>Display(*args, **kwargs).plot()`` on the Agg backend."""
+
+    def call():
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from skdecomp import plot
+
+        try:
+            getattr(plot, kind + "Display")(*args, **kwargs).plot()
+        finally:
+            plt.close("all")
+
+    return call
+
+
+def display_from_explanation(explanation):
+    def call():
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from skdecomp.plot import AttributionDisplay
+
+        try:
+            AttributionDisplay.from_explanation(explanation())
+        finally:
+            plt.close("all")
+
+    return call
+
+
+def skops_file(ctx, obj):
+    import skops.io as sio
+
+    path = ctx.tmp_path / "m.skops"
+    sio.dump(obj, path)
+    return path
+
+
+def int_named_frame():
+    return pd.DataFrame(X(), columns=[10, 20, 30])
+
+
+NAN_ROW = np.array([[1.0, np.nan], [2.0, 3.0]])
+INF_ROW = np.array([[1.0, np.inf], [2.0, 3.0]])
+REAL = "must be real numbers"
+UNIQUE = "must be unique"
+AS_STRINGS = "are the same as strings"
+NOT_PROBA = "these are not probabilities"
+BOOL_RANGE = "must be an int in the range"
+NOTHING = "nothing to draw"
+NON_FINITE = "NaN or infinite value(s)"
+
+SECOND_ROUND = [
+    # -- Explanation: values --------------------------------------------------------------
+    pytest.param(expl(np.array([["a", "b"], ["c", "d"]])), TypeError, REAL,
+                 id="Explanation-values-strings"),
+    pytest.param(expl(np.array([[1, "b"], [2, 3]], dtype=object)), TypeError,
+                 "holds 'b' (str)", id="Explanation-values-object-text"),
+    pytest.param(expl(np.array([[None, 1.0], [2.0, 3.0]], dtype=object)), TypeError,
+                 "holds None", id="Explanation-values-object-none"),
+    pytest.param(expl(np.ones((2, 2)) + 1j), TypeError, "complex numbers",
+                 id="Explanation-values-complex"),
+    pytest.param(expl(np.ones((2, 2), dtype=bool)), TypeError, "got booleans",
+                 id="Explanation-values-bool"),
+    pytest.param(expl(np.array([["2020-01-01"]], dtype="datetime64[D]")), TypeError,
+                 "got dates", id="Explanation-values-dates"),
+    pytest.param(expl([[1.0, 2.0], [3.0]]), ValueError, "is not a regular array",
+                 id="Explanation-values-ragged"),
+    pytest.param(expl("abc"), TypeError, "got the text 'abc'", id="Explanation-values-str"),
+    pytest.param(expl(np.float64(3.0)), ValueError, "values have shape ()",
+                 id="Explanation-values-scalar"),
+    pytest.param(expl(np.zeros((2, 2, 2, 2))), ValueError, "values have shape (2, 2, 2, 2)",
+                 id="Explanation-values-4d"),
+    # -- Explanation: names ---------------------------------------------------------------
+    pytest.param(expl(feature_names=["a", "a"]), ValueError, UNIQUE,
+                 id="Explanation-feature-names-duplicate"),
+    pytest.param(expl(feature_names=[1, "1"]), ValueError, AS_STRINGS,
+                 id="Explanation-feature-names-equal-as-strings"),
+    pytest.param(expl(feature_names=["a", None]), ValueError, "feature_names[1] is None",
+                 id="Explanation-feature-names-none"),
+    pytest.param(expl(feature_names=["a", np.nan]), ValueError, "feature_names[1] is nan",
+                 id="Explanation-feature-names-nan"),
+    pytest.param(expl(feature_names="ab"), TypeError, "got the single string 'ab'",
+                 id="Explanation-feature-names-string"),
+    pytest.param(expl(feature_names=["a", "b", "c"]), ValueError, "3 feature_names for 2",
+                 id="Explanation-feature-names-too-many"),
+    pytest.param(expl(feature_names=5), TypeError, "must be a list of names",
+                 id="Explanation-feature-names-int"),
+    pytest.param(expl(np.zeros((3, 2, 2)), output_names=["p", "p"]), ValueError, UNIQUE,
+                 id="Explanation-output-names-duplicate"),
+    pytest.param(expl(np.zeros((3, 2, 2)), output_names=[0, "0"]), ValueError, AS_STRINGS,
+                 id="Explanation-output-names-equal-as-strings"),
+    pytest.param(expl(np.zeros((3, 2, 2)), output_names=["p"]), ValueError,
+                 "1 output_names for 2 outputs", id="Explanation-output-names-count"),
+    pytest.param(expl(np.zeros((3, 2, 2)), output_names=["p", None]), ValueError,
+                 "output_names[1] is None", id="Explanation-output-names-none"),
+    pytest.param(expl(raw_data=np.zeros((3, 3)), feature_names_in=["a", "b"]), ValueError,
+                 "2 feature_names_in for 3 columns", id="Explanation-names-in-length"),
+    pytest.param(expl(raw_data=np.zeros((3, 2)), feature_names_in=["a", "a"]), ValueError,
+                 UNIQUE, id="Explanation-names-in-duplicate"),
+    pytest.param(expl(raw_data=pd.DataFrame(np.zeros((3, 2)), columns=[None, "b"])),
+                 ValueError, ("feature_names_in[0] is None", "feature_names_in[0] is nan"),
+                 id="Explanation-raw-column-none"),
+    pytest.param(expl(raw_data=pd.DataFrame(np.zeros((3, 2)), columns=[1, "1"])),
+                 ValueError, AS_STRINGS, id="Explanation-raw-columns-equal-as-strings"),
+    pytest.param(expl(raw_data=np.zeros(3)), ValueError, "expected (n_rows, n_features)",
+                 id="Explanation-raw-data-1d"),
+    pytest.param(expl(groups=[["a", "a"], ["b"]]), ValueError, UNIQUE,
+                 id="Explanation-groups-duplicate-column"),
+    pytest.param(expl(groups=[["a", None], ["b"]]), ValueError, "is None",
+                 id="Explanation-groups-none-column"),
+    pytest.param(expl(groups="ab"), TypeError, "groups must be a list of column lists",
+                 id="Explanation-groups-string"),
+    # -- Explanation: base values, never guessed ------------------------------------------
+    pytest.param(expl(np.zeros((3, 2, 3)), [1.0, 2.0, 3.0]), ValueError,
+                 "one value per output is given as shape (1, 3)",
+                 id="Explanation-base-per-output-as-rows"),
+    pytest.param(expl(np.zeros((4, 2, 3)), [1.0, 2.0, 3.0]), ValueError,
+                 "expected a scalar or (4, 3)", id="Explanation-base-per-output-1d"),
+    pytest.param(expl(V(), [1.0, 2.0]), ValueError, "expected a scalar, (3,) or (3, 1)",
+                 id="Explanation-base-wrong-length"),
+    pytest.param(expl(V(), "0.5"), TypeError, "got the text '0.5'",
+                 id="Explanation-base-text"),
+    pytest.param(expl(V(), np.array([1 + 1j, 2, 3])), TypeError, "complex numbers",
+                 id="Explanation-base-complex"),
+    pytest.param(expl(V(), np.zeros((3, 2))), ValueError, "for values of 3 rows and 1 output",
+                 id="Explanation-base-extra-outputs"),
+    # -- Explanations ---------------------------------------------------------------------
+    pytest.param(explanations(np.ones((3, 2))), TypeError,
+                 "holds Explanation objects keyed by method name",
+                 id="Explanations-bare-array"),
+    pytest.param(explanations(shapley=np.ones((3, 2))), TypeError,
+                 "wrap an array of attributions in Explanation(values)",
+                 id="Explanations-array-value"),
+    pytest.param(explanations({1: E_()}), TypeError, "keyed by method name (a str)",
+                 id="Explanations-int-key"),
+    pytest.param(lambda: explanations(shapley=E_(3), arch=E_(4))(), ValueError,
+                 "has 4 rows but", id="Explanations-different-rows"),
+    pytest.param(lambda: explanations(shapley=E_(3))().__setitem__("arch", E_(5)),
+                 ValueError, "has 5 rows but", id="Explanations-setitem-different-rows"),
+    pytest.param(lambda: setattr(explanations(shapley=E_(3))(), "arch", "x"), TypeError,
+                 "must be an Explanation", id="Explanations-setattr-text"),
+    pytest.param(lambda: explanations(shapley=E_(3))().update(arch=E_(2)), ValueError,
+                 "has 2 rows but", id="Explanations-update-different-rows"),
+    # -- InteractionExplanation -----------------------------------------------------------
+    pytest.param(iexpl(names=("a", "a")), ValueError, UNIQUE,
+                 id="InteractionExplanation-names-duplicate"),
+    pytest.param(iexpl(names=(0, "0")), ValueError, AS_STRINGS,
+                 id="InteractionExplanation-names-equal-as-strings"),
+    pytest.param(iexpl(names=None), TypeError, "got None",
+                 id="InteractionExplanation-names-none"),
+    pytest.param(iexpl(values=np.full((3, 4), "x")), TypeError, REAL,
+                 id="InteractionExplanation-values-strings"),
+    pytest.param(iexpl(values=np.zeros((3, 4)) * 1j), TypeError, "complex numbers",
+                 id="InteractionExplanation-values-complex"),
+    pytest.param(iexpl(terms=((), (0,), (0,), (0, 1))), ValueError, "is listed twice",
+                 id="InteractionExplanation-term-twice"),
+    pytest.param(iexpl(terms=((), (0,), (1,), (0, 5))), ValueError, "names group 5",
+                 id="InteractionExplanation-term-out-of-range"),
+    pytest.param(iexpl(terms=((), (0,), (1,), (1, 0))), ValueError,
+                 "distinct groups in increasing order", id="InteractionExplanation-term-order"),
+    pytest.param(iexpl(terms=((), (0,), (1,), (0, 1.5))), TypeError,
+                 "give group positions (ints)", id="InteractionExplanation-term-float"),
+    pytest.param(iexpl(max_order=1), ValueError, "more than max_order=1",
+                 id="InteractionExplanation-max-order-small"),
+    pytest.param(iexpl(max_order=True), TypeError, "max_order must be a non-negative int",
+                 id="InteractionExplanation-max-order-bool"),
+    pytest.param(iexpl(base=np.zeros(4)), ValueError, "base_values have shape (4,)",
+                 id="InteractionExplanation-base-length"),
+    pytest.param(iexpl(outputs=["y", "y2"]), ValueError, "2 output_names for 1 outputs",
+                 id="InteractionExplanation-outputs-count"),
+    pytest.param(iexpl(index=3), TypeError, "index must be the name of the index",
+                 id="InteractionExplanation-index-int"),
+    pytest.param(lambda: iexpl()()[True], TypeError, "cannot select rows with a bool",
+                 id="InteractionExplanation-select-bool"),
+    # -- probabilities are checked on every path ------------------------------------------
+    pytest.param(lambda: Explainer(proba_model(1.5), response_method="predict_proba",
+                                   background=5).fit(X()), ValueError, NOT_PROBA,
+                 id="predict_proba-above-1"),
+    pytest.param(lambda: Explainer(proba_model(1.0, -1.0), response_method="predict_proba",
+                                   background=5).fit(X()), ValueError, "outside [0, 1]",
+                 id="predict_proba-negative"),
+    pytest.param(lambda: Explainer(proba_model(0.5), response_method="predict_proba",
+                                   background=5).fit(X()), ValueError,
+                 "rows that do not sum to 1", id="predict_proba-rows-sum-half"),
+    pytest.param(lambda: Explainer(proba_model(0.5), response_method="log_odds",
+                                   background=5).fit(X()), ValueError, NOT_PROBA,
+                 id="log_odds-of-non-probabilities"),
+    pytest.param(lambda: Explainer(proba_model(0.5), response_method="predict_proba",
+                                   target=True, background=5).fit(X()), ValueError,
+                 NOT_PROBA, id="predict_proba-one-class-still-checked"),
+    pytest.param(lambda: AdaptiveGrouper(proba_model(2.0), response_method="predict_proba",
+                                         max_samples=10).fit(X()), ValueError, NOT_PROBA,
+                 id="AdaptiveGrouper-predict_proba-invalid"),
+    pytest.param(lambda: PairwiseGrouper(proba_model(2.0), response_method="predict_proba",
+                                         max_samples=10).fit(X()), ValueError, NOT_PROBA,
+                 id="PairwiseGrouper-predict_proba-invalid"),
+    pytest.param(lambda: Explainer(proba_model(1.5), response_method="predict_proba",
+                                   background=5).fit(X()).transform(X()[:3]),
+                 ValueError, "sklearn.calibration.CalibratedClassifierCV",
+                 id="predict_proba-error-names-the-fix"),
+    # -- booleans are not numbers ---------------------------------------------------------
+    pytest.param(lambda: AdaptiveGrouper(lin(), max_group_size=True).fit(X()), IPE,
+                 BOOL_RANGE, id="AdaptiveGrouper-max-group-size-bool"),
+    pytest.param(lambda: AdaptiveGrouper(lin(), n_groups=True).fit(X()), IPE,
+                 "'n_groups' parameter", id="AdaptiveGrouper-n-groups-bool"),
+    pytest.param(lambda: AdaptiveGrouper(lin(), group_penalty=True).fit(X()), IPE,
+                 "'group_penalty' parameter", id="AdaptiveGrouper-group-penalty-bool"),
+    pytest.param(lambda: AdaptiveGrouper(lin(), max_samples=np.bool_(True)).fit(X()), IPE,
+                 "'max_samples' parameter", id="AdaptiveGrouper-max-samples-numpy-bool"),
+    pytest.param(lambda: CorrelationGrouper(n_groups=True).fit(X()), IPE,
+                 "'n_groups' parameter", id="CorrelationGrouper-n-groups-bool"),
+    pytest.param(lambda: CorrelationGrouper(max_group_size=False).fit(X()), IPE,
+                 "'max_group_size' parameter", id="CorrelationGrouper-max-group-size-false"),
+    pytest.param(lambda: PairwiseGrouper(lin(), max_group_size=True).fit(X()), IPE,
+                 "'max_group_size' parameter", id="PairwiseGrouper-max-group-size-bool"),
+    pytest.param(lambda: IShapGrouper(lin(), n_groups=True).fit(X()), IPE,
+                 "'n_groups' parameter", id="IShapGrouper-n-groups-bool"),
+    pytest.param(lambda: RecursiveGrouper(lin(), max_group_size=True).fit(X()), IPE,
+                 "'max_group_size' parameter", id="RecursiveGrouper-max-group-size-bool"),
+    pytest.param(fit_E(background=10, n_samples=True, method="kernel_shap"), IPE,
+                 "'n_samples' parameter", id="Explainer-n-samples-bool"),
+    pytest.param(fit_E(background=10, group_penalty=True), IPE,
+                 "'group_penalty' parameter", id="Explainer-group-penalty-bool"),
+    # -- pandas ---------------------------------------------------------------------------
+    pytest.param(lambda: Explainer(LinearRegression().fit(int_named_frame(), y()),
+                                   groups=[[10, 40], [30]]).fit(int_named_frame()),
+                 ValueError, "unknown column 40; the DataFrame's columns are [10, 20, 30]",
+                 id="groups-int-labels-unknown"),
+    pytest.param(lambda: Explainer(LinearRegression().fit(int_named_frame(), y()),
+                                   groups=[[10, "b"], [20, 30]]).fit(int_named_frame()),
+                 ValueError, "unknown column 'b'; the DataFrame's columns are",
+                 id="groups-int-labels-text-name"),
+    # -- Displays -------------------------------------------------------------------------
+    pytest.param(display("Attribution", {"shapley": NAN_ROW}, ["a", "b"]), ValueError,
+                 NON_FINITE, id="AttributionDisplay-nan"),
+    pytest.param(display("Attribution", {"shapley": INF_ROW}, ["a", "b"]), ValueError,
+                 NON_FINITE, id="AttributionDisplay-inf"),
+    pytest.param(display("Attribution", {"shapley": V()}, ["a", "b"],
+                         expected_value=np.nan), ValueError,
+                 "in the expected_value values", id="AttributionDisplay-nan-expected-value"),
+    pytest.param(display("Attribution", {}, ["a", "b"]), ValueError,
+                 "no attributions to draw", id="AttributionDisplay-no-methods"),
+    pytest.param(display("Attribution", {"shapley": np.zeros((0, 2))}, ["a", "b"]),
+                 ValueError, NOTHING, id="AttributionDisplay-no-rows"),
+    pytest.param(display_from_explanation(lambda: E_(3)[:0]), ValueError,
+                 "the explanation has 0 rows", id="AttributionDisplay-empty-explanation"),
+    pytest.param(display_from_explanation(lambda: E_(3, 0)), ValueError,
+                 "and 0 groups", id="AttributionDisplay-no-groups"),
+    pytest.param(display_from_explanation(lambda: __import__("skdecomp").Explanation(
+        NAN_ROW)), ValueError, NON_FINITE, id="AttributionDisplay-nan-explanation"),
+    pytest.param(display("Disagreement", np.array([[0.0, np.inf], [1.0, 0.0]]), ["a", "b"]),
+                 ValueError, "infinite value(s)", id="DisagreementDisplay-inf"),
+    pytest.param(display("Disagreement", np.zeros((0, 0)), []), ValueError, NOTHING,
+                 id="DisagreementDisplay-empty"),
+    pytest.param(display("Interaction", {"h": np.array([[0.0, -np.inf], [1.0, 0.0]])},
+                         ["a", "b"]), ValueError, "infinite value(s)",
+                 id="InteractionDisplay-inf"),
+    pytest.param(display("Interaction", {}, []), ValueError, "no interaction matrices",
+                 id="InteractionDisplay-empty"),
+    pytest.param(display("Saliency", np.zeros((2, 2)), np.array([[0, 0], [1, 1]]),
+                         {"shapley": np.array([1.0, np.nan])}), ValueError, NON_FINITE,
+                 id="SaliencyDisplay-nan"),
+    pytest.param(display("Saliency", np.full((2, 2), np.inf), np.array([[0, 0], [1, 1]]),
+                         {"shapley": np.array([1.0, 2.0])}), ValueError,
+                 "in the image pixels", id="SaliencyDisplay-inf-image"),
+    pytest.param(display("Saliency", np.zeros((2, 2)), np.array([[0, 0], [1, 1]]), {}),
+                 ValueError, "no attributions to draw", id="SaliencyDisplay-no-methods"),
+    pytest.param(display("Grouping", [], [], []), ValueError, "no steps to draw",
+                 id="GroupingDisplay-empty"),
+    pytest.param(display("PartialDependence", [], [], []), ValueError,
+                 "no partial dependence to draw", id="PartialDependenceDisplay-empty"),
+    # -- the command line: model files, budgets -------------------------------------------
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--model",
+                                  skops_file(ctx, {"a": [1, 2]}), "--out", ctx.tmp_path / "r"]),
+                 1, "holds a dict with keys ['a'], not a fitted model",
+                 id="cli-model-file-dict"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--model",
+                                  skops_file(ctx, np.arange(3.0)), "--out", ctx.tmp_path / "r"]),
+                 1, "holds a NumPy array of shape (3,)", id="cli-model-file-array"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--model",
+                                  skops_file(ctx, StandardScaler().fit(X())),
+                                  "--out", ctx.tmp_path / "r"]),
+                 1, "save the whole Pipeline that ends in the model",
+                 id="cli-model-file-transformer"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--model",
+                                  skops_file(ctx, LinearRegression()),
+                                  "--out", ctx.tmp_path / "r"]),
+                 1, "holds an unfitted LinearRegression", id="cli-model-file-unfitted"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y",
+                                  "--budget", "soon"]),
+                 2, "argument --budget: 'soon' is not a number", id="cli-budget-text"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y",
+                                  "--budget", "0"]),
+                 2, "must be a positive number or 'none'", id="cli-budget-zero"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y",
+                                  "--max-memory", "-5"]),
+                 2, "must be a positive number or 'none'", id="cli-max-memory-negative"),
+    pytest.param(cli(lambda ctx: ["report", small_csv(ctx), "--target", "y", "--n-rows",
+                                  "30", "--groups", "auto", "--estimator", "mlp",
+                                  "--budget", "0.5", "--out", ctx.tmp_path / "r"]),
+                 1, "more than the budget of 0.5 s", id="cli-budget-too-small"),
+]
+CASES = CASES + SECOND_ROUND
+
+
 class _Context:
     def __init__(self, tmp_path, capsys):
         self.tmp_path = tmp_path
@@ -661,6 +1020,7 @@ def _pattern(fragment):
 
 def test_catalogue_is_large():
     assert len(CASES) >= 80
+    assert len(SECOND_ROUND) >= 60
 
 
 @pytest.mark.parametrize("call, expected, fragment", CASES)

@@ -254,9 +254,11 @@ def test_built_directly():
     assert e.feature_names == ["g0", "g1", "g2"] and e.output_names == ["y"]
     np.testing.assert_array_equal(e.base_values, [0.5, 0.5])
     assert np.isnan(e.data).all() and e.groups is None
-    multi = Explanation(np.zeros((4, 2, 3)), [1.0, 2.0, 3.0])
+    multi = Explanation(np.zeros((4, 2, 3)), [[1.0, 2.0, 3.0]])
     assert multi.base_values.shape == (4, 3)
     np.testing.assert_array_equal(multi.base_values[2], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"one value per output is given as shape \(1, 3\)"):
+        Explanation(np.zeros((4, 2, 3)), [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="values have shape"):
         Explanation(np.ones(3))
     with pytest.raises(ValueError, match="feature_names"):

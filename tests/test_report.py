@@ -599,3 +599,20 @@ def test_interaction_index_in_the_report_adds_up():
     assert "interaction_terms" in figures
     page = _report.render_html(dict(res, seconds=1.0), figures, title="t")
     assert 'data-figure="interaction_terms"' in page and "k-SII" in page
+
+
+def test_data_checks_flag_renamed_duplicate_headers(tmp_path):
+    rng = np.random.default_rng(0)
+    body = "\n".join(",".join(map(str, rng.integers(0, 9, 4))) for _ in range(30))
+    path = tmp_path / "dup.csv"
+    path.write_text("a,b,a,y\n" + body + "\n")
+    X, _ = _report.load_table(path, "y")
+    assert list(X.columns) == ["a", "b", "a.1"]
+    _, checks = _report.prepare_table(X, fit=True)
+    found = [c for c in checks if c["kind"] == "duplicate_names"]
+    assert len(found) == 1 and found[0]["columns"] == ["a", "a.1"]
+    assert "repeats column names" in found[0]["message"]
+    # a header without repeats gives no such check
+    path.write_text("a,b,c,y\n" + body + "\n")
+    _, checks = _report.prepare_table(_report.load_table(path, "y")[0], fit=True)
+    assert not [c for c in checks if c["kind"] == "duplicate_names"]

@@ -2,6 +2,9 @@
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+import warnings
+from numbers import Integral
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -94,6 +97,26 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
         self.n_groups_ = len(groups)
         self.group_names_ = np.asarray(names, dtype=object)
         self._n_features_out = self.n_groups_
+        self._warn_unmet_bounds(len(self.labels_))
+
+    def _warn_unmet_bounds(self, n_columns):
+        """Warn when ``n_groups`` groups of at most ``max_group_size`` columns
+        cannot hold every column, so the grouping has more groups."""
+        wanted = getattr(self, "n_groups", None)
+        bound = getattr(self, "max_group_size", None)
+        if not isinstance(wanted, Integral) or not isinstance(bound, Integral):
+            return
+        if wanted * bound >= n_columns or self.n_groups_ <= wanted:
+            return
+        need = -(-n_columns // bound)
+        warnings.warn(
+            f"n_groups={wanted} groups of at most max_group_size={bound} columns "
+            f"cannot hold the {n_columns} columns, so {type(self).__name__} returned "
+            f"{self.n_groups_} groups. Set max_group_size >= {-(-n_columns // wanted)} "
+            f"or n_groups >= {need} to meet both.",
+            UserWarning,
+            stacklevel=3,
+        )
 
     def _fit_model(self, X, y, rng, held_out=False):
         """Fit or take the model; draw the sample; set the response.

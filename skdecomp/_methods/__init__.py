@@ -4,6 +4,7 @@
 
 from ._registry import (
     ALIASES,
+    AUTO_SAMPLED_METHOD,
     EXACT_METHODS,
     METHOD_COLORS,
     METHOD_PARAMS,
@@ -12,6 +13,7 @@ from ._registry import (
     SINGLE_GROUP_METHODS,
     MethodSpec,
     canonical,
+    check_exact_groups,
     check_method_params,
     comparison_methods,
     default_methods,
@@ -22,12 +24,16 @@ from ._registry import (
     method_label,
     method_names,
     resolve_budget,
+    resolve_method,
 )
 from ._dummy import dummy_groups, zero_dummy_groups
 from ._sampled import sampled_attributions, shapley_kernel, single_group_attributions
 
 __all__ = [
     "ALIASES",
+    "AUTO_SAMPLED_METHOD",
+    "check_exact_groups",
+    "resolve_method",
     "EXACT_METHODS",
     "METHOD_COLORS",
     "METHOD_PARAMS",

@@ -31,6 +31,9 @@ def _columns(game, X):
     return table.array, background.array
 
 
+_MISSING = object()
+
+
 def _equal(a, b):
     """Elementwise a == b, broadcast, with missing values equal to each other."""
     kind = np.result_type(a.dtype, b.dtype).kind if a.dtype != object and (
@@ -40,9 +43,15 @@ def _equal(a, b):
         return a == b
     if kind in "fc":
         return (a == b) | (np.isnan(a) & np.isnan(b))
-    eq = np.asarray(a == b, dtype=bool)
-    missing = np.asarray(pd.isna(a), dtype=bool) & np.asarray(pd.isna(b), dtype=bool)
-    return eq | missing
+    # object columns (pandas nullable dtypes) may hold pd.NA, which cannot be
+    # compared to a bool: missing values are swapped for a marker first, and a
+    # missing value equals only a missing value
+    missing_a = np.asarray(pd.isna(a), dtype=bool)
+    missing_b = np.asarray(pd.isna(b), dtype=bool)
+    eq = np.asarray(
+        np.where(missing_a, _MISSING, a) == np.where(missing_b, _MISSING, b), dtype=bool
+    )
+    return (eq & ~missing_a & ~missing_b) | (missing_a & missing_b)
 
 
 def _group_starts(labels):

@@ -19,6 +19,7 @@ Display colour and report section reads the entry.
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
+from .._config import MAX_EXACT_GROUPS
 from .._decomposition import size_weights
 
 __all__ = [
@@ -42,6 +43,9 @@ __all__ = [
     "method_label",
     "method_color",
     "METHOD_COLORS",
+    "AUTO_SAMPLED_METHOD",
+    "check_exact_groups",
+    "resolve_method",
 ]
 
 
@@ -367,3 +371,33 @@ def resolve_budget(method, n_samples, n_groups, check=True):
             f"{n_groups} groups; it needs at least n_samples={low}."
         )
     return int(n_samples)
+
+
+#: The sampled Shapley estimate ``method="auto"`` takes beyond the exact limit.
+AUTO_SAMPLED_METHOD = "permutation_shap"
+
+
+def check_exact_groups(n_groups, what, tree=False):
+    """Exact enumeration of 2**K coalitions is limited to MAX_EXACT_GROUPS groups.
+
+    On the tree path, exact attributions are read from the leaves without
+    enumerating coalitions, for any number of groups.
+    """
+    if tree or n_groups <= MAX_EXACT_GROUPS:
+        return
+    raise ValueError(
+        f"{what!r} enumerates all 2**K coalitions, and {n_groups} groups are more "
+        f"than exact enumeration allows (at most {MAX_EXACT_GROUPS} groups off the "
+        "tree path). Merge columns into fewer groups, use method='auto' (a sampled "
+        "Shapley estimate beyond the limit), or a sampled method: "
+        f"{', '.join(repr(m) for m in SAMPLED_METHODS)}."
+    )
+
+
+def resolve_method(method, n_groups, tree):
+    """The method ``method="auto"`` stands for: exact Shapley where it fits."""
+    if method != "auto":
+        return method
+    if tree or n_groups <= MAX_EXACT_GROUPS:
+        return "shapley"
+    return AUTO_SAMPLED_METHOD

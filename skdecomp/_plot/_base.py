@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._methods import METHOD_COLORS as _REGISTRY_COLORS
 
 __all__ = [
+    "check_drawable",
     "METHOD_COLORS",
     "method_color",
     "check_matplotlib_support",
@@ -48,6 +49,56 @@ def check_matplotlib_support(caller_name):
             f"skdecomp with its plotting extra: {_INSTALL_HINT} (or pip install "
             "matplotlib)."
         ) from exc
+
+
+def check_drawable(values, what, caller, *, allow_nan=False):
+    """Refuse empty or non-finite values before they are drawn.
+
+    Matplotlib draws NaN as a gap and infinity off the axes, and scales
+    colour bars and bar lengths from the rest, so a plot of them looks like
+    numbers. ``allow_nan`` keeps NaN for displays that mark it as missing
+    (heatmaps draw it light grey).
+
+    Parameters
+    ----------
+    values : array-like
+    what : str
+        What the values are, for the message.
+    caller : str
+        ``Display.method``, for the message.
+    allow_nan : bool, default=False
+
+    Returns
+    -------
+    values : ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is empty, or holds NaN (unless allowed) or infinity.
+    TypeError
+        If ``values`` are not numbers.
+    """
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{caller}: {what} must be numbers, got {values!r:.80}.") from None
+    if arr.size == 0:
+        raise ValueError(
+            f"{caller}: nothing to draw, {what} are empty (shape {arr.shape}). "
+            "Explain at least one row of at least one group first."
+        )
+    bad = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        kind = "infinite" if allow_nan else "NaN or infinite"
+        raise ValueError(
+            f"{caller}: {int(bad.sum())} {kind} value(s) in {what} (first at "
+            f"position {first}: {arr[first]}), which a plot would draw as if they "
+            "were numbers. Drop those rows or fix the model's output there "
+            "before plotting."
+        )
+    return arr
 
 
 def fitted_explainer(

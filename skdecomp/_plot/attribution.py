@@ -15,6 +15,7 @@ from ._base import (
     ROUND_OFF,
     add_note,
     as_attribution_dict,
+    check_drawable,
     check_matplotlib_support,
     fit_labels,
     fitted_explainer,
@@ -157,6 +158,11 @@ def _explanation_parts(result, methods=None, output=None):
             f"attribution arrays must share one shape, got {sorted(shapes)}."
         )
     arrays, base = first
+    if 0 in arrays["values"].shape[:2]:
+        raise ValueError(
+            f"nothing to draw: the explanation has {arrays['values'].shape[0]} rows and "
+            f"{arrays['values'].shape[1]} groups; explain at least one row of one group."
+        )
     prediction = None
     if efficient is not None:
         eff = explanation_arrays(efficient)
@@ -570,10 +576,20 @@ class AttributionDisplay:
             raise ValueError(
                 f"kind must be one of {', '.join(map(repr, _KINDS))}, got {kind!r}."
             )
+        if not len(self.attributions):
+            raise ValueError(
+                f"{type(self).__name__}.plot: no attributions to draw; give at "
+                "least one method."
+            )
         phis = {
-            str(m): np.asarray(v, dtype=np.float64)
+            str(m): check_drawable(v, f"the attributions of {m!r}",
+                                   f"{type(self).__name__}.plot")
             for m, v in self.attributions.items()
         }
+        for known, label in ((self.expected_value, "expected_value"),
+                             (self.prediction, "prediction")):
+            if known is not None:
+                check_drawable(known, f"the {label} values", f"{type(self).__name__}.plot")
         phis = {m: (v[None, :] if v.ndim == 1 else v) for m, v in phis.items()}
         n_samples, n_groups = next(iter(phis.values())).shape
         # round-off (relative to the size of the output) is drawn as 0

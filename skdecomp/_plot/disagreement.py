@@ -10,6 +10,7 @@ from .._methods import comparison_methods, efficient_methods
 from ._base import (
     as_attribution_dict,
     add_note,
+    check_drawable,
     check_matplotlib_support,
     ensure_layout,
     explain_rows,
@@ -398,7 +399,9 @@ class DisagreementDisplay:
         check_matplotlib_support(f"{type(self).__name__}.plot")
         import matplotlib.pyplot as plt
 
-        matrix = np.asarray(self.matrix, dtype=np.float64)
+        # NaN (an undefined entry) is drawn light grey as missing
+        matrix = check_drawable(self.matrix, "the disagreement matrix entries",
+                                f"{type(self).__name__}.plot", allow_nan=True)
         n = matrix.shape[0]
         names = [str(x) for x in self.names]
         longest = max((len(x) for x in names), default=1)

@@ -7,6 +7,7 @@ import numpy as np
 from ._base import (
     as_attribution_dict,
     add_note,
+    check_drawable,
     check_matplotlib_support,
     fit_labels,
     panel_axes,
@@ -463,6 +464,11 @@ class GroupingDisplay:
             raise ValueError(
                 f"kind must be 'curve', 'dendrogram' or 'both', got {kind!r}."
             )
+        if len(np.atleast_1d(self.n_groups)) == 0:
+            raise ValueError(
+                f"{type(self).__name__}.plot: the grouping has no steps to draw."
+            )
+        check_drawable(self.loss, "the loss values", f"{type(self).__name__}.plot", allow_nan=True)
         has_curves = bool(self.curves)
         n_curve = 0 if kind == "dendrogram" else (2 if has_curves else 1)
         n_panels = n_curve + (kind != "curve")

@@ -9,6 +9,7 @@ from sklearn.utils import check_random_state
 
 from ._base import (
     add_note,
+    check_drawable,
     check_matplotlib_support,
     fitted_explainer,
     group_names_for,
@@ -500,6 +501,14 @@ class InteractionDisplay:
             blocks.sort(key=min)
             order = np.array([u for b in blocks for u in b], dtype=int)
         annotate = n <= 12 if annotate is None else annotate
+        if not len(self.matrices):
+            raise ValueError(
+                f"{type(self).__name__}.plot: no interaction matrices to draw."
+            )
+        for name, matrix in self.matrices.items():
+            # NaN (an undefined entry) is drawn light grey as missing
+            check_drawable(matrix, f"the interaction matrix {name!r}", f"{type(self).__name__}.plot",
+                           allow_nan=True)
         n_panels = len(self.matrices)
         longest = max((len(x) for x in names), default=1)
         margin = min(0.07 * longest, 1.6)

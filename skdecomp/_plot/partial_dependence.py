@@ -8,6 +8,7 @@ import numpy as np
 
 from ._base import (
     NEUTRAL_COLOR,
+    check_drawable,
     check_matplotlib_support,
     method_color,
     panel_axes,
@@ -292,6 +293,16 @@ class PartialDependenceDisplay:
                 f"kind must be 'average', 'individual' or 'both', got {kind!r}."
             )
         n = len(self.results)
+        if n == 0:
+            raise ValueError(
+                f"{type(self).__name__}.plot: no partial dependence to draw; give "
+                "at least one group."
+            )
+        for res, name in zip(self.results, self.group_names):
+            for key in ("average", "individual"):
+                if res.get(key) is not None:
+                    check_drawable(res[key], f"the {key} partial dependence of {name!r}",
+                                   f"{type(self).__name__}.plot")
         ncols = min(n, 3)
         fig, axes = panel_axes(
             ax, n, ncols=ncols, figsize=(4.2 * ncols, 3.4 * int(np.ceil(n / ncols)))

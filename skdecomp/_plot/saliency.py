@@ -6,7 +6,13 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._base import check_matplotlib_support, explain_rows, method_color, panel_axes
+from ._base import (
+    check_drawable,
+    check_matplotlib_support,
+    explain_rows,
+    method_color,
+    panel_axes,
+)
 
 __all__ = ["SaliencyDisplay", "patch_label_map"]
 
@@ -307,8 +313,13 @@ class SaliencyDisplay:
         import matplotlib.pyplot as plt
         from matplotlib.collections import LineCollection
 
-        image = np.asarray(self.image, dtype=np.float64)
+        caller = f"{type(self).__name__}.plot"
+        image = check_drawable(self.image, "the image pixels", caller)
         label_map = np.asarray(self.label_map)
+        if not len(self.attributions):
+            raise ValueError(f"{caller}: no attributions to draw; give at least one method.")
+        for m, phi in self.attributions.items():
+            check_drawable(phi, f"the attributions of {m!r}", caller)
         sizes = np.bincount(label_map.ravel())
         maps = {}
         for m, phi in self.attributions.items():

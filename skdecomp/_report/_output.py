@@ -10,6 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from .._json import strict_json
 from ._common import MARKER, PSEUDO_FILESYSTEMS, REPORT_FILES, STAGING_PREFIX, DataError
 from ._figures import make_figures
 from ._page import render_html
@@ -182,7 +183,8 @@ def write_report(results, out_dir, title="skdecomp report", overwrite=False,
     if started is not None:
         results = dict(results, seconds=round(time.perf_counter() - started, 2))
     files = {
-        "results.json": json.dumps(results, indent=2).encode("utf-8"),
+        "results.json": json.dumps(strict_json(results), indent=2,
+                                   allow_nan=False).encode("utf-8"),
         "index.html": render_html(results, figures, title).encode("utf-8"),
     }
     existing = out.is_dir()

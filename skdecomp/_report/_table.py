@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._table import csv_header, duplicate_columns_note, renamed_duplicate_columns
 from ._common import MAX_CLASSES, MIN_ROWS, DataError
 
 
@@ -39,6 +40,7 @@ def load_table(path, target, parse_dates=True):
     if not path.is_file():
         raise DataError(f"{path} is not a file; give a CSV or Parquet file.")
     suffix = path.suffix.lower()
+    renamed = {}
     try:
         if suffix in (".parquet", ".pq"):
             try:
@@ -50,6 +52,7 @@ def load_table(path, target, parse_dates=True):
                 ) from exc
         else:
             df = pd.read_csv(path)
+            renamed = _renamed_columns(path, df.columns)
     except pd.errors.EmptyDataError:
         raise DataError(f"{path} is empty; give a table with a header row and data rows.")
     except (UnicodeDecodeError, pd.errors.ParserError) as exc:
@@ -91,7 +94,17 @@ def load_table(path, target, parse_dates=True):
         if X[col].dtype == object or pd.api.types.is_string_dtype(X[col]):
             dates = parse_dates_of(X[col]) if parse_dates else None
             X[col] = X[col].astype("category") if dates is None else dates
+    # repeated header names that pandas renamed, for the data checks
+    X.attrs["renamed_columns"] = {k: v for k, v in renamed.items() if k != target}
     return X, y
+
+
+def _renamed_columns(path, columns):
+    """Repeated names of a CSV header -> the names pandas read them under."""
+    try:
+        return renamed_duplicate_columns(csv_header(path), columns)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}  # a header the csv module reads otherwise than pandas
 
 
 def is_classification(y, model=None):
@@ -286,11 +299,17 @@ def prepare_table(X, *, fit=True, drop=None):
         The columns the model sees.
     checks : list of dict
         One entry per finding: ``kind`` ("id", "constant", "dates",
-        "tiny"), ``level`` ("warning" or "note"), ``columns`` and a
+        "tiny", "duplicate_names"), ``level`` ("warning" or "note"), ``columns`` and a
         plain-words ``message``.
     """
+    renamed = dict(X.attrs.get("renamed_columns") or {})
     X = X.drop(columns=list(drop or []))
     n, checks = X.shape[0], []
+    note = duplicate_columns_note(renamed)
+    if note:
+        checks.append({"kind": "duplicate_names", "level": "warning",
+                       "columns": [c for cols in renamed.values() for c in cols],
+                       "message": note})
     if fit:
         constant = [c for c in X.columns if X[c].nunique(dropna=False) <= 1]
         if len(constant) == X.shape[1]:

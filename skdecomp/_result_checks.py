@@ -1,0 +1,133 @@
+"""Checks of the input of the result objects (Explanation, Explanations and
+InteractionExplanation), in one place: real values, names unique as strings,
+documented shapes of base values, valid terms."""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["check_base_values", "check_names", "check_term", "plural", "real_array"]
+
+
+def real_array(x, what):
+    """``x`` as a float64 array; a clear TypeError for text, objects or complex."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{what} must be numbers, got the text {x!r}.")
+    if isinstance(x, (pd.DataFrame, pd.Series)):
+        x = x.to_numpy()
+    try:
+        arr = np.asarray(x)
+    except ValueError as exc:  # ragged nested lists
+        raise ValueError(
+            f"{what} is not a regular array ({exc}); give a rectangular array of numbers."
+        ) from None
+    kind = arr.dtype.kind
+    if kind == "O":
+        flat = arr.ravel().tolist()
+        bad = [v for v in flat if isinstance(v, (bool, np.bool_))
+               or not isinstance(v, (Real, np.floating, np.integer))][:1]
+        if bad:
+            bad = bad[0]
+            raise TypeError(
+                f"{what} must be real numbers, but holds {bad!r} "
+                f"({type(bad).__name__}); convert them to floats first."
+            )
+        return arr.astype(np.float64)
+    if kind == "c":
+        raise TypeError(
+            f"{what} are complex numbers; attributions are real: pass .real if the "
+            "imaginary parts are zero."
+        )
+    if kind not in "iuf":
+        label = {"b": "booleans", "U": "text", "S": "bytes", "M": "dates",
+                 "m": "time spans"}.get(kind, f"of dtype {arr.dtype}")
+        raise TypeError(f"{what} must be real numbers, got {label}; convert them to floats.")
+    return arr.astype(np.float64)
+
+
+def check_names(names, count, what, default):
+    """``names`` as a list of ``count`` distinct strings (``default(k)`` for None)."""
+    if names is None:
+        return [default(k) for k in range(count)]
+    if isinstance(names, (str, bytes)):
+        raise TypeError(f"{what} must be a list of names, got the single string {names!r}.")
+    try:
+        names = list(names)
+    except TypeError:
+        raise TypeError(f"{what} must be a list of names, got {names!r}.") from None
+    if len(names) != count:
+        raise ValueError(f"{len(names)} {what} for {count} {plural(what)}; give one each.")
+    for k, name in enumerate(names):
+        if name is None or (isinstance(name, float) and np.isnan(name)):
+            raise ValueError(f"{what}[{k}] is {name!r}; give every one a name.")
+    text = [str(name) for name in names]
+    seen = {}
+    for k, name in enumerate(text):
+        if name in seen:
+            j = seen[name]
+            same = names[j] == names[k]
+            raise ValueError(
+                f"{what} must be unique, but {names[j]!r} (position {j}) and "
+                f"{names[k]!r} (position {k}) "
+                + ("are the same" if same else "are the same as strings")
+                + "; rename one of them."
+            )
+        seen[name] = k
+    return text
+
+
+def plural(what):
+    return {"feature_names": "groups", "output_names": "outputs",
+            "feature_names_in": "columns of raw_data"}.get(what, "entries")
+
+
+def check_base_values(base_values, n, O, several):
+    """Base values as an (n, O) array from the documented shapes, never guessed.
+
+    A scalar is the same for every row and output; otherwise one value per
+    row, (n,), for one output, or per row and output, (n, O) (or (1, O), the
+    same for every row).
+    """
+    if base_values is None:
+        return np.zeros((n, O))
+    b = real_array(base_values, "base_values")
+    if b.ndim == 0:
+        return np.full((n, O), float(b))
+    if b.ndim == 1 and b.shape[0] == n and O == 1:
+        return b[:, None].copy()
+    if b.ndim == 2 and b.shape[1] == O and b.shape[0] in (1, n):
+        return np.broadcast_to(b, (n, O)).copy()
+    expected = f"a scalar, ({n},) or ({n}, {O})" if O == 1 else f"a scalar or ({n}, {O})"
+    hint = ""
+    if b.ndim == 1 and b.shape[0] == O and several:
+        hint = (f"; one value per output is given as shape (1, {O}), e.g. "
+                "np.reshape(base_values, (1, -1))")
+    raise ValueError(
+        f"base_values have shape {b.shape}; expected {expected} for values of "
+        f"{n} rows and {O} output{'s' if O > 1 else ''}{hint}."
+    )
+
+
+def check_term(term, n_groups):
+    """A term as a sorted tuple of distinct group positions within range."""
+    if isinstance(term, (str, bytes)) or not hasattr(term, "__iter__"):
+        raise TypeError(f"a term is a tuple of group positions, got {term!r}.")
+    out = []
+    for g in term:
+        if not isinstance(g, (Integral, np.integer)) or isinstance(g, (bool, np.bool_)):
+            raise TypeError(f"the term {term!r} holds {g!r}; give group positions (ints).")
+        if g < 0 or (n_groups is not None and g >= n_groups):
+            raise ValueError(
+                f"the term {tuple(term)!r} names group {int(g)}, but there are "
+                f"{n_groups} groups (positions 0 to {n_groups - 1})."
+            )
+        out.append(int(g))
+    if len(set(out)) != len(out) or out != sorted(out):
+        raise ValueError(
+            f"the term {tuple(term)!r} must list distinct groups in increasing order, "
+            f"e.g. {tuple(sorted(set(out)))!r}."
+        )
+    return tuple(out)
