@@ -3,6 +3,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from collections.abc import Mapping
+from itertools import combinations
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -198,3 +199,15 @@ def subset_name(mask, names):
     """Readable label of a subset of groups given as a bitmask."""
     members = [names[k] for k in range(len(names)) if mask >> k & 1]
     return " & ".join(members) if members else "baseline"
+
+
+def group_terms(n_groups, max_order):
+    """Terms of at most ``max_order`` groups: tuples of group positions.
+
+    The empty term first, then by size and lexicographically (the order of
+    the terms of interaction indices).
+    """
+    terms = []
+    for size in range(0, max_order + 1):
+        terms.extend(combinations(range(n_groups), size))
+    return terms

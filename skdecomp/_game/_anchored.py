@@ -183,6 +183,13 @@ class AnchoredStatistics:
         G[:, idx, idx, :] = 0.0
         return G
 
+    def _labels(self, groups):
+        """Group of every column; ``len(groups)`` for columns of no group."""
+        labels = np.full(self.n_features, len(groups), dtype=np.int64)
+        for k, g in enumerate(groups):
+            labels[np.asarray(g, dtype=np.int64)] = k
+        return labels
+
     def group_matrices(self, groups):
         """The full anchored N x N matrix of every group.
 
@@ -202,11 +209,7 @@ class AnchoredStatistics:
         -------
         G : ndarray of shape (len(groups), n_outputs, N, N)
         """
-        groups = [np.asarray(g, dtype=np.int64) for g in groups]
-        K, N = len(groups), self.n_rows
-        labels = np.full(self.n_features, K, dtype=np.int64)
-        for k, g in enumerate(groups):
-            labels[g] = k
+        K, N, labels = len(groups), self.n_rows, self._labels(groups)
         if self.tree is not None:
             if not has_categorical_splits(self.tree):
                 Xm = self.tree.prepare(self.table)
@@ -268,11 +271,7 @@ class AnchoredStatistics:
 
         from .._config import MAX_EXACT_GROUPS
 
-        groups = [np.asarray(g, dtype=np.int64) for g in groups]
-        K, N = len(groups), self.n_rows
-        labels = np.full(self.n_features, K, dtype=np.int64)
-        for k, g in enumerate(groups):
-            labels[g] = k
+        K, N, labels = len(groups), self.n_rows, self._labels(groups)
         if np.any(labels == K):
             raise ValueError("The groups must cover every column.")
         Phi = np.empty((K, self.n_outputs, N, N))

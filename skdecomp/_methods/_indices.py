@@ -23,6 +23,7 @@ from math import comb
 import numpy as np
 
 from .._config import MAX_EXACT_GROUPS
+from .._partition import group_terms as index_terms
 from .._tree import MAX_LEAF_ORDER
 
 __all__ = ["INDICES", "IndexSpec", "get_index", "index_order", "index_terms", "index_values"]
@@ -156,19 +157,6 @@ def index_order(index, max_order, n_groups, tree):
                if not tree else f", or use max_order <= {MAX_LEAF_ORDER}.")
         )
     return spec, order
-
-
-def index_terms(n_groups, max_order):
-    """Terms of order at most ``max_order``: tuples of group positions.
-
-    The empty term first, then by size and lexicographically.
-    """
-    from itertools import combinations
-
-    terms = []
-    for size in range(0, max_order + 1):
-        terms.extend(combinations(range(n_groups), size))
-    return terms
 
 
 def index_values(components, index, max_order):

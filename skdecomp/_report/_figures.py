@@ -142,7 +142,7 @@ def make_figures(results):
             plt, M, labels, "Interaction strength of column pairs", floor=5.0),
             "Interaction strength of column pairs")]
     if inter and inter.get("index"):
-        fig = _index_terms(inter["index"])
+        fig = _index_figure(inter["index"])
         if fig is not None:
             figures["interaction_terms"] = [_png(
                 fig, "Strongest terms of the interaction index (k-SII), mean absolute "
@@ -154,7 +154,7 @@ def make_figures(results):
     return figures
 
 
-def _index_terms(index):
+def _index_figure(index):
     """The strongest terms of the interaction index, or None when all are round-off."""
     from .._explanation import InteractionExplanation
     from .._plot.interaction import InteractionDisplay

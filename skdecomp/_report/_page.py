@@ -288,7 +288,7 @@ def page_context(results, figures=None, title="skdecomp report"):
             "n_columns": len(inter["columns"]),
             "pairs": [{"a": p["columns"][0], "b": p["columns"][1],
                        "strength": _pct(p["strength"])} for p in inter["top_pairs"]],
-            "index": _index_terms(inter.get("index"), first),
+            "index": _index_pairs(inter.get("index"), first),
         }
     regions = results.get("regions")
     helps = bool(regions and regions["n_regions"] > 1
@@ -348,7 +348,7 @@ def render_html(results, figures=None, title="skdecomp report"):
     return template.render(**page_context(results, figures, title))
 
 
-def _index_terms(index, first):
+def _index_pairs(index, first):
     """The strongest pairs of the interaction index, as shares of the spread."""
     if not index:
         return None

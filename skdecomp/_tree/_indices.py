@@ -11,12 +11,12 @@ components (:mod:`._index_kernels`).
 
 from fractions import Fraction
 from functools import lru_cache
-from itertools import combinations
 from math import comb
 
 import numpy as np
 
 from .._config import kernel_block_cells
+from .._partition import group_terms
 from ._dispatch import _n_chunks, _n_slots, _numba_threads, _too_many_path_groups
 from ._index_kernels import (
     MAX_LEAF_ORDER,
@@ -68,13 +68,6 @@ def leaf_index_coefficients(weight, order, max_size):
     function returning a Fraction), ``s <= k = order`` and ``p + q <= max_size``.
     """
     return _coefficients(weight, int(order), int(max_size))
-
-
-def _all_terms(n_groups, order):
-    terms = []
-    for size in range(order + 1):
-        terms.extend(combinations(range(n_groups), size))
-    return terms
 
 
 def _n_terms(n_groups, order):
@@ -143,10 +136,10 @@ def tree_interactions(tree_model, X, Z, labels, n_groups, weight, order,
     if dense is None:
         dense = _n_terms(n_groups, order) <= MAX_DENSE_TERMS
     if dense:
-        terms = _all_terms(n_groups, order)
+        terms = group_terms(n_groups, order)
         keys = np.array([term_key(t, n_groups) for t in terms], dtype=np.int64)
     else:
-        low = np.array([term_key(t, n_groups) for t in _all_terms(n_groups, 1)],
+        low = np.array([term_key(t, n_groups) for t in group_terms(n_groups, 1)],
                        dtype=np.int64)
         keys = np.concatenate([low, support])
         terms = _decode(keys, n_groups)
