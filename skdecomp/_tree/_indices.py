@@ -149,7 +149,12 @@ def tree_interactions(tree_model, X, Z, labels, n_groups, weight, order,
         run = _tree_index_parallel if parallel else _tree_index_serial
         n_chunks = _n_chunks(tree_model)
         n_slots = _n_slots(n_chunks, parallel)
-        per_row = (n_slots + 1) * len(terms) * tree_model.n_outputs
+        # per row: the accumulators of the terms, and per chunk the terms and
+        # coefficients of its pattern (all local subsets of a path)
+        cap = min(tree_model.max_depth, MAX_PATH_GROUPS)
+        n_local = sum(comb(cap, s) for s in range(order + 1))
+        per_row = ((n_slots + 1) * len(terms) * tree_model.n_outputs
+                   + 2 * n_slots * n_local)
         block = max(1, kernel_block_cells() // per_row)
         parts = []
         for i in range(0, Xm.shape[0], block):
