@@ -29,13 +29,7 @@ from ._decomposition import Decomposition
 from ._decomposition._kernels import moebius_transform
 from ._explanation import explanations_of
 from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
-from ._tree import (
-    MAX_LEAF_ORDER,
-    explainer_attributions,
-    select_algorithm,
-    tree_components,
-    tree_interactions,
-)
+from ._tree import MAX_LEAF_ORDER, select_algorithm
 from ._image import explainer_image_setup, image_model
 from ._methods import (
     EXACT_METHODS,
@@ -54,7 +48,7 @@ from ._methods import (
     zero_dummy_groups,
 )
 from ._config import MAX_EXACT_GROUPS
-from ._game import CoalitionGame, agreement_score
+from ._game import CoalitionGame, agreement_score, make_imputer
 from ._model import fitted_model, is_fitted, non_numeric_columns, resolve_response
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
@@ -340,6 +334,31 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         Show a progress bar over chunks of model calls when positive. Silent by
         default, so also inside ``GridSearchCV``.
 
+    imputer : {"marginal", "path_dependent", "conditional"} or sampler, \
+            default="marginal"
+        How a coalition's absent columns are filled, which defines the game
+        every method explains (see :ref:`imputation`):
+
+        - ``"marginal"``: from the background rows, independently of the
+          present columns, ``v_x(S) = mean_z f(x_S, z_-S)`` (interventional).
+        - ``"path_dependent"``: tree models on the tree path only, no
+          background: every tree follows its splits on the present columns
+          and weighs both children of the others by their training cover,
+          the game of ``shap.TreeExplainer(model)``'s default.
+        - ``"conditional"``: ``v_x(S) = E[f(X) | X_S = x_S]``, averaging the
+          model over ``background`` draws (an int; the number of explicit
+          rows otherwise) of the absent columns from a
+          :class:`GaussianCopulaSampler` fitted on the data given to
+          :meth:`fit` (numbers only). Any model, through model calls.
+        - a sampler, an object with ``fit(X)`` and ``sample(X, known,
+          n_draws, random_state)`` (see :class:`GaussianCopulaSampler`):
+          ``"conditional"`` with that sampler, fitted on a clone.
+
+        The expected value is ``v({})``: the mean output over the background
+        (marginal, conditional) or the cover-weighted mean of the leaves
+        (path-dependent). ``"integrated_gradients"`` follows straight paths
+        from the background rows and is marginal only.
+
     baseline : {"zeros", "mean", "blur"}, array-like or None, default=None
         Images (flattened rows): explain against one baseline image b, the
         anchored decomposition with B = delta_b (see
@@ -380,7 +399,13 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         Group index of every column.
     n_groups_ : int
     expected_value_ : float or ndarray of shape (n_outputs_,)
-        Mean model output over the background, E_B f.
+        The value of the empty coalition: the mean model output over the
+        background, E_B f, or under ``imputer="path_dependent"`` the
+        cover-weighted mean of the leaves.
+    imputer_ : str
+        ``"marginal"``, ``"path_dependent"`` or ``"conditional"``.
+    sampler_ : object or None
+        The fitted conditional sampler under ``"conditional"``.
     n_outputs_ : int
         Number of explained outputs.
     output_names_ : list of str
@@ -468,6 +493,10 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         "method_params": [dict, None],
         "verbose": ["verbose"],
         "baseline": [StrOptions({"zeros", "mean", "blur"}), "array-like", None],
+        "imputer": [
+            StrOptions({"marginal", "path_dependent", "conditional"}),
+            HasMethods(["fit", "sample"]),
+        ],
     }
 
     def __init__(
@@ -488,6 +517,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         method_params=None,
         verbose=0,
         baseline=None,
+        imputer="marginal",
     ):
         self.estimator = estimator
         self.method = method
@@ -504,6 +534,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         self.method_params = method_params
         self.verbose = verbose
         self.baseline = baseline
+        self.imputer = imputer
 
     # -- input checks ---------------------------------------------------------
     def _check_X(self, X, reset):
@@ -681,9 +712,12 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             if isinstance(bg, pd.DataFrame) else bg[:1], what="the background",
         )
         self.response_method_ = response.method
-        tree, self.algorithm_ = select_algorithm(
-            self.algorithm, self.estimator_, response, bg
+        imputer, tree, self.algorithm_ = make_imputer(
+            self.imputer, self.algorithm, self.estimator_, response, bg, X, rng,
+            image=base_row is not None, method=self.method,
         )
+        self.imputer_ = "marginal" if imputer is None else imputer.name
+        self.sampler_ = getattr(imputer, "sampler", None)
         method = resolve_method(self.method, len(groups), tree is not None)
         if method != self.method and method in SAMPLED_METHODS:
             check_method_params(method, self.method_params)
@@ -700,6 +734,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             n_jobs=self.n_jobs,
             tree=tree,
             verbose=self.verbose,
+            imputer=imputer,
         )
         game.check_finite(X, "X")
         self.game_ = game
@@ -721,11 +756,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         game = self.game_
         prediction = game.predict(X)
         if game.tree is not None:
-            F = tree_components(
-                game.tree, X, self.background_, self.labels_, self.n_groups_,
-                n_jobs=self.n_jobs,
-            )
-            return F, prediction
+            return game.tree_components(X), prediction
         K = self.n_groups_
         values = game.values(X, np.arange(1 << K, dtype=np.int64), prediction=prediction)
         n, n_out = prediction.shape
@@ -790,10 +821,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         base = np.asarray(self.expected_value_, dtype=np.float64)
         if tree is not None and order <= MAX_LEAF_ORDER:
             # per-leaf work, for any number of groups
-            values, terms = tree_interactions(
-                tree, X, self.background_, self.labels_, self.n_groups_,
-                spec.weight, order, n_jobs=self.n_jobs,
-            )
+            values, terms = self.game_.tree_interactions(X, spec.weight, order)
             if spec.efficient:
                 values[:, 0, :] = base
         else:
@@ -874,10 +902,8 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
             check_exact_groups(self.n_groups_, exact[0], tree=self.game_.tree is not None)
             if self.game_.tree is not None:
                 canon = {m: canonical(m) for m in exact}
-                phi = explainer_attributions(
-                    self.game_.tree, X, self.background_, self.labels_, self.n_groups_,
-                    {c: specs[m].weights(self.n_groups_) for m, c in canon.items()},
-                    n_jobs=self.n_jobs,
+                phi = self.game_.tree_attributions(
+                    X, {c: specs[m].weights(self.n_groups_) for m, c in canon.items()}
                 )
                 out.update({m: phi[c] for m, c in canon.items()})
             else:
@@ -886,7 +912,8 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                     F, list(self.group_names_), self.output_names_, prediction
                 )
                 out.update({m: dec.attributions(m) for m in exact})
-        if exact:  # exactly 0 for the groups on which x equals every background row
+        if exact and self.game_.anchored:
+            # exactly 0 for the groups on which x equals every background row
             dummy = dummy_groups(self.game_, X)
             out.update({m: zero_dummy_groups(out[m], dummy) for m in exact})
         sampled = [m for m in methods if specs[m].kind == "sampled"]

@@ -4,6 +4,19 @@
 
 from ._anchored import AnchoredStatistics, agreement_score
 from ._game import CoalitionGame, coalition_values, run_blocks
+from ._imputation import IMPUTERS, check_imputer, make_imputer
 from .._table import Table, column_masks, common_dtypes
 
-__all__ = ["AnchoredStatistics", "agreement_score", "CoalitionGame", "Table", "coalition_values", "column_masks", "common_dtypes", "run_blocks"]
+__all__ = [
+    "AnchoredStatistics",
+    "agreement_score",
+    "CoalitionGame",
+    "IMPUTERS",
+    "Table",
+    "check_imputer",
+    "coalition_values",
+    "column_masks",
+    "common_dtypes",
+    "make_imputer",
+    "run_blocks",
+]

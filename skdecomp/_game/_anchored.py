@@ -23,7 +23,7 @@ import pandas as pd
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._config import MAX_MASK_GROUPS, format_bytes, kernel_block_cells, parse_memory
-from .._table import Table, common_dtypes
+from .._table import Table, column_masks, common_dtypes
 from .._tree import anchored_sums_tree, has_categorical_splits, tree_group_matrices
 from ._game import run_blocks
 from ._kernels import anchored_means, interaction_potentials, pair_interaction_strengths
@@ -70,7 +70,8 @@ class AnchoredStatistics:
     def __init__(self, game, sample, *, max_memory=None, anchor_values=None,
                  what="the sample"):
         self.game = game
-        self.tree = game.tree
+        # the trees give anchored sums of the marginal game only
+        self.tree = game.tree if game.anchored else None
         if isinstance(sample, pd.DataFrame) and game.frame:
             self.table = Table(sample, common_dtypes(game.dtypes, sample))
         else:
@@ -82,7 +83,7 @@ class AnchoredStatistics:
         self.anchor_values = np.ascontiguousarray(anchor_values, dtype=np.float64)
         self.n_rows, self.n_outputs = self.anchor_values.shape
         self.model_calls = self.n_rows
-        if self.tree is not None:
+        if self.tree is not None or not game.anchored:
             # the tree kernel sums over rows and columns as it goes: no N x N
             # block; its masks hold at most MAX_MASK_GROUPS group ids, one of
             # them for the columns never taken from x and one for the base
@@ -105,8 +106,32 @@ class AnchoredStatistics:
         """Variance of the model output over the sample, summed over outputs."""
         return float(self.anchor_values.var(axis=0).sum())
 
+    def _game_means(self, labels, masks):
+        """The means from coalition values, for any imputation.
+
+        The row mean of the anchored matrix of a column set C at x^n is
+        ``v(C) - v({})`` and its column mean ``v(-C) - f(x^n)`` for the marginal
+        game with the sample as background; the same expressions define
+        the PDP and PFI effects, and their gap, under any other imputation.
+        """
+        cmask = column_masks(masks, labels)
+        coalitions = np.concatenate([cmask, ~cmask])
+        values = self.game.values(
+            self.table, coalitions, prediction=self.anchor_values,
+            labels=np.arange(self.n_features, dtype=np.int64),
+        )  # (N, 2 n_masks, n_outputs)
+        n_masks = cmask.shape[0]
+        self.model_calls += self.n_rows * 2 * n_masks * getattr(
+            self.game.imputer, "n_draws", 0
+        )
+        rows = values[:, :n_masks] - self.game.expected_value[None, None, :]
+        cols = values[:, n_masks:] - self.anchor_values[:, None, :]
+        return np.transpose(rows, (1, 2, 0)), np.transpose(cols, (1, 2, 0))
+
     def _means(self, labels, masks):
         """Row and column means for bitmasks over ``labels`` (one chunk)."""
+        if not self.game.anchored:
+            return self._game_means(labels, masks)
         if self.tree is not None:
             r, c = anchored_sums_tree(
                 self.tree, self.table, self.table, labels, masks, n_jobs=self.game.n_jobs

@@ -290,6 +290,9 @@ class CoalitionGame:
         Show a progress bar over chunks of model calls when positive.
     background_prediction : ndarray of shape (n_background, n_outputs) or None
         The outputs at the background rows, when already known.
+    imputer : PathDependentImputer, ConditionalImputer or None, default=None
+        How the absent columns of a coalition are filled (see
+        :mod:`._imputation`); None is the marginal game above.
 
     Attributes
     ----------
@@ -300,7 +303,11 @@ class CoalitionGame:
     n_outputs : int
         Number of explained outputs.
     expected_value : ndarray of shape (n_outputs,)
-        Mean output over the background, E_B f = v_x({}).
+        The value of the empty coalition v_x({}): the mean output over the
+        background (marginal, conditional), or the cover-weighted mean of the
+        leaves (path-dependent).
+    imputation : str
+        ``"marginal"``, ``"path_dependent"`` or ``"conditional"``.
     background_prediction : ndarray of shape (n_background, n_outputs)
         The model's outputs at the background rows.
     """
@@ -318,6 +325,7 @@ class CoalitionGame:
         tree=None,
         verbose=0,
         background_prediction=None,
+        imputer=None,
     ):
         if not isinstance(response, ResponseFunction):
             response = ResponseFunction(FunctionModel(response), "predict")
@@ -342,13 +350,30 @@ class CoalitionGame:
             self.check_finite(background, "the background")
             background_prediction = self.predict(background, what="the background")
         self.background_prediction = np.asarray(background_prediction, dtype=np.float64)
-        base = self.background_prediction.mean(axis=0)
+        self.imputer = imputer
+        base = getattr(imputer, "expected_value", None)
+        if base is None:
+            base = self.background_prediction.mean(axis=0)
         self.expected_value = base
         self.n_outputs = int(base.shape[0])
         self.output_names = (
             [f"y{o}" for o in range(self.n_outputs)] if output_names is None
             else list(output_names)
         )
+
+    @property
+    def imputation(self):
+        """The imputation's name: "marginal", "path_dependent" or "conditional"."""
+        return "marginal" if self.imputer is None else self.imputer.name
+
+    @property
+    def anchored(self):
+        """Whether values are means over background rows (the marginal game).
+
+        Only then do hybrid rows of one explained and one background row, and
+        the N x N anchored matrices built from them, exist.
+        """
+        return self.imputer is None
 
     # -- inputs -----------------------------------------------------------------
     def check_X(self, X, what="X"):
@@ -546,6 +571,12 @@ class CoalitionGame:
         values : ndarray of shape (n_samples, n_coalitions, n_background, n_outputs)
             Model output at every hybrid row.
         """
+        if not self.anchored:
+            raise ValueError(
+                f"Hybrid rows of one explained and one background row exist for "
+                f"imputer='marginal' only; this game is {self.imputation}. Use "
+                "imputer='marginal' for anchored matrices."
+            )
         return self._values(X, coalitions, labels, background, False, row_names)
 
     def values(self, X, coalitions, *, prediction=None, labels=None):
@@ -591,7 +622,10 @@ class CoalitionGame:
         block = max(1, self.batch_size * 4 // max(1, self.n_features))
         for start in range(0, inner.size, block):
             idx = inner[start : start + block]
-            out[:, idx, :] = self._values(X, coalitions[idx], lab, None, True, None)
+            if self.imputer is not None:
+                out[:, idx, :] = self.imputer.values(self, X, coalitions[idx], lab)
+            else:
+                out[:, idx, :] = self._values(X, coalitions[idx], lab, None, True, None)
         return out
 
     def _values(self, X, coalitions, labels, background, average, row_names):
@@ -640,6 +674,89 @@ class CoalitionGame:
             n_jobs=self.n_jobs, describe=describe,
         )
 
+    # -- the tree path --------------------------------------------------------------
+    def tree_components(self, X):
+        """All 2**K components F_U(x) from the trees, (n_rows, n_outputs, 2**K).
+
+        Parameters
+        ----------
+        X : ndarray or DataFrame
+            Explained rows in the model's input form.
+
+        Returns
+        -------
+        components : ndarray of shape (n_rows, n_outputs, 2**n_groups)
+        """
+        from .._tree import path_dependent_components, tree_components
+
+        if self.imputation == "path_dependent":
+            return path_dependent_components(
+                self.tree, X, self.labels, self.n_groups, n_jobs=self.n_jobs
+            )
+        return tree_components(
+            self.tree, X, self.background, self.labels, self.n_groups, n_jobs=self.n_jobs
+        )
+
+    def tree_attributions(self, X, weights):
+        """Exact attributions from the trees, in the Explainer's layout.
+
+        Parameters
+        ----------
+        X : ndarray or DataFrame
+            Explained rows in the model's input form.
+        weights : dict
+            Name -> size weights of shape (n_groups + 1,).
+
+        Returns
+        -------
+        attributions : dict
+            Name -> ndarray of shape (n_rows, n_groups), or
+            (n_rows, n_groups, n_outputs) for several outputs.
+        """
+        from .._tree import explainer_attributions, path_dependent_attributions
+
+        if self.imputation == "path_dependent":
+            phi = path_dependent_attributions(
+                self.tree, X, self.labels, self.n_groups, weights, n_jobs=self.n_jobs
+            )
+            out = {}
+            for m, p in phi.items():
+                p = np.moveaxis(p, 1, -1)
+                out[m] = p[..., 0] if p.shape[-1] == 1 else p
+            return out
+        return explainer_attributions(
+            self.tree, X, self.background, self.labels, self.n_groups, weights,
+            n_jobs=self.n_jobs,
+        )
+
+    def tree_interactions(self, X, weight, order):
+        """Interaction index terms of order up to 3 from the trees, leaf by leaf.
+
+        Parameters
+        ----------
+        X : ndarray or DataFrame
+            Explained rows in the model's input form.
+        weight : callable
+            The index's weight, from the index registry.
+        order : int
+
+        Returns
+        -------
+        values : ndarray of shape (n_rows, n_terms, n_outputs)
+        terms : list of tuple of int
+        """
+        from .._tree import path_dependent_interactions, tree_interactions
+
+        if self.imputation == "path_dependent":
+            return path_dependent_interactions(
+                self.tree, X, self.labels, self.n_groups, weight, order,
+                n_jobs=self.n_jobs,
+            )
+        return tree_interactions(
+            self.tree, X, self.background, self.labels, self.n_groups, weight, order,
+            n_jobs=self.n_jobs,
+        )
+
     def with_partition(self, labels, group_names=None):
         """The same model and background over another partition of the columns.
 
@@ -670,5 +787,6 @@ class CoalitionGame:
         return (
             f"CoalitionGame(n_features={self.n_features}, n_groups={self.n_groups}, "
             f"n_background={self.background.shape[0]}, n_outputs={self.n_outputs}, "
-            f"tree={'yes' if self.tree is not None else 'no'})"
+            f"tree={'yes' if self.tree is not None else 'no'}, "
+            f"imputation={self.imputation!r})"
         )

@@ -357,10 +357,37 @@ class _SegmentHybrids:
         )
 
 
+def _game_segment_values(game, X, prediction, seg):
+    """Values of the coalitions of one segment from the game's own values.
+
+    For games that are not means over background rows (path-dependent,
+    conditional): every group is in play, and blocks whose groups come in
+    the same order share their coalitions over all groups.
+    """
+    n_b, n_c = seg.rows.size, seg.coalitions.shape[0]
+    values = np.empty((n_b, n_c, game.n_outputs))
+    values[:, seg.empty] = game.expected_value[None, None, :]
+    values[:, seg.full] = prediction[seg.rows][:, None, :]
+    inner = seg.coalitions[seg.inner]
+    orders, which = np.unique(seg.groups, axis=0, return_inverse=True)
+    for u in range(orders.shape[0]):
+        blocks = np.flatnonzero(which.ravel() == u)
+        masks = np.zeros((inner.shape[0], game.n_groups), dtype=bool)
+        masks[:, orders[u]] = inner
+        rows = seg.rows[blocks]
+        Xr = X.iloc[rows] if isinstance(X, pd.DataFrame) else X[rows]
+        values[blocks[:, None], seg.inner[None, :]] = game.values(
+            Xr, masks, prediction=prediction[rows]
+        )
+    return values
+
+
 def _evaluate(game, X, prediction, segments):
     """Values of every coalition of every block: a list of (n_blocks, n_coal, n_out)."""
     if not segments:
         return []
+    if not game.anchored:
+        return [_game_segment_values(game, X, prediction, seg) for seg in segments]
     table, background = game.tables(X)
     make = _SegmentHybrids(table, background, game.labels, game.n_groups, segments)
     n_block = 1 if make.per_background else background.n_rows
@@ -429,7 +456,11 @@ def _anchored(game, X, prediction, differ, budget, seed, seed_id, estimator):
     n_out = prediction.shape[1]
     phi = np.zeros((n_rows, K, n_out))
     designs = {}
-    bg_pred = game.background_prediction
+    # one "background row" standing for the game's empty coalition when the
+    # game is not a mean over background rows
+    bg_pred = game.background_prediction if game.anchored else (
+        game.expected_value[None, :]
+    )
     for rows in _row_chunks(n_rows, n_bg * min(budget, 1 << K) * n_out):
         segments, solvers = [], []
         for k, (blocks, groups) in _by_count(differ[rows]).items():
@@ -813,6 +844,16 @@ def sampled_attributions(game, X, methods, rng, *, n_samples=None,
             spec.name,
             {k: v for k, v in (method_params or {}).items() if k in spec.params},
         )
+        if not game.anchored:
+            if spec.name == "integrated_gradients":
+                raise ValueError(
+                    "integrated_gradients moves along straight paths from the "
+                    f"background rows and has no {game.imputation} form; use "
+                    "imputer='marginal' or another method."
+                )
+            # every group in play: the mean game over one stand-in row
+            differ = np.ones((X.shape[0], 1, K), dtype=bool)
+            dummy = np.zeros((X.shape[0], K), dtype=bool)
         if spec.name in ("kernel_shap", "permutation_shap") and differ is None:
             differ = differing_groups(game, X)
             dummy = ~differ.any(axis=1)

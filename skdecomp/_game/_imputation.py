@@ -1,0 +1,336 @@
+"""How a coalition's absent columns are filled: the imputation of the game.
+
+The value of a coalition S of groups at a row x is the model's expected
+output when only the columns of S are known. Three imputations give three
+games (Fumagalli et al., "Unifying feature-based explanations with functional
+ANOVA and cooperative game theory", 2024):
+
+``"marginal"``
+    ``v_x(S) = E_Z f(x_S, Z_-S)``: the absent columns from background rows,
+    independently of x_S (interventional; the default).
+``"path_dependent"``
+    Tree ensembles only: each tree follows its splits on the columns of S and
+    weighs both children of any other split by their training cover (the
+    game of TreeSHAP's default, Lundberg et al., Nature Machine Intelligence
+    2020). No background.
+``"conditional"``
+    ``v_x(S) = E[f(X) | X_S = x_S]``: the absent columns drawn from a
+    conditional sampler fitted on the data (Aas, Jullum and Løland,
+    Artificial Intelligence 2021).
+
+Every explainer is a weighting of the Möbius components of the game, for any
+imputation, so the methods, metrics and groupers work unchanged on top of
+:class:`CoalitionGame`, which holds one of the imputers below.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.utils import check_random_state
+
+from .._table import column_masks
+
+__all__ = [
+    "IMPUTERS",
+    "ConditionalImputer",
+    "PathDependentImputer",
+    "check_imputer",
+    "make_imputer",
+    "numeric_rows",
+]
+
+#: The imputations by name.
+IMPUTERS = ("marginal", "path_dependent", "conditional")
+
+# Pairs of (explained row, coalition) whose draws come from one seed: the
+# draws do not depend on the chunks the model calls are sent in, and so
+# neither on n_jobs nor on batch_size.
+_SEED_BLOCK = 64
+
+
+def _is_sampler(obj):
+    return callable(getattr(obj, "fit", None)) and callable(getattr(obj, "sample", None))
+
+
+def check_imputer(imputer):
+    """The imputation's name and the user's sampler (or None).
+
+    Parameters
+    ----------
+    imputer : {"marginal", "path_dependent", "conditional"} or sampler
+        A sampler is an object with ``fit(X)`` and
+        ``sample(X, known, n_draws, random_state)``; it stands for
+        ``"conditional"`` with that sampler.
+
+    Returns
+    -------
+    name : str
+    sampler : object or None
+    """
+    if isinstance(imputer, str):
+        if imputer not in IMPUTERS:
+            raise ValueError(
+                f"imputer={imputer!r} is not an imputation; choose one of "
+                f"{', '.join(repr(i) for i in IMPUTERS)}, or pass a conditional "
+                "sampler with fit(X) and sample(X, known, n_draws, random_state)."
+            )
+        return imputer, None
+    if _is_sampler(imputer):
+        return "conditional", imputer
+    raise TypeError(
+        f"imputer must be one of {', '.join(repr(i) for i in IMPUTERS)} or a "
+        "conditional sampler with fit(X) and sample(X, known, n_draws, "
+        f"random_state) methods; got {type(imputer).__name__}."
+    )
+
+
+def numeric_rows(X, what="X"):
+    """X as a float64 array for a conditional sampler, or a clear error."""
+    if isinstance(X, pd.DataFrame):
+        bad = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c].dtype)
+               or pd.api.types.is_bool_dtype(X[c].dtype)]
+        if bad:
+            shown = ", ".join(repr(c) for c in bad[:5]) + (
+                f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+            raise ValueError(
+                f"imputer='conditional' draws numbers, but {what} has "
+                f"non-numeric columns ({shown}); encode them as numbers before "
+                "the model (e.g. ordinal codes), pass a sampler that handles "
+                "them, or use imputer='marginal'."
+            )
+        arr = X.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        arr = np.asarray(X)
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(
+                f"imputer='conditional' draws numbers, but {what} has dtype "
+                f"{arr.dtype}; give numeric rows, pass a sampler that handles "
+                "them, or use imputer='marginal'."
+            )
+        arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(
+            f"imputer='conditional' fits its sampler on {what}, which holds NaN "
+            "or infinity; impute or drop those values first, or use "
+            "imputer='marginal'."
+        )
+    return arr
+
+
+class PathDependentImputer:
+    """The cover-weighted game of a tree ensemble (no background).
+
+    Parameters
+    ----------
+    tree : TreeModel
+        The flattened trees, with their training cover.
+    """
+
+    name = "path_dependent"
+
+    def __init__(self, tree):
+        from .._tree import path_dependent_expected_value
+
+        self.tree = tree
+        self.expected_value = np.asarray(
+            path_dependent_expected_value(tree), dtype=np.float64
+        )
+
+    def values(self, game, X, coalitions, labels):
+        """v_x(S) for the given coalitions, shape (n_rows, n_masks, n_outputs)."""
+        from .._tree import path_dependent_values
+
+        return path_dependent_values(self.tree, X, labels, coalitions, n_jobs=game.n_jobs)
+
+
+class _Draws:
+    """Model input rows of (explained row, coalition) pairs, drawn; picklable.
+
+    For a pair, ``n_draws`` rows hold the row's known columns and draws of
+    the others from the sampler. Draws come in blocks of ``_SEED_BLOCK``
+    pairs, each from its own seed.
+    """
+
+    def __init__(self, x, cmasks, sampler, n_draws, seed, columns, dtypes):
+        self.x = x
+        self.cmasks = cmasks
+        self.sampler = sampler
+        self.n_draws = n_draws
+        self.seed = seed
+        self.columns = columns
+        self.dtypes = dtypes
+
+    def _block(self, b):
+        n_masks = self.cmasks.shape[0]
+        n_pairs = self.x.shape[0] * n_masks
+        pairs = np.arange(b * _SEED_BLOCK, min((b + 1) * _SEED_BLOCK, n_pairs))
+        x = self.x[pairs // n_masks]
+        known = self.cmasks[pairs % n_masks]
+        rng = np.random.RandomState([self.seed, b])
+        draws = np.asarray(
+            self.sampler.sample(x, known, self.n_draws, random_state=rng),
+            dtype=np.float64,
+        )
+        if draws.shape != (x.shape[0], self.n_draws, x.shape[1]):
+            raise ValueError(
+                f"{type(self.sampler).__name__}.sample returned shape {draws.shape}; "
+                f"expected (n_rows, n_draws, n_features) = "
+                f"{(x.shape[0], self.n_draws, x.shape[1])}."
+            )
+        return np.where(known[:, None, :], x[:, None, :], draws), pairs[0]
+
+    def __call__(self, pairs):
+        blocks = np.unique(pairs // _SEED_BLOCK)
+        parts = {}
+        for b in blocks:
+            parts[int(b)] = self._block(int(b))
+        out = np.empty((pairs.shape[0], self.n_draws, self.x.shape[1]))
+        for i, p in enumerate(pairs):
+            draws, first = parts[int(p) // _SEED_BLOCK]
+            out[i] = draws[int(p) - first]
+        data = out.reshape(-1, self.x.shape[1])
+        if self.columns is not None:
+            data = pd.DataFrame(data, columns=self.columns)
+            try:
+                data = data.astype(dict(zip(self.columns, self.dtypes)))
+            except (TypeError, ValueError):
+                pass  # float draws of an integer column stay floats
+        return data
+
+
+class ConditionalImputer:
+    """Conditional expectations ``E[f(X) | X_S = x_S]`` from a sampler.
+
+    Parameters
+    ----------
+    sampler : object
+        A fitted conditional sampler (``sample(X, known, n_draws,
+        random_state)``).
+    n_draws : int
+        Draws per explained row and coalition.
+    seed : int
+        Seed of the draws.
+    """
+
+    name = "conditional"
+
+    def __init__(self, sampler, n_draws, seed):
+        self.sampler = sampler
+        self.n_draws = int(n_draws)
+        self.seed = int(seed)
+
+    @classmethod
+    def fit(cls, sampler, X, n_draws, random_state):
+        """Fit a clone of ``sampler`` (None: the default) on the rows of X."""
+        from ._samplers import GaussianCopulaSampler
+
+        data = numeric_rows(X, "the data given to fit")
+        if sampler is None:
+            sampler = GaussianCopulaSampler()
+        try:
+            sampler = clone(sampler)
+        except TypeError:
+            import copy
+
+            sampler = copy.deepcopy(sampler)
+        sampler.fit(data)
+        seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+        return cls(sampler, n_draws, int(seed))
+
+    def values(self, game, X, coalitions, labels):
+        """v_x(S) for the given coalitions, shape (n_rows, n_masks, n_outputs)."""
+        from ._game import run_blocks
+
+        x = numeric_rows(X if not hasattr(X, "rows") else X.rows(np.arange(X.n_rows)))
+        cmasks = column_masks(coalitions, labels)
+        make = _Draws(x, cmasks, self.sampler, self.n_draws, self.seed,
+                      game.columns, game.dtypes)
+        n_masks = cmasks.shape[0]
+
+        def describe(pair, row):
+            return (f"draw {row} for explained row {pair // n_masks} given the "
+                    f"columns {np.flatnonzero(cmasks[pair % n_masks])[:8].tolist()}")
+
+        values = run_blocks(
+            game.response, make, x.shape[0] * n_masks, self.n_draws,
+            batch_size=game.batch_size, n_jobs=game.n_jobs, describe=describe,
+            progress="model calls" if game.verbose else None,
+        )
+        return values.reshape(x.shape[0], n_masks, -1)
+
+
+def make_imputer(imputer, algorithm, estimator, response, background, X,
+                 random_state, *, image=False, method=None):
+    """The imputer of a game, its tree model and the algorithm's description.
+
+    Parameters
+    ----------
+    imputer : str or sampler
+        The ``imputer`` parameter (see :func:`check_imputer`).
+    algorithm : {"auto", "tree", "model_agnostic"}
+    estimator : fitted estimator
+    response : ResponseFunction
+    background : ndarray or DataFrame
+        The background rows; under ``"conditional"`` their number is the
+        number of draws per coalition.
+    X : ndarray or DataFrame
+        The data given to ``fit``: the conditional sampler is fitted on it.
+    random_state : int, RandomState or None
+        Seeds the conditional draws.
+    image : bool, default=False
+        Whether the game explains images against a baseline.
+    method : str or None, default=None
+        The explainer's method, for its checks.
+
+    Returns
+    -------
+    imputer : PathDependentImputer, ConditionalImputer or None
+        None for the marginal game.
+    tree : TreeModel or None
+        The trees, when the game reads them.
+    algorithm_ : str
+    """
+    from .._tree import select_algorithm
+
+    name, sampler = check_imputer(imputer)
+    if name != "marginal":
+        if image:
+            raise ValueError(
+                f"imputer={name!r} cannot be combined with baseline=...: an image "
+                "is explained against one baseline image, which is the marginal "
+                "game; use imputer='marginal' (the default)."
+            )
+        if method == "integrated_gradients":
+            raise ValueError(
+                "method='integrated_gradients' moves along straight paths from "
+                f"the background rows and has no {name} form; use "
+                "imputer='marginal' or another method."
+            )
+    if name == "conditional":
+        if algorithm == "tree":
+            raise ValueError(
+                "algorithm='tree' reads the marginal or path-dependent game from "
+                "the trees, but imputer='conditional' evaluates the model on "
+                "drawn rows; use algorithm='auto' or 'model_agnostic'."
+            )
+        imp = ConditionalImputer.fit(sampler, X, background.shape[0], random_state)
+        return imp, None, "model_agnostic (conditional imputation)"
+    if name == "path_dependent" and algorithm == "model_agnostic":
+        raise ValueError(
+            "imputer='path_dependent' is the game of the fitted trees and their "
+            "training cover, read from the trees; use algorithm='auto' or 'tree'."
+        )
+    tree, algorithm_ = select_algorithm(algorithm, estimator, response, background)
+    if name == "marginal":
+        return None, tree, algorithm_
+    if tree is None:
+        reason = algorithm_.partition("(")[2].rstrip(")") or "it is not a tree model"
+        raise ValueError(
+            "imputer='path_dependent' needs a tree ensemble on the tree path "
+            "(scikit-learn trees, forests and gradient boosting, XGBoost, "
+            f"LightGBM, CatBoost), but this model has none: {reason}. Use "
+            "imputer='marginal' or 'conditional' for this model."
+        )
+    return PathDependentImputer(tree), tree, algorithm_
