@@ -56,7 +56,7 @@ __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
 
 def _fit_grouper(
     grouper, X, y, *, estimator, response_method, target, random_state, baseline=None,
-    group_penalty=None,
+    group_penalty=None, imputer="marginal",
 ):
     """Fit a clone of ``grouper`` for an explainer.
 
@@ -64,8 +64,9 @@ def _fit_grouper(
     ``estimator`` parameter left at None; its ``response_method`` and
     ``target`` are passed on when the grouper's are at their defaults, its
     ``random_state`` when the grouper's is None, its ``group_penalty`` when
-    the grouper's is at its default, and its baseline image (an array) when
-    the grouper has a ``baseline`` parameter left at None.
+    the grouper's is at its default, its baseline image (an array) when
+    the grouper has a ``baseline`` parameter left at None, and its
+    ``imputer`` when it is not the default and the grouper's is.
     """
     # a shallow copy: fitted parameters (e.g. a ColumnTransformer) stay fitted
     grouper = copy.copy(grouper)
@@ -88,6 +89,13 @@ def _fit_grouper(
         updates["group_penalty"] = group_penalty
     if baseline is not None and "baseline" in params and params["baseline"] is None:
         updates["baseline"] = baseline
+    if (
+        "imputer" in params
+        and not (isinstance(imputer, str) and imputer == "marginal")
+        and isinstance(params["imputer"], str)
+        and params["imputer"] == "marginal"
+    ):
+        updates["imputer"] = imputer
     grouper.set_params(**updates)
     grouper.fit(X, y)
     if not hasattr(grouper, "groups_"):
@@ -684,6 +692,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
                 baseline=None if base_row is None else base_row.reshape(
                     image_shape or base_row.shape
                 ),
+                imputer=self.imputer,
             )
             spec = dict(zip(self.grouper_.group_names_, self.grouper_.groups_))
         # the user's columns may be labels of a frame with non-string names;

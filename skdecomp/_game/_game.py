@@ -28,6 +28,7 @@ from .._model import (
     non_numeric_columns,
 )
 from .._table import Table, column_masks, common_dtypes
+from .._tree import explainer_attributions, tree_components, tree_interactions
 from ._kernels import mean_over_background
 
 __all__ = ["CoalitionGame", "coalition_values", "run_blocks"]
@@ -687,9 +688,9 @@ class CoalitionGame:
         -------
         components : ndarray of shape (n_rows, n_outputs, 2**n_groups)
         """
-        from .._tree import path_dependent_components, tree_components
-
         if self.imputation == "path_dependent":
+            from .._tree import path_dependent_components
+
             return path_dependent_components(
                 self.tree, X, self.labels, self.n_groups, n_jobs=self.n_jobs
             )
@@ -713,9 +714,9 @@ class CoalitionGame:
             Name -> ndarray of shape (n_rows, n_groups), or
             (n_rows, n_groups, n_outputs) for several outputs.
         """
-        from .._tree import explainer_attributions, path_dependent_attributions
-
         if self.imputation == "path_dependent":
+            from .._tree import path_dependent_attributions
+
             phi = path_dependent_attributions(
                 self.tree, X, self.labels, self.n_groups, weights, n_jobs=self.n_jobs
             )
@@ -745,9 +746,9 @@ class CoalitionGame:
         values : ndarray of shape (n_rows, n_terms, n_outputs)
         terms : list of tuple of int
         """
-        from .._tree import path_dependent_interactions, tree_interactions
-
         if self.imputation == "path_dependent":
+            from .._tree import path_dependent_interactions
+
             return path_dependent_interactions(
                 self.tree, X, self.labels, self.n_groups, weight, order,
                 n_jobs=self.n_jobs,

@@ -209,6 +209,19 @@ class AdaptiveGrouper(_BaseGrouper):
         (see :class:`~skdecomp.Explainer`) and calls the model otherwise;
         "model_agnostic" always calls the model.
 
+    imputer : {"marginal", "path_dependent", "conditional"} or sampler, \
+            default="marginal"
+        The game whose interactions are measured (see :ref:`imputation` and
+        :class:`~skdecomp.Explainer`). Under ``"marginal"`` a group's PDP
+        and PFI effects differ by its interactions with the other groups;
+        under ``"conditional"`` also by its dependence on them, so columns
+        that are strongly dependent are merged even in an additive model
+        (the groups then make conditional explanations agree); under
+        ``"path_dependent"`` (tree models) by the interactions of the trees'
+        cover-weighted game. The conditional sampler is fitted on the data
+        given to :meth:`fit`; every value averages ``max_samples`` draws.
+        Tabular data only.
+
     max_group_size : int or None, default=None
         The largest number of columns (pixels, for images) of a group. A
         merge whose union would have more is not a candidate; when the group
@@ -402,6 +415,10 @@ class AdaptiveGrouper(_BaseGrouper):
         "adjacency": [StrOptions({"4", "8"})],
         "baseline": [StrOptions({"zeros", "mean", "blur"}), "array-like", None],
         "algorithm": [StrOptions({"auto", "tree", "model_agnostic"})],
+        "imputer": [
+            StrOptions({"marginal", "path_dependent", "conditional"}),
+            HasMethods(["fit", "sample"]),
+        ],
     }
 
     def __init__(
@@ -426,6 +443,7 @@ class AdaptiveGrouper(_BaseGrouper):
         image_shape=None,
         adjacency="4",
         baseline=None,
+        imputer="marginal",
     ):
         self.estimator = estimator
         self.max_samples = max_samples
@@ -441,6 +459,7 @@ class AdaptiveGrouper(_BaseGrouper):
         self.max_memory = max_memory
         self.verbose = verbose
         self.algorithm = algorithm
+        self.imputer = imputer
         self.max_group_size = max_group_size
         self.group_penalty = group_penalty
         self.image_shape = image_shape
@@ -574,6 +593,12 @@ class AdaptiveGrouper(_BaseGrouper):
 
     def _fit_images(self, X, reference):
         """Per-image AGREED: the merge loop on every image against its baseline."""
+        if not (isinstance(self.imputer, str) and self.imputer == "marginal"):
+            raise ValueError(
+                "Images are grouped against one baseline image, the marginal "
+                "game; imputer applies to tabular data only. Use "
+                "imputer='marginal' (the default) for images."
+            )
         flat, image_shape = as_image_rows(X, self.image_shape)
         flat = validate_data(self, flat, dtype="numeric", ensure_min_features=1, reset=True)
         self.image_shape_ = image_shape = check_image_shape(image_shape, flat.shape[1])

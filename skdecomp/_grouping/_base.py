@@ -12,11 +12,10 @@ from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import HasMethods, _get_output_config
-from .._game import AnchoredStatistics, CoalitionGame
+from .._game import AnchoredStatistics, CoalitionGame, make_imputer
 from .._image import as_image_rows, image_ndim
 from .._model import fitted_model, is_fitted, resolve_response
 from .._partition import GroupNamesOutMixin, group_labels
-from .._tree import select_algorithm
 
 _MODEL_CONSTRAINT = [
     HasMethods(["predict"]),
@@ -164,9 +163,11 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
         )
         self.n_outputs_ = len(self.output_names_)
         self.response_method_ = response.method
-        tree, self.algorithm_ = select_algorithm(
-            getattr(self, "algorithm", "auto"), self.estimator_, response, sample
+        imputer, tree, self.algorithm_ = make_imputer(
+            getattr(self, "imputer", "marginal"), getattr(self, "algorithm", "auto"),
+            self.estimator_, response, sample, X, rng,
         )
+        self.imputer_ = "marginal" if imputer is None else imputer.name
         self.game_ = CoalitionGame(
             response,
             sample,
@@ -174,6 +175,7 @@ class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
             output_names=self.output_names_,
             n_jobs=getattr(self, "n_jobs", None),
             tree=tree,
+            imputer=imputer,
         )
         base = self.game_.expected_value
         self.expected_value_ = float(base[0]) if self.n_outputs_ == 1 else base

@@ -137,6 +137,10 @@ class PairwiseGrouper(_BaseGrouper):
     algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
         As for :class:`AdaptiveGrouper`.
 
+    imputer : {"marginal", "path_dependent", "conditional"} or sampler, \
+            default="marginal"
+        As for :class:`AdaptiveGrouper`.
+
     max_group_size : int or None, default=None
         The largest number of columns of a group. The clustering is then a
         constrained agglomeration: at every step the two closest clusters
@@ -186,6 +190,10 @@ class PairwiseGrouper(_BaseGrouper):
         "max_memory": [Interval(Integral, 1, None, closed="left"), str, None],
         "verbose": ["verbose"],
         "algorithm": [StrOptions({"auto", "tree", "model_agnostic"})],
+        "imputer": [
+            StrOptions({"marginal", "path_dependent", "conditional"}),
+            HasMethods(["fit", "sample"]),
+        ],
         "max_group_size": [Interval(Integral, 1, None, closed="left"), None],
     }
 
@@ -206,6 +214,7 @@ class PairwiseGrouper(_BaseGrouper):
         verbose=0,
         algorithm="auto",
         max_group_size=None,
+        imputer="marginal",
     ):
         self.estimator = estimator
         self.max_samples = max_samples
@@ -220,6 +229,7 @@ class PairwiseGrouper(_BaseGrouper):
         self.max_memory = max_memory
         self.verbose = verbose
         self.algorithm = algorithm
+        self.imputer = imputer
         self.max_group_size = max_group_size
 
     @_fit_context(prefer_skip_nested_validation=False)
