@@ -342,31 +342,6 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         Show a progress bar over chunks of model calls when positive. Silent by
         default, so also inside ``GridSearchCV``.
 
-    imputer : {"marginal", "path_dependent", "conditional"} or sampler, \
-            default="marginal"
-        How a coalition's absent columns are filled, which defines the game
-        every method explains (see :ref:`imputation`):
-
-        - ``"marginal"``: from the background rows, independently of the
-          present columns, ``v_x(S) = mean_z f(x_S, z_-S)`` (interventional).
-        - ``"path_dependent"``: tree models on the tree path only, no
-          background: every tree follows its splits on the present columns
-          and weighs both children of the others by their training cover,
-          the game of ``shap.TreeExplainer(model)``'s default.
-        - ``"conditional"``: ``v_x(S) = E[f(X) | X_S = x_S]``, averaging the
-          model over ``background`` draws (an int; the number of explicit
-          rows otherwise) of the absent columns from a
-          :class:`GaussianCopulaSampler` fitted on the data given to
-          :meth:`fit` (numbers only). Any model, through model calls.
-        - a sampler, an object with ``fit(X)`` and ``sample(X, known,
-          n_draws, random_state)`` (see :class:`GaussianCopulaSampler`):
-          ``"conditional"`` with that sampler, fitted on a clone.
-
-        The expected value is ``v({})``: the mean output over the background
-        (marginal, conditional) or the cover-weighted mean of the leaves
-        (path-dependent). ``"integrated_gradients"`` follows straight paths
-        from the background rows and is marginal only.
-
     baseline : {"zeros", "mean", "blur"}, array-like or None, default=None
         Images (flattened rows): explain against one baseline image b, the
         anchored decomposition with B = delta_b (see
@@ -381,6 +356,21 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         image. When ``groups`` is an image grouper (e.g.
         :class:`PatchGrouper`), a plain callable model gets batches of
         images of shape (n, *image_shape) instead of flattened rows.
+
+    imputer : {"marginal", "path_dependent", "conditional"} or sampler, \
+            default="marginal"
+        How a coalition's absent columns are filled, which defines the game
+        every method explains (see :ref:`imputation`). ``"marginal"``: from
+        the background rows, ``v_x(S) = mean_z f(x_S, z_-S)``.
+        ``"path_dependent"`` (tree models, no background): every tree follows
+        its splits on the present columns and weighs both children of the
+        others by their training cover, the game of
+        ``shap.TreeExplainer(model)``. ``"conditional"``: ``v_x(S) =
+        E[f(X) | X_S = x_S]``, averaging ``background`` draws (their number)
+        from a :class:`GaussianCopulaSampler` fitted on the data given to
+        :meth:`fit`; or pass any sampler with ``fit(X)`` and ``sample(X,
+        known, n_draws, random_state)``. ``"integrated_gradients"`` is
+        marginal only.
 
     Attributes
     ----------
@@ -407,13 +397,11 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         Group index of every column.
     n_groups_ : int
     expected_value_ : float or ndarray of shape (n_outputs_,)
-        The value of the empty coalition: the mean model output over the
-        background, E_B f, or under ``imputer="path_dependent"`` the
-        cover-weighted mean of the leaves.
+        v({}): E_B f, or the trees' cover-weighted mean (path-dependent).
     imputer_ : str
-        ``"marginal"``, ``"path_dependent"`` or ``"conditional"``.
+        The imputation: "marginal", "path_dependent" or "conditional".
     sampler_ : object or None
-        The fitted conditional sampler under ``"conditional"``.
+        The fitted sampler of "conditional".
     n_outputs_ : int
         Number of explained outputs.
     output_names_ : list of str

@@ -687,6 +687,7 @@ class CoalitionGame:
         Returns
         -------
         components : ndarray of shape (n_rows, n_outputs, 2**n_groups)
+            F_U(x) for every bitmask U; F_{} is the expected value.
         """
         if self.imputation == "path_dependent":
             from .._tree import path_dependent_components
@@ -740,11 +741,14 @@ class CoalitionGame:
         weight : callable
             The index's weight, from the index registry.
         order : int
+            The largest number of groups in a term (1 to 3).
 
         Returns
         -------
         values : ndarray of shape (n_rows, n_terms, n_outputs)
+            The index value of every term at every row.
         terms : list of tuple of int
+            The terms, the empty one first.
         """
         if self.imputation == "path_dependent":
             from .._tree import path_dependent_interactions

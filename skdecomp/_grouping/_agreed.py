@@ -209,19 +209,6 @@ class AdaptiveGrouper(_BaseGrouper):
         (see :class:`~skdecomp.Explainer`) and calls the model otherwise;
         "model_agnostic" always calls the model.
 
-    imputer : {"marginal", "path_dependent", "conditional"} or sampler, \
-            default="marginal"
-        The game whose interactions are measured (see :ref:`imputation` and
-        :class:`~skdecomp.Explainer`). Under ``"marginal"`` a group's PDP
-        and PFI effects differ by its interactions with the other groups;
-        under ``"conditional"`` also by its dependence on them, so columns
-        that are strongly dependent are merged even in an additive model
-        (the groups then make conditional explanations agree); under
-        ``"path_dependent"`` (tree models) by the interactions of the trees'
-        cover-weighted game. The conditional sampler is fitted on the data
-        given to :meth:`fit`; every value averages ``max_samples`` draws.
-        Tabular data only.
-
     max_group_size : int or None, default=None
         The largest number of columns (pixels, for images) of a group. A
         merge whose union would have more is not a candidate; when the group
@@ -272,6 +259,19 @@ class AdaptiveGrouper(_BaseGrouper):
         Gaussian of standard deviation ``max(H, W) / 8`` pixels; an array
         of the image's shape is that image. None is "zeros", except inside
         ``Explainer(baseline=...)``, which passes its baseline image on.
+
+    imputer : {"marginal", "path_dependent", "conditional"} or sampler, \
+            default="marginal"
+        The game whose interactions are measured (see :ref:`imputation` and
+        :class:`~skdecomp.Explainer`). Under ``"marginal"`` a group's PDP
+        and PFI effects differ by its interactions with the other groups;
+        under ``"conditional"`` also by its dependence on them, so columns
+        that are strongly dependent are merged even in an additive model
+        (the groups then make conditional explanations agree); under
+        ``"path_dependent"`` (tree models) by the interactions of the trees'
+        cover-weighted game. The conditional sampler is fitted on the data
+        given to :meth:`fit`; every value averages ``max_samples`` draws.
+        Tabular data only.
 
     Attributes
     ----------

@@ -137,10 +137,6 @@ class PairwiseGrouper(_BaseGrouper):
     algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
         As for :class:`AdaptiveGrouper`.
 
-    imputer : {"marginal", "path_dependent", "conditional"} or sampler, \
-            default="marginal"
-        As for :class:`AdaptiveGrouper`.
-
     max_group_size : int or None, default=None
         The largest number of columns of a group. The clustering is then a
         constrained agglomeration: at every step the two closest clusters
@@ -149,6 +145,10 @@ class PairwiseGrouper(_BaseGrouper):
         ``min_interaction`` cut, or when no admissible pair is left (so
         there may be more than ``n_groups`` groups). None uses
         :func:`scipy.cluster.hierarchy.linkage` without a bound.
+
+    imputer : {"marginal", "path_dependent", "conditional"} or sampler, \
+            default="marginal"
+        As for :class:`AdaptiveGrouper`.
 
     Attributes
     ----------

@@ -1,0 +1,180 @@
+"""Where the explainers' disagreement comes from: interactions and dependence."""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import Bunch, check_array, check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ._compat import HasMethods, Interval, StrOptions, validate_params
+from ._game import AnchoredStatistics, CoalitionGame, make_imputer
+from ._game._imputation import ConditionalImputer
+from ._game._kernels import interaction_potentials
+from ._model import as_model, is_fitted, resolve_response
+from ._partition import group_labels, resolve_groups
+
+__all__ = ["disagreement_sources"]
+
+
+@validate_params(
+    {
+        "estimator": [
+            HasMethods(["predict"]), HasMethods(["predict_proba"]),
+            HasMethods(["decision_function"]), callable,
+        ],
+        "X": ["array-like"],
+        "groups": [None, list, tuple, dict],
+        "sampler": [None, HasMethods(["fit", "sample"])],
+        "max_samples": [Interval(Integral, 2, None, closed="left")],
+        "response_method": [
+            StrOptions({"auto", "predict", "predict_proba", "decision_function",
+                        "log_odds", "margin"})
+        ],
+        "target": "no_validation",
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def disagreement_sources(estimator, X, *, groups=None, sampler=None, max_samples=200,
+                         response_method="auto", target=None, random_state=None):
+    """How much of the explainers' disagreement comes from interactions and from dependence.
+
+    Explainers disagree for two reasons (Herbinger et al., "GRANITE",
+    AISTATS 2026). *Interactions*: under marginal imputation, the PDP and
+    PFI effects of a group differ by the interactions between that group
+    and the others; their mean squared gap is the AGREED loss (see
+    :ref:`agreed`). *Dependence*: when columns are dependent, marginal and
+    conditional imputation give different effects of the same group, the
+    PDP against its conditional form (the M-plot) and PFI against
+    conditional PFI. With ``PDP_k(x) = v_x(G_k) - v({})`` and
+    ``PFI_k(x) = f(x) - v_x(-G_k)`` under each imputation,
+
+    * ``interaction_k = mean_x (PDP^m_k(x) - PFI^m_k(x))**2``,
+    * ``dependence_k = mean_x [(PDP^m_k - PDP^c_k)**2
+      + (PFI^m_k - PFI^c_k)**2] / 2``,
+
+    both divided by the variance of the model output on the sample. An
+    additive model of dependent columns has no interaction but dependence;
+    a model with interactions of independent columns has no dependence.
+    The conditional effects are estimated from draws (see
+    :class:`~skdecomp.GaussianCopulaSampler`) in two independent halves; the
+    product of the two halves' gaps estimates the squared gap without the
+    draws' own noise (each group's value is clipped at 0).
+
+    Parameters
+    ----------
+    estimator : estimator, callable or Explainer
+        A fitted model (an unfitted one is refused), a function
+        ``f(X) -> array``, or a fitted :class:`~skdecomp.Explainer`, whose
+        model, response and groups are used.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Data. The effects are measured on ``max_samples`` of its rows, which
+        are also the background of the marginal game and the rows the
+        conditional sampler is fitted on, so that both games share one
+        distribution of the data.
+    groups : list of lists, dict or None, default=None
+        Groups of columns (None: one per column, or the explainer's).
+    sampler : object or None, default=None
+        The conditional sampler (``fit(X)``, ``sample(X, known, n_draws,
+        random_state)``); None uses :class:`~skdecomp.GaussianCopulaSampler`.
+    max_samples : int, default=200
+        Rows on which the effects are measured; also the draws per
+        conditional value.
+    response_method : str, default="auto"
+        As for :class:`~skdecomp.Explainer`.
+    target : class label or int, default=None
+        As for :class:`~skdecomp.Explainer`.
+    random_state : int, RandomState instance or None, default=None
+        Draws the rows and the conditional samples.
+
+    Returns
+    -------
+    result : Bunch
+        ``interaction`` and ``dependence`` (floats, in units of the output
+        variance), ``interaction_per_group`` and ``dependence_per_group``
+        (arrays of shape (n_groups,)), ``group_names``, ``variance`` (of the
+        output on the sample, summed over outputs) and ``n_samples``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdecomp.inspection import disagreement_sources
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.multivariate_normal([0, 0, 0], [[1, .9, 0], [.9, 1, 0], [0, 0, 1]], 500)
+    >>> res = disagreement_sources(lambda X: X.sum(axis=1), X, random_state=0)
+    >>> bool(res.interaction < 1e-12 and res.dependence > 0.1)
+    True
+    """
+    rng = check_random_state(random_state)
+    explainer = estimator if hasattr(estimator, "decompose") else None
+    if explainer is not None:
+        check_is_fitted(explainer)
+        model = explainer.estimator_
+        response_method = explainer.response_method_
+        target = explainer.target
+        if groups is None:
+            groups = [list(g) for g in explainer.groups_]
+        X = explainer.game_.check_X(X)
+    else:
+        model = as_model(estimator)
+        if not is_fitted(model):
+            raise ValueError(
+                f"disagreement_sources explains a fitted model, but "
+                f"{type(model).__name__} is not fitted; fit it first."
+            )
+    if isinstance(X, pd.DataFrame):
+        feature_names = [str(c) for c in X.columns]
+        Xv = X
+    else:
+        Xv = check_array(X, dtype=None, ensure_all_finite=False)
+        feature_names = None
+    positions, names = resolve_groups(groups, Xv.shape[1], feature_names)
+    labels = group_labels(positions, Xv.shape[1])
+    n = Xv.shape[0]
+    if n < 2:
+        raise ValueError(f"disagreement_sources needs at least 2 rows, got {n}.")
+    idx = np.arange(n) if max_samples >= n else np.sort(
+        rng.choice(n, size=max_samples, replace=False)
+    )
+    sample = Xv.iloc[idx] if isinstance(Xv, pd.DataFrame) else Xv[idx]
+    response, _ = resolve_response(
+        model, response_method, target,
+        sample.iloc[:1] if isinstance(sample, pd.DataFrame) else sample[:1],
+    )
+    imputer, tree, _ = make_imputer("marginal", "auto", model, response, sample, Xv, rng)
+    marginal = AnchoredStatistics(
+        CoalitionGame(response, sample, labels, group_names=names, tree=tree),
+        sample, what="X",
+    )
+    rows_m, cols_m = marginal.group_means(positions)
+    # two independent halves of the draws: the product of their gaps is an
+    # unbiased estimate of the squared gap, free of the draws' own noise
+    n_draws = max(1, sample.shape[0] // 2)
+    first = ConditionalImputer.fit(sampler, sample, n_draws, rng)
+    gaps = []
+    for imputer in (first, ConditionalImputer(first.sampler, n_draws, first.seed + 1)):
+        game = CoalitionGame(response, sample, labels, group_names=names,
+                             imputer=imputer,
+                             background_prediction=marginal.anchor_values)
+        rows_c, cols_c = AnchoredStatistics(
+            game, sample, what="X", anchor_values=marginal.anchor_values
+        ).group_means(positions)
+        gaps.append((rows_m - rows_c, cols_m - cols_c))
+    var = marginal.variance
+    scale = 1.0 / var if var > 0 else 0.0
+    inter = interaction_potentials(rows_m, cols_m) * scale
+    dep = 0.5 * ((gaps[0][0] * gaps[1][0]).mean(axis=2).sum(axis=1)
+                 + (gaps[0][1] * gaps[1][1]).mean(axis=2).sum(axis=1)) * scale
+    dep = np.maximum(dep, 0.0)
+    return Bunch(
+        interaction=float(inter.sum()),
+        dependence=float(dep.sum()),
+        interaction_per_group=inter,
+        dependence_per_group=dep,
+        group_names=list(names),
+        variance=float(var),
+        n_samples=int(sample.shape[0]),
+    )
