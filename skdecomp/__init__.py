@@ -8,6 +8,7 @@ from ._decomposition import Decomposition
 from ._explainer import MAX_EXACT_GROUPS, Explainer
 from ._explanation import Explanation, Explanations, InteractionExplanation
 from ._game import CoalitionGame
+from ._game._samplers import GaussianCopulaSampler, KNeighborsSampler
 from ._grouping import (
     AdaptiveGrouper,
     CorrelationGrouper,
@@ -34,7 +35,9 @@ __all__ = [
     "Explanation",
     "Explanations",
     "FDTree",
+    "GaussianCopulaSampler",
     "InteractionExplanation",
+    "KNeighborsSampler",
     "FixedGrouper",
     "IShapGrouper",
     "PairwiseGrouper",

@@ -44,12 +44,6 @@ __all__ = [
 #: The imputations by name.
 IMPUTERS = ("marginal", "path_dependent", "conditional")
 
-# Pairs of (explained row, coalition) whose draws come from one seed: the
-# draws do not depend on the chunks the model calls are sent in, and so
-# neither on n_jobs nor on batch_size.
-_SEED_BLOCK = 64
-
-
 def _is_sampler(obj):
     return callable(getattr(obj, "fit", None)) and callable(getattr(obj, "sample", None))
 
@@ -149,8 +143,10 @@ class _Draws:
     """Model input rows of (explained row, coalition) pairs, drawn; picklable.
 
     For a pair, ``n_draws`` rows hold the row's known columns and draws of
-    the others from the sampler. Draws come in blocks of ``_SEED_BLOCK``
-    pairs, each from its own seed.
+    the others from the sampler. The sampler's draws for a row depend on
+    the row, its known columns and the seed alone, so a coalition value
+    does not depend on the rows and coalitions it is computed with, nor on
+    the chunks the model calls are sent in.
     """
 
     def __init__(self, x, cmasks, sampler, n_draws, seed, columns, dtypes):
@@ -162,15 +158,12 @@ class _Draws:
         self.columns = columns
         self.dtypes = dtypes
 
-    def _block(self, b):
+    def __call__(self, pairs):
         n_masks = self.cmasks.shape[0]
-        n_pairs = self.x.shape[0] * n_masks
-        pairs = np.arange(b * _SEED_BLOCK, min((b + 1) * _SEED_BLOCK, n_pairs))
         x = self.x[pairs // n_masks]
         known = self.cmasks[pairs % n_masks]
-        rng = np.random.RandomState([self.seed, b])
         draws = np.asarray(
-            self.sampler.sample(x, known, self.n_draws, random_state=rng),
+            self.sampler.sample(x, known, self.n_draws, random_state=self.seed),
             dtype=np.float64,
         )
         if draws.shape != (x.shape[0], self.n_draws, x.shape[1]):
@@ -179,18 +172,7 @@ class _Draws:
                 f"expected (n_rows, n_draws, n_features) = "
                 f"{(x.shape[0], self.n_draws, x.shape[1])}."
             )
-        return np.where(known[:, None, :], x[:, None, :], draws), pairs[0]
-
-    def __call__(self, pairs):
-        blocks = np.unique(pairs // _SEED_BLOCK)
-        parts = {}
-        for b in blocks:
-            parts[int(b)] = self._block(int(b))
-        out = np.empty((pairs.shape[0], self.n_draws, self.x.shape[1]))
-        for i, p in enumerate(pairs):
-            draws, first = parts[int(p) // _SEED_BLOCK]
-            out[i] = draws[int(p) - first]
-        data = out.reshape(-1, self.x.shape[1])
+        data = np.where(known[:, None, :], x[:, None, :], draws).reshape(-1, x.shape[1])
         if self.columns is not None:
             data = pd.DataFrame(data, columns=self.columns)
             try:
