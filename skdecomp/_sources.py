@@ -23,7 +23,7 @@ __all__ = ["disagreement_sources"]
     {
         "estimator": [
             HasMethods(["predict"]), HasMethods(["predict_proba"]),
-            HasMethods(["decision_function"]), callable,
+            HasMethods(["decision_function"]), HasMethods(["decompose"]), callable,
         ],
         "X": ["array-like"],
         "groups": [None, list, tuple, dict],

@@ -95,3 +95,65 @@ METHODS = {
     "pdp": arch,
     "pfi": occlusion,
 }
+
+
+# -- the path-dependent (cover-weighted) game of trees -------------------------
+def path_dependent_tree_value(tree, x, columns):
+    """Value of one tree at row x when only ``columns`` are known, by recursion.
+
+    ``tree`` is a dict of sklearn-style arrays: children_left, children_right
+    (-1 at leaves), feature, threshold (``x <= threshold`` goes left), value
+    (per node, shape (n_nodes, n_outputs)) and cover. At a split on a known
+    column the row's way is taken; at any other split both children,
+    weighted by cover(child) / cover(node).
+    """
+    left, right = tree["children_left"], tree["children_right"]
+    feature, threshold = tree["feature"], tree["threshold"]
+    value, cover = np.asarray(tree["value"], dtype=float), tree["cover"]
+    known = set(int(c) for c in columns)
+
+    def walk(node):
+        if left[node] < 0:
+            return value[node]
+        f = int(feature[node])
+        if f in known:
+            return walk(left[node] if x[f] <= threshold[node] else right[node])
+        total = float(cover[node])
+        return (cover[left[node]] / total * walk(left[node])
+                + cover[right[node]] / total * walk(right[node]))
+
+    return np.asarray(walk(0), dtype=float)
+
+
+def path_dependent_game(trees, offset, x, groups):
+    """Dict subset (sorted tuple) -> v_x(S) of the path-dependent game of trees.
+
+    ``trees`` is a list of dicts as for :func:`path_dependent_tree_value`;
+    ``offset`` is added to every value. Values are arrays of the outputs.
+    """
+    K = len(groups)
+    out = {}
+    for S in powerset(range(K)):
+        cols = [c for k in S for c in groups[k]]
+        total = np.array(offset, dtype=float, copy=True)
+        for tree in trees:
+            total = total + path_dependent_tree_value(tree, x, cols)
+        out[S] = total
+    return out
+
+
+def sklearn_tree_arrays(estimator, scale=1.0, output=None):
+    """The arrays of a fitted scikit-learn tree for :func:`path_dependent_tree_value`.
+
+    Leaf values are ``scale * tree_.value[:, :, 0]`` (regression trees), or
+    the single column ``output`` of it.
+    """
+    t = estimator.tree_
+    value = scale * np.asarray(t.value[:, :, 0], dtype=float)
+    if output is not None:
+        value = value[:, [output]]
+    return {
+        "children_left": t.children_left, "children_right": t.children_right,
+        "feature": t.feature, "threshold": t.threshold, "value": value,
+        "cover": t.weighted_n_node_samples,
+    }

@@ -472,7 +472,7 @@ def test_agreed_section_words_for_one_and_many_columns_left():
     assert "stay on their own" not in page and "stays on its own" not in page
     sections = [s["id"] for s in page_context(res)["sections"]]
     assert sections == ["data-checks", "verdict", "model", "drivers", "agreement",
-                        "interactions", "agreed"]
+                        "sources", "interactions", "regions", "agreed"]
 
 
 def test_headline_disagreement_is_named_as_the_root_mean_square_it_is():
@@ -616,3 +616,110 @@ def test_data_checks_flag_renamed_duplicate_headers(tmp_path):
     path.write_text("a,b,c,y\n" + body + "\n")
     _, checks = _report.prepare_table(_report.load_table(path, "y")[0], fit=True)
     assert not [c for c in checks if c["kind"] == "duplicate_names"]
+
+
+# -- where the disagreement comes from -----------------------------------------------
+def _recording():
+    path = Path(__file__).parent / "data" / "report_analysis.json"
+    return json.loads(path.read_text())
+
+
+def _section(page, name):
+    start = page.index(f'<section id="{name}">')
+    return page[start: page.index("</section>", start)]
+
+
+def test_sources_section_of_the_demo_shows_the_numbers_of_the_results():
+    res = dict(_recording()["demo"], seconds=1.0)
+    src = res["sources"]
+    # one value per column, adding up to the two shares; the named columns carry most
+    from skdecomp._report._explain import _source_rows
+
+    # 10 columns on the tree path: 70 rows keep the draws within the budget
+    assert src["columns"] == res["columns"]
+    assert src["n_rows"] == _source_rows(10, res["n_fit_rows"], tree=True) == 70
+    for key in ("interaction", "dependence"):
+        per = np.asarray(src[f"{key}_per_column"])
+        assert per.min() >= 0 and per.sum() == pytest.approx(src[key])
+        top = [c["column"] for c in src[f"top_{key}"]]
+        assert top == [src["columns"][k] for k in np.argsort(-per, kind="stable")[:3]]
+    # the diabetes columns s1..s6 are strongly dependent: dependence dominates
+    assert src["dependence"] > _common.SOURCE_RATIO * src["interaction"] > 0
+    figures = _figures.make_figures(res)
+    page = _report.render_html(res, figures)
+    sections = [s["id"] for s in _page.page_context(res)["sections"]]
+    assert sections.index("sources") == sections.index("agreement") + 1
+    section = _section(page, "sources")
+    assert "<h3>Where the disagreement comes from</h3>" in section
+    assert f"on {src['n_rows']} rows" in section
+    assert f"interactions: {_page._pct(src['interaction'])} " in section
+    assert f"dependence between columns: {_page._pct(src['dependence'])}" in section
+    total = src["interaction"] + src["dependence"]
+    assert f"({_common._share_of(src['dependence'] / total)})" in section
+    for key in ("interaction", "dependence"):
+        for c in src[f"top_{key}"]:
+            assert f"{c['column']} ({_page._pct(c['share'])})" in section
+    assert "Dependence dominates." in section
+    assert 'Explainer(model, imputer="conditional")' in section
+    assert 'AdaptiveGrouper(model, imputer="conditional")' in section
+    assert 'data-figure="sources"' in section
+
+
+def test_sources_section_words_follow_the_larger_source():
+    res = dict(_recording()["blocks"], seconds=1.0)
+    # the four blocks: independent columns, interactions dominate
+    src = res["sources"]
+    assert src["interaction"] > _common.SOURCE_RATIO * src["dependence"]
+    section = _section(_report.render_html(res, {}), "sources")
+    assert "Interactions dominate." in section and "the AGREED groups below" in section
+    src = dict(res["sources"], dependence=res["sources"]["interaction"])
+    section = _section(_report.render_html(dict(res, sources=src), {}), "sources")
+    assert "Both matter." in section and "(50%)" in section
+    src = dict(src, interaction=0.002, dependence=0.001)
+    section = _section(_report.render_html(dict(res, sources=src), {}), "sources")
+    assert "Neither is noticeable" in section
+    src = dict(res["sources"], interaction=0.0, dependence=0.0,
+               top_interaction=[], top_dependence=[])
+    section = _section(_report.render_html(dict(res, sources=src), {}), "sources")
+    assert "the most through" not in section and "(0%)" in section
+    page = _report.render_html(dict(res, sources=None), {})
+    assert 'id="sources"' not in page
+
+
+def test_sources_rows_shrink_for_wide_tables_and_model_calls():
+    from skdecomp._report._explain import _source_rows
+
+    assert _source_rows(2, 332, tree=True) == _common.SOURCE_ROWS
+    assert _source_rows(2, 50, tree=True) == 50
+    assert _source_rows(10, 332, tree=False) < _common.SOURCE_ROWS
+    assert _source_rows(40, 332, tree=True) < _source_rows(10, 332, tree=True)
+    assert _source_rows(10_000, 332, tree=False) == _common.SOURCE_MIN_ROWS
+    for K in (1, 10, 40, 200):
+        N = _source_rows(K, 10_000, tree=False)
+        assert (N == _common.SOURCE_MIN_ROWS
+                or 4 * K * N**2 <= _common.SOURCE_EVALUATIONS)
+
+
+def test_table_with_text_columns_gets_a_note_instead_of_the_sources():
+    rng = np.random.default_rng(0)
+    n = 120
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                      "colour": rng.choice(["red", "green", "blue"], size=n)})
+    y = pd.Series(X.a + (X.colour == "red") * X.b, name="y")
+    res = analyse(X, y, estimator="hgb", groups="columns", n_rows=5, background=10,
+                  log=quiet)
+    assert res["sources"] is None
+    note = ("Dependence between columns was not measured: the table has a non-numeric "
+            "column ('colour'), and drawing a column given the others needs numbers.")
+    assert note in res["notes"]
+    page = _report.render_html(dict(res, seconds=1.0), _figures.make_figures(res))
+    assert 'id="sources"' not in page
+    assert str(escape(note)) in _section(page, "model")
+    # missing values in numeric columns: a note too, naming the column
+    X = X.assign(colour=(X.colour == "red").astype(float))
+    X.loc[3, "b"] = np.nan
+    res = analyse(X, y, estimator="hgb", groups="columns", n_rows=5, background=10,
+                  log=quiet)
+    assert res["sources"] is None
+    assert ("Dependence between columns was not measured: column 'b' has missing "
+            "values") in " ".join(res["notes"])

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from skdecomp._report import write_report
+from skdecomp._report._common import REGIONS_HELP
 
 DATA = Path(__file__).resolve().parent / "data" / "report_analysis.json"
 #: every section of a report with a fitted model, per column and AGREED
-SECTIONS = ["data-checks", "verdict", "model", "drivers", "agreement", "interactions",
-            "agreed"]
+SECTIONS = ["data-checks", "verdict", "model", "drivers", "agreement", "sources",
+            "interactions", "regions", "agreed"]
 
 
 def _chromium():
@@ -121,10 +122,24 @@ def test_report_in_headless_chromium(case, tmp_path):
     seen = probe(chromium, page, tmp_path)
     assert seen["errors"] == []
     assert seen["scripts"] == 0  # the report itself runs no script
-    expected = [s for s in SECTIONS if s != "agreed" or results["agreed"]]
+    regions = results.get("regions")
+    present = {
+        "agreed": bool(results["agreed"]),
+        "sources": bool(results.get("sources")),
+        "regions": bool(regions and regions["n_regions"] > 1
+                        and regions["share_left"] <= REGIONS_HELP),
+    }
+    expected = [s for s in SECTIONS if present.get(s, True)]
     assert seen["sections"] == expected
+    # the demo and the four blocks are numeric: the sources are measured; the
+    # messy table has text columns, and a note says why they are not
+    assert present["sources"] == (case != "messy")
     keys = {f["key"] for f in seen["figures"]}
     want = {"drivers:columns", "agreement:columns", "interactions"}
+    if present["sources"]:
+        want.add("sources")
+    if results["interactions"].get("index"):
+        want.add("interaction_terms")
     if results["agreed"]["merges"]:  # merges tried, kept or refused
         want.add("agreed_curve")
     if "agreed" in results["partitions"]:

@@ -206,16 +206,38 @@ def test_reproducible_with_random_state(cls, X_fit, X_rows):
 
 
 @pytest.mark.parametrize("cls", SAMPLERS)
-def test_draws_do_not_depend_on_how_patterns_interleave(cls, X_fit, X_rows):
-    # rows are grouped by pattern (in their order): runs of rows and
-    # interleaved rows get the same draws
+def test_draws_of_a_row_do_not_depend_on_the_other_rows(cls, X_fit, X_rows):
+    # given the seed, a row's draws depend on its known values and pattern
+    # alone: one call, row by row, shuffled or in chunks, all agree
     sampler = _fitted(cls, X_fit)
-    X = X_rows[:6]
-    known = np.array([_mask(1, (0,))[0]] * 3 + [_mask(1, (1, 2))[0]] * 3)
-    runs = sampler.sample(X, known, 4, random_state=3)
-    mixed = [0, 3, 1, 4, 2, 5]
-    interleaved = sampler.sample(X[mixed], known[mixed], 4, random_state=3)
-    assert np.array_equal(interleaved, runs[mixed])
+    X = X_rows[:30]
+    known = np.random.default_rng(7).random(X.shape) < 0.5
+    whole = sampler.sample(X, known, 6, random_state=3)
+    alone = np.concatenate(
+        [sampler.sample(X[i:i + 1], known[i:i + 1], 6, random_state=3)
+         for i in range(len(X))]
+    )
+    np.testing.assert_array_equal(whole, alone)
+    perm = np.random.default_rng(8).permutation(len(X))
+    shuffled = sampler.sample(X[perm], known[perm], 6, random_state=3)
+    np.testing.assert_array_equal(shuffled, whole[perm])
+    # the unknown cells play no part; another seed gives other draws
+    other = X.copy()
+    other[~known] = 123.0
+    np.testing.assert_array_equal(sampler.sample(other, known, 6, 3), whole)
+    assert not np.array_equal(sampler.sample(X, known, 6, 4), whole)
+
+
+@pytest.mark.parametrize("cls", SAMPLERS)
+def test_rows_of_one_call_get_independent_draws(cls, X_fit):
+    # rows with different known values have streams of their own: the
+    # unknown draws of two rows given nearly the same value are uncorrelated
+    sampler = _fitted(cls, X_fit)
+    rows = np.zeros((2, P))
+    rows[1, 0] = 1e-9
+    draws = sampler.sample(rows, _mask(2, (0,)), 2000, random_state=0)
+    r = np.corrcoef(draws[0, :, 1], draws[1, :, 1])[0, 1]
+    assert abs(r) < 4 / np.sqrt(2000)  # four standard errors of a zero correlation
 
 
 @pytest.mark.parametrize("cls", SAMPLERS)
@@ -329,6 +351,19 @@ def test_bad_parameters():
         KNeighborsSampler(n_neighbors=0).fit(_gaussian(10, seed=0))
     with pytest.raises(InvalidParameterError, match="n_neighbors"):
         KNeighborsSampler(n_neighbors=True).fit(_gaussian(10, seed=0))
+
+
+def test_copula_without_shrinkage_on_duplicated_columns():
+    x = (_gaussian(100, seed=0, p=2) > 0).astype(float)
+    X = np.column_stack([x[:, 0], x[:, 0], x[:, 1]])
+    sampler = GaussianCopulaSampler(shrinkage=0.0).fit(X)
+    with pytest.raises(ValueError, match="singular.*larger shrinkage"):
+        sampler.sample(X[:3], np.array([True, True, False]), 2, random_state=0)
+    # the default shrinkage keeps the solve stable
+    draws = GaussianCopulaSampler().fit(X).sample(
+        X[:3], np.array([True, True, False]), 2, random_state=0
+    )
+    assert np.isin(draws[..., 2], [0.0, 1.0]).all()
 
 
 @pytest.mark.parametrize("cls", SAMPLERS)

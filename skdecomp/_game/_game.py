@@ -305,8 +305,9 @@ class CoalitionGame:
         Number of explained outputs.
     expected_value : ndarray of shape (n_outputs,)
         The value of the empty coalition v_x({}): the mean output over the
-        background (marginal, conditional), or the cover-weighted mean of the
-        leaves (path-dependent).
+        background (marginal), over the sampler's draws with no column known
+        (conditional), or the cover-weighted mean of the leaves
+        (path-dependent).
     imputation : str
         ``"marginal"``, ``"path_dependent"`` or ``"conditional"``.
     background_prediction : ndarray of shape (n_background, n_outputs)
@@ -352,7 +353,7 @@ class CoalitionGame:
             background_prediction = self.predict(background, what="the background")
         self.background_prediction = np.asarray(background_prediction, dtype=np.float64)
         self.imputer = imputer
-        base = getattr(imputer, "expected_value", None)
+        base = None if imputer is None else imputer.empty_value(self)
         if base is None:
             base = self.background_prediction.mean(axis=0)
         self.expected_value = base

@@ -132,6 +132,10 @@ class PathDependentImputer:
             path_dependent_expected_value(tree), dtype=np.float64
         )
 
+    def empty_value(self, game):
+        """v_x({}), the same at every row: the cover-weighted mean output."""
+        return self.expected_value
+
     def values(self, game, X, coalitions, labels):
         """v_x(S) for the given coalitions, shape (n_rows, n_masks, n_outputs)."""
         from .._tree import path_dependent_values
@@ -220,6 +224,18 @@ class ConditionalImputer:
         sampler.fit(data)
         seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
         return cls(sampler, n_draws, int(seed))
+
+    def empty_value(self, game):
+        """v_x({}): the mean output over the sampler's draws with no column known.
+
+        The draws of a row with no known column do not depend on the row, so
+        this is the same at every row, and the game's values add up to
+        ``f(x) - v({})`` under the sampler's own distribution.
+        """
+        x = numeric_rows(game.background[:1] if not isinstance(game.background, pd.DataFrame)
+                         else game.background.iloc[:1], "the background")
+        none = np.zeros((1, game.n_groups), dtype=bool)
+        return self.values(game, x, none, game.labels)[0, 0]
 
     def values(self, game, X, coalitions, labels):
         """v_x(S) for the given coalitions, shape (n_rows, n_masks, n_outputs)."""

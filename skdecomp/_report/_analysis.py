@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ._common import WIDE_COLUMNS, DataError, _clean, _duration, _share_of
-from ._explain import _explain_partition, _interactions, _regions
+from ._explain import _explain_partition, _interactions, _regions, _sources
 from ._models import check_estimator, make_model
 from ._options import _check_groups_arg, _without, check_exact_limit, check_methods
 from ._table import (
@@ -270,12 +270,19 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
         log(f"done in {_duration(time.perf_counter() - t)}")
     first = results.get("columns") or results.get("given")
     scale = first["output_spread"] or 1.0
-    interactions = regions = None
+    interactions = regions = sources = None
     if "columns" in results:
         t = time.perf_counter()
         log("measuring the interactions between the most important columns")
         interactions = _interactions(model, X_fit, rows, results["columns"], **common)
         log(f"done in {_duration(time.perf_counter() - t)}")
+        t = time.perf_counter()
+        try:
+            sources = _sources(model, X_fit, results["columns"]["algorithm"] == "tree",
+                               log=log, rate=rate, **common)
+            log(f"done in {_duration(time.perf_counter() - t)}")
+        except (ValueError, TypeError) as exc:
+            notes.append(f"Dependence between columns was not measured: {exc}")
         if interactions and interactions["top_pairs"] and target_class is None:
             t = time.perf_counter()
             log("looking for regions of the rows in which the columns do not interact")
@@ -336,6 +343,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
         "partitions": results,
         "interactions": interactions,
         "regions": regions,
+        "sources": sources,
         "agreed": history,
         "notes": list(dict.fromkeys(notes)),
     }

@@ -44,6 +44,16 @@ INDEX_TERMS = 10
 REGION_ROWS, REGION_ROWS_TREE = 100, 300
 #: regions are shown when they leave at most this share of the interaction loss
 REGIONS_HELP = 0.5
+#: rows on which the sources of disagreement are measured, at most and at least;
+#: the conditional part costs about 2 * K * N**2 model evaluations for K
+#: columns (twice that through model calls), kept within SOURCE_EVALUATIONS
+SOURCE_ROWS, SOURCE_MIN_ROWS = 100, 20
+SOURCE_EVALUATIONS = 100_000
+#: columns named as carrying each source
+SOURCE_COLUMNS = 3
+#: a source below this share of the output's variance is not noticeable; one
+#: source dominates when it is SOURCE_RATIO times the other
+SOURCE_NOTICEABLE, SOURCE_RATIO = 0.01, 2.0
 #: a column is flagged as possible leakage when its share of the attributions is
 #: above LEAK_SHARE and it is LEAK_RATIO times the next column
 LEAK_SHARE = 0.5

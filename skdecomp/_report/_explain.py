@@ -12,6 +12,10 @@ from ._common import (
     REGION_ROWS_TREE,
     ROUND_OFF,
     SAMPLED_EVALUATIONS,
+    SOURCE_COLUMNS,
+    SOURCE_EVALUATIONS,
+    SOURCE_MIN_ROWS,
+    SOURCE_ROWS,
     _clean,
     _duration,
     _label,
@@ -254,3 +258,68 @@ def _regions(model, X_fit, tree, *, background, random_state, n_jobs, target,
         "losses": [float(v) for v in fd.region_losses_],
         "text": fd.export_text(),
     }
+
+
+def _named(columns, shown=3):
+    """Column names for a sentence: the first few, quoted, and a count of the rest."""
+    names = ", ".join(repr(str(c)) for c in columns[:shown])
+    rest = len(columns) - shown
+    return names + (f" and {rest} more" if rest > 0 else "")
+
+
+def _source_rows(n_columns, n_rows, tree):
+    """Rows for the sources of disagreement, within SOURCE_EVALUATIONS."""
+    per_square = (2 if tree else 4) * n_columns
+    N = int(np.sqrt(SOURCE_EVALUATIONS / per_square))
+    return min(n_rows, SOURCE_ROWS, max(SOURCE_MIN_ROWS, N))
+
+
+def _sources(model, X_fit, tree, *, background, random_state, n_jobs, target,
+             response_method, log=print, rate=None):
+    """How much of the disagreement comes from interactions and from dependence.
+
+    Per column, as shares of the variance of the explained output, measured
+    on a few rows (see :func:`~skdecomp.inspection.disagreement_sources`).
+    Raises ValueError, with a plain reason, when the columns cannot be drawn
+    given each other: text columns or missing values.
+    """
+    from ..inspection import disagreement_sources
+
+    text = [c for c, t in X_fit.dtypes.items()
+            if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
+    if text:
+        what = "non-numeric columns" if len(text) > 1 else "a non-numeric column"
+        raise ValueError(
+            f"the table has {what} ({_named(text)}), and drawing a column given the "
+            "others needs numbers."
+        )
+    missing = [c for c in X_fit.columns if X_fit[c].isna().any()]
+    if missing:
+        what = "columns" if len(missing) > 1 else "column"
+        verb = "have" if len(missing) > 1 else "has"
+        raise ValueError(
+            f"{what} {_named(missing)} {verb} missing values, and drawing a column "
+            "given the others needs complete rows."
+        )
+    K = X_fit.shape[1]
+    N = _source_rows(K, len(X_fit), tree)
+    evaluations = (2 if tree else 4) * K * N * N
+    estimate = ""
+    if rate and evaluations / rate >= 5:
+        estimate = (f": about {evaluations / 1e6:.2g} million model evaluations, "
+                    f"roughly {_duration(evaluations / rate)}")
+    log("measuring how much of the disagreement comes from interactions and how much "
+        f"from dependence between columns, on {N} rows{estimate}")
+    res = disagreement_sources(model, X_fit, max_samples=N,
+                               response_method=response_method, target=target,
+                               random_state=random_state)
+    columns = [str(c) for c in X_fit.columns]
+    out = {"n_rows": int(res.n_samples), "columns": columns}
+    for key in ("interaction", "dependence"):
+        per = _clean(np.maximum(getattr(res, f"{key}_per_group"), 0.0), 1.0)
+        order = np.argsort(-per, kind="stable")
+        out[key] = float(per.sum())
+        out[f"{key}_per_column"] = per.tolist()
+        out[f"top_{key}"] = [{"column": columns[k], "share": float(per[k])}
+                             for k in order[:SOURCE_COLUMNS] if per[k] > 0]
+    return out

@@ -101,6 +101,28 @@ def _drivers_figure(plt, part):
     return fig
 
 
+def _sources_figure(plt, sources):
+    """Interactions and dependence per column, for the columns carrying most."""
+    inter = np.asarray(sources["interaction_per_column"], dtype=float)
+    dep = np.asarray(sources["dependence_per_column"], dtype=float)
+    top = np.argsort(-(inter + dep), kind="stable")[:TABLE_ROWS][::-1]
+    labels = [_label(c, [c], width=20) for c in np.asarray(sources["columns"])[top]]
+    fig, ax = plt.subplots(figsize=(7, 0.3 * len(top) + 1.5))
+    y = np.arange(len(top))
+    ax.barh(y + 0.2, 100.0 * inter[top], height=0.4, color="C0", label="interactions")
+    ax.barh(y - 0.2, 100.0 * dep[top], height=0.4, color="C1",
+            label="dependence between columns")
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels)
+    ax.set_xlabel("mean squared gap, % of the variance of the explained output")
+    n = len(sources["columns"])
+    shown = "" if n <= TABLE_ROWS else f" (top {TABLE_ROWS} of {n})"
+    ax.set_title(f"Where the disagreement comes from, per column{shown}", pad=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    fig.tight_layout()
+    return fig
+
+
 def make_figures(results):
     """Figures embedded in the report (empty when matplotlib is missing).
 
@@ -147,6 +169,11 @@ def make_figures(results):
             figures["interaction_terms"] = [_png(
                 fig, "Strongest terms of the interaction index (k-SII), mean absolute "
                 "value over the explained rows")]
+    sources = results.get("sources")
+    if sources and sources["interaction"] + sources["dependence"] > 0:
+        figures["sources"] = [_png(_sources_figure(plt, sources),
+                                   "Interactions and dependence between columns, per "
+                                   "column")]
     agreed = results.get("agreed")
     if agreed and agreed["merges"] and agreed["initial_loss"]:
         figures["agreed_curve"] = [_png(_agreed_curve(plt, agreed),

@@ -20,9 +20,12 @@ from ._common import (
     NOTICEABLE,
     REGIONS_HELP,
     ROUND_OFF,
+    SOURCE_NOTICEABLE,
+    SOURCE_RATIO,
     TABLE_ROWS,
     _agreement_words,
     _duration,
+    _share_of,
 )
 
 #: merges listed in the AGREED table
@@ -35,6 +38,7 @@ SECTIONS = (
     ("model", "The model"),
     ("drivers", "What drives the predictions"),
     ("agreement", "Do the explanation methods agree?"),
+    ("sources", "Where the disagreement comes from"),
     ("interactions", "Which columns interact"),
     ("regions", "Regions where the columns do not interact"),
     ("agreed", "AGREED: groups of columns the methods agree on"),
@@ -217,6 +221,35 @@ def _agreed(a, agreed=None):
     return out
 
 
+def _sources(s, agreed):
+    """Interactions against dependence: the two shares, their columns, the remedy."""
+    inter, dep = s["interaction"], s["dependence"]
+    total = inter + dep
+    if max(inter, dep) < SOURCE_NOTICEABLE:
+        state = "neither"
+    elif dep >= SOURCE_RATIO * inter:
+        state = "dependence"
+    elif inter >= SOURCE_RATIO * dep:
+        state = "interactions"
+    else:
+        state = "both"
+
+    def columns(top):
+        return [{"column": c["column"], "share": _pct(c["share"])} for c in top]
+
+    return {
+        "n_rows": s["n_rows"],
+        "state": state,
+        "interaction": _pct(inter),
+        "dependence": _pct(dep),
+        "interaction_share": _share_of(inter / total) if total else "0%",
+        "dependence_share": _share_of(dep / total) if total else "0%",
+        "interaction_columns": columns(s["top_interaction"]),
+        "dependence_columns": columns(s["top_dependence"]),
+        "agreed": agreed,
+    }
+
+
 def page_context(results, figures=None, title="skdecomp report"):
     """Everything the templates show, as plain strings, numbers and lists.
 
@@ -259,6 +292,7 @@ def page_context(results, figures=None, title="skdecomp report"):
         "first": None,
         "interactions": None,
         "regions": None,
+        "sources": None,
         "agreed": None,
         "agreed_part": None,
         "figures": {k: list(v) for k, v in figures.items()},
@@ -308,6 +342,9 @@ def page_context(results, figures=None, title="skdecomp report"):
     agreed = parts.get("agreed")
     if a:
         ctx["agreed"] = _agreed(a, agreed)
+    sources = results.get("sources")
+    if sources:
+        ctx["sources"] = _sources(sources, bool(a))
     if agreed:
         ctx["agreed_part"] = {
             "agreement": _agreement(agreed, "over the AGREED groups"),
@@ -319,6 +356,7 @@ def page_context(results, figures=None, title="skdecomp report"):
         "model": True,
         "drivers": bool(first),
         "agreement": bool(first),
+        "sources": bool(sources),
         "interactions": bool(inter),
         "regions": helps,
         "agreed": bool(a),

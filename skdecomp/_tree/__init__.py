@@ -7,7 +7,9 @@ over its arrays; ``_dispatch`` evaluates predictions, components,
 attributions and anchored sums, choosing among the kernels from one table of
 benchmarked thresholds; ``_indices`` reads interaction indices leaf by leaf
 (its kernels in ``_index_kernels``); ``_matrices`` reads the full anchored
-matrices of single groups from the leaves, in numpy. This subpackage imports nothing from the
+matrices of single groups from the leaves, in numpy; ``_pathdep`` evaluates
+the path-dependent (cover-weighted) game of the trees, its kernels in
+``_pathdep_kernels``. This subpackage imports nothing from the
 package above ``_numba``, ``_config``, ``_compat``, ``_boosters``,
 ``_partition``, ``_model`` and ``_table``.
 """
@@ -24,6 +26,13 @@ from ._dispatch import (
     tree_predict,
 )
 from ._indices import MAX_LEAF_ORDER, tree_interactions
+from ._pathdep import (
+    path_dependent_attributions,
+    path_dependent_components,
+    path_dependent_expected_value,
+    path_dependent_interactions,
+    path_dependent_values,
+)
 from ._matrices import has_categorical_splits, tree_group_matrices
 from ._extract import extract_tree_model
 from ._select import select_algorithm
@@ -45,4 +54,9 @@ __all__ = [
     "MAX_LEAF_ORDER",
     "tree_group_matrices",
     "has_categorical_splits",
+    "path_dependent_expected_value",
+    "path_dependent_values",
+    "path_dependent_attributions",
+    "path_dependent_components",
+    "path_dependent_interactions",
 ]

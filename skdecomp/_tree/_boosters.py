@@ -18,8 +18,9 @@ How each library routes a row, and how it maps onto ``x <= threshold``:
   the way 0 goes. A categorical split (``==``) sends the categories it lists
   left and everything else, NaN and negative codes included, right.
 * CatBoost's oblivious trees test ``float32(x) > border`` at every level of
-  a tree; each is expanded into a full binary tree. Missing values go the
-  way their ``nan_value_treatment`` says.
+  a tree; each is expanded into a full binary tree, its last split at the
+  root (as CatBoost's own path-dependent SHAP values take it). Missing
+  values go the way their ``nan_value_treatment`` says.
 
 Category codes must stay below 256, the size of the category sets of the
 node format.
@@ -282,7 +283,10 @@ def _read_xgboost(model, method):
                 node_int[node, 5] = start + 2 * i + 1
         values = np.zeros((n, info["n_outputs"]))
         values[leaf, group] = weight * cond[leaf].astype(np.float64)
-        b.add(node_int, threshold, values, _max_depth(left, right))
+        # the cover of XGBoost (and of shap's path-dependent game): hessian sums
+        cover = tree.get("sum_hessian")
+        b.add(node_int, threshold, values, _max_depth(left, right),
+              cover=None if cover is None else np.asarray(cover, dtype=np.float64))
     if not b.roots:
         raise _unsupported(f"{name} has no trees")
     invalid = {}
@@ -342,7 +346,7 @@ def _read_lightgbm(model, method):
     b = TreeBuilder()
     categorical = set()
     for t, info in enumerate(trees):
-        node_int, threshold, leaf_values, bits, depth = _lgb_tree(
+        node_int, threshold, leaf_values, bits, depth, cover = _lgb_tree(
             info["tree_structure"], name, categorical
         )
         if bits:
@@ -352,7 +356,7 @@ def _read_lightgbm(model, method):
             node_int[cat, 5] += start
         values = np.zeros((node_int.shape[0], n_k))
         values[:, t % n_k] = scale * leaf_values
-        b.add(node_int, threshold, values, depth)
+        b.add(node_int, threshold, values, depth, cover=cover)
     # LightGBM adds its initial score to the leaves of the first trees
     encoder = _LightGBMInput(
         booster.num_feature(), getattr(booster, "pandas_categorical", None),
@@ -362,9 +366,13 @@ def _read_lightgbm(model, method):
 
 
 def _lgb_tree(root, name, categorical):
-    """Node arrays of one tree of ``dump_model``, nodes in depth-first order."""
+    """Node arrays of one tree of ``dump_model``, nodes in depth-first order.
+
+    The cover of a node is its count of training rows (``internal_count``,
+    ``leaf_count``), as shap reads it; a tree of one leaf records none (0).
+    """
     stack = [(root, -1, False, 0)]
-    rows_int, thresholds, leaf_values, bits = [], [], [], []
+    rows_int, thresholds, leaf_values, bits, cover = [], [], [], [], []
     depth = 0
     while stack:
         node, parent, is_right, d = stack.pop()
@@ -380,6 +388,7 @@ def _lgb_tree(root, name, categorical):
             rows_int.append(row)
             thresholds.append(0.0)
             leaf_values.append(float(node["leaf_value"]))
+            cover.append(float(node.get("leaf_count", 0)))
             continue
         feature = int(node["split_feature"])
         missing = node.get("missing_type", "None")
@@ -413,11 +422,13 @@ def _lgb_tree(root, name, categorical):
         rows_int.append(row)
         thresholds.append(thr)
         leaf_values.append(0.0)
+        cover.append(float(node.get("internal_count", 0)))
         stack.append((node["right_child"], i, True, d + 1))
         stack.append((node["left_child"], i, False, d + 1))
     return (
         np.asarray(rows_int, dtype=np.int64), np.asarray(thresholds, dtype=np.float64),
         np.asarray(leaf_values, dtype=np.float64), bits, depth,
+        np.asarray(cover, dtype=np.float64),
     )
 
 
@@ -477,8 +488,10 @@ def _read_catboost(model, method):
         threshold = np.zeros(n)
         values = np.zeros((n, n_out))
         # breadth-first layout: node k has children 2k+1 (x <= border, the
-        # split's condition false) and 2k+2 (true); level d tests splits[d]
-        for d, split in enumerate(splits):
+        # split's condition false) and 2k+2 (true); level d tests
+        # splits[D - 1 - d], the last split at the root, as CatBoost expands
+        # its trees for the path-dependent game (see the cover below)
+        for d, split in enumerate(splits[::-1]):
             info = floats[split["float_feature_index"]]
             level = np.arange((1 << d) - 1, (1 << (d + 1)) - 1)
             node_int[level, 0] = info["flat_feature_index"]
@@ -487,14 +500,19 @@ def _read_catboost(model, method):
             node_int[level, 3] = int(info.get("nan_value_treatment", "AsIs") != "AsTrue")
             threshold[level] = float(np.float32(split["border"]))
         # the leaf at breadth-first position p of the last level took the
-        # branches given by p's bits, first split first; CatBoost numbers
-        # it by the same bits, first split lowest
-        p = np.arange(1 << D)
-        index = np.zeros(1 << D, dtype=np.int64)
-        for d in range(D):
-            index |= ((p >> (D - 1 - d)) & 1) << d
-        values[n_inner:] = scale * leaves[index]
-        b.add(node_int, threshold, values, D)
+        # branches given by p's bits, the root's highest, so that bit d of p
+        # is the outcome of splits[d]: CatBoost's own numbering of the leaves
+        values[n_inner:] = scale * leaves
+        # cover: the training weight of each leaf, summed up the levels
+        cover = np.zeros(n)
+        weights = tree.get("leaf_weights")
+        if weights is None:
+            cover[:] = np.nan
+        else:
+            cover[n_inner:] = np.asarray(weights, dtype=np.float64)
+            for k in range(n_inner - 1, -1, -1):
+                cover[k] = cover[2 * k + 1] + cover[2 * k + 2]
+        b.add(node_int, threshold, values, D, cover=cover)
     if not b.roots:
         raise _unsupported(f"{name} has no trees")
     n_features = getattr(model, "n_features_in_", None)

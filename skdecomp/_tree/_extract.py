@@ -262,7 +262,8 @@ def _model_outputs(model, method):
         scale = 1.0 / len(trees)
         for tree in trees:
             node_int, thr, depth = _sk_tree_nodes(tree)
-            b.add(node_int, thr, scale * _sk_tree_values(tree, is_clf), depth)
+            b.add(node_int, thr, scale * _sk_tree_values(tree, is_clf), depth,
+                  cover=tree.tree_.weighted_n_node_samples)
         n_out = b.values[0].shape[1]
         return b, np.zeros(n_out), "sklearn", "mean of the trees", None
     if isinstance(model, _GB):
@@ -286,7 +287,8 @@ def _model_outputs(model, method):
                 node_int, thr, depth = _sk_tree_nodes(tree)
                 vals = np.zeros((node_int.shape[0], n_k))
                 vals[:, k] = lr * tree.tree_.value[:, 0, 0]
-                b.add(node_int, thr, vals, depth)
+                b.add(node_int, thr, vals, depth,
+                      cover=tree.tree_.weighted_n_node_samples)
         offset = _gb_init_offset(model, is_clf, n_k)
         what = "raw score (decision_function)" if is_clf else "sum of the trees"
         return b, offset, "sklearn", what, None
@@ -326,8 +328,9 @@ def _model_outputs(model, method):
                 vals[:, k] = np.where(leaf, nodes["value"], 0.0)
                 depth = int(nodes["depth"].max(initial=0))
                 bits = np.asarray(predictor.raw_left_cat_bitsets)
+                # training samples at each node (unweighted), as shap reads them
                 b.add(node_int, np.asarray(nodes["num_threshold"], dtype=np.float64),
-                      vals, depth, bits)
+                      vals, depth, bits, cover=nodes["count"])
         offset = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
         what = "raw score (decision_function)" if is_clf else "sum of the trees"
         return b, offset, "hgb", what, None
@@ -414,4 +417,5 @@ def extract_tree_model(estimator, response=None):
         cat_bits, np.ascontiguousarray(offset, dtype=np.float64),
         np.ascontiguousarray(sources, dtype=np.int64), builder.max_depth,
         preprocess, model, kind, f"{name}, {method}: {what}", encoder,
+        builder.cover(),
     )

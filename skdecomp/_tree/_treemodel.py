@@ -55,11 +55,15 @@ class TreeModel:
         ``"catboost"``: how :meth:`prepare` reads the model's input.
     description : str
         The model and output the arrays reproduce.
+    cover : ndarray of shape (n_nodes,)
+        Training cover of every node (samples, weights or hessian sums, as
+        the library records them), read by the path-dependent game; NaN
+        where the model does not record it.
     """
 
     def __init__(
         self, roots, node_int, threshold, values, cat_bits, offset, sources,
-        max_depth, preprocess, model, kind, description, encoder=None,
+        max_depth, preprocess, model, kind, description, encoder=None, cover=None,
     ):
         self.roots = roots
         self.node_int = node_int
@@ -74,6 +78,9 @@ class TreeModel:
         self.kind = kind
         self.description = description
         self.encoder = encoder
+        if cover is None:
+            cover = np.full(node_int.shape[0], np.nan)
+        self.cover = np.ascontiguousarray(cover, dtype=np.float64)
 
     @property
     def n_outputs(self):
@@ -130,18 +137,25 @@ class TreeModel:
         state.pop("_background_leaves", None)
         return state
 
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "cover" not in state:  # pickled before the cover was recorded
+            self.cover = np.full(self.node_int.shape[0], np.nan)
+
 
 class TreeBuilder:
     """Flat node arrays of several trees, filled tree by tree by the readers."""
 
     def __init__(self):
         self.roots, self.nodes, self.thresholds, self.values = [], [], [], []
+        self.covers = []
         self.bits = [np.zeros((0, 8), dtype=np.int64)]
         self.n_nodes = 0
         self.n_bits = 0
         self.max_depth = 0
 
-    def add(self, node_int, threshold, values, depth, bits=None):
+    def add(self, node_int, threshold, values, depth, bits=None, cover=None):
+        """Append one tree; ``cover`` is its nodes' training cover (NaN if None)."""
         node_int = node_int.copy()
         inner = node_int[:, 0] >= 0
         node_int[inner, 1] += self.n_nodes
@@ -156,6 +170,14 @@ class TreeBuilder:
         self.nodes.append(node_int)
         self.thresholds.append(threshold)
         self.values.append(values)
+        if cover is None:
+            cover = np.full(node_int.shape[0], np.nan)
+        cover = np.asarray(cover, dtype=np.float64).reshape(-1)
+        if cover.shape[0] != node_int.shape[0]:
+            raise ValueError(
+                f"cover has {cover.shape[0]} entries for {node_int.shape[0]} nodes."
+            )
+        self.covers.append(cover)
         self.n_nodes += node_int.shape[0]
         self.max_depth = max(self.max_depth, depth)
 
@@ -173,3 +195,9 @@ class TreeBuilder:
             np.ascontiguousarray(np.concatenate(self.values)),
             np.ascontiguousarray(np.concatenate(self.bits)),
         )
+
+    def cover(self):
+        """Training cover of every node, float64 of shape (n_nodes,)."""
+        if not self.covers:
+            return np.zeros(0)
+        return np.ascontiguousarray(np.concatenate(self.covers), dtype=np.float64)

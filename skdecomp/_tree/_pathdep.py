@@ -1,0 +1,390 @@
+"""The path-dependent game of tree ensembles, exactly, from the fitted trees.
+
+The path-dependent game is the one TreeSHAP explains without background data
+(``feature_perturbation="tree_path_dependent"``; Lundberg et al., "From
+local explanations to global understanding with explainable AI for trees",
+Nature Machine Intelligence 2020): for a row x and a coalition S of groups,
+every tree follows x at the splits on the columns of S and, at every other
+split, takes both children weighted by their share of the node's training
+cover. ``v_x(N) = f(x)`` and ``v_x({})`` is the cover-weighted mean of the
+leaves, the same for every row.
+
+Each leaf adds a product game to v_x (see :mod:`._pathdep_kernels`), so that
+its Moebius components, attributions and interaction indices of order up to
+3 come from per-leaf work over the groups of the leaf's path, for any number
+of groups. Results are bit-identical for any ``n_jobs``.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from math import comb
+
+import numpy as np
+
+from .._config import MAX_EXACT_GROUPS, kernel_block_cells
+from .._partition import group_terms
+from ._dispatch import (
+    _check_weights,
+    _n_chunks,
+    _n_slots,
+    _numba_threads,
+    _too_many_path_groups,
+)
+from ._index_kernels import MAX_LEAF_ORDER, term_key, tree_path_terms
+from ._indices import MAX_DENSE_TERMS, _decode, _n_terms
+from ._kernels import MAX_PATH_GROUPS
+from ._pathdep_kernels import (
+    _pd_attributions_parallel,
+    _pd_attributions_serial,
+    _pd_components_parallel,
+    _pd_components_serial,
+    _pd_expected,
+    _pd_index_parallel,
+    _pd_index_serial,
+    _pd_values_parallel,
+    _pd_values_serial,
+)
+from ._treemodel import TreeUnsupportedError
+
+__all__ = [
+    "path_dependent_expected_value",
+    "path_dependent_values",
+    "path_dependent_attributions",
+    "path_dependent_components",
+    "path_dependent_interactions",
+]
+
+
+def _cover_shares(tree_model):
+    """Share of its parent's training cover of every node (1 at the roots).
+
+    A node whose parent has no cover gets 1/2.
+    """
+    cover = getattr(tree_model, "cover", None)
+    node_int = tree_model.node_int
+    if cover is None or cover.shape[0] != node_int.shape[0] or np.isnan(cover).any():
+        raise TreeUnsupportedError(
+            f"{tree_model.description} does not record the training cover of its "
+            "nodes, which the path-dependent game weighs the children by; use "
+            "the marginal game (a background) instead"
+        )
+    if (cover < 0).any():
+        raise TreeUnsupportedError(
+            f"{tree_model.description} records a negative training cover"
+        )
+    frac = np.ones(node_int.shape[0])
+    inner = np.flatnonzero(node_int[:, 0] >= 0)
+    parent = cover[inner]
+    has = parent > 0
+    safe = np.where(has, parent, 1.0)
+    for side in (1, 2):
+        child = node_int[inner, side]
+        frac[child] = np.where(has, cover[child] / safe, 0.5)
+    return frac
+
+
+def _block_rows(tree_model, width, n_slots):
+    """Rows per kernel call, keeping its accumulators below kernel_block_cells()."""
+    per_row = (2 * n_slots + 1) * width + 2 * n_slots * (tree_model.max_depth + 2)
+    return max(1, kernel_block_cells() // max(1, per_row))
+
+
+def _path_cap(tree_model):
+    """Most path slots a leaf can use, as the kernels size their buffers."""
+    return max(1, min(tree_model.max_depth, MAX_PATH_GROUPS))
+
+
+def path_dependent_expected_value(tree_model):
+    """The path-dependent game's value of the empty coalition.
+
+    Parameters
+    ----------
+    tree_model : TreeModel
+
+    Returns
+    -------
+    expected_value : ndarray of shape (n_outputs,)
+        The model's constant offset plus, over the trees, the leaf values
+        weighted by the share of the training cover that reaches them.
+
+    Raises
+    ------
+    TreeUnsupportedError
+        When the model does not record the training cover of its nodes.
+    """
+    frac = _cover_shares(tree_model)
+    ev = _pd_expected(tree_model.roots, tree_model.node_int, tree_model.values, frac)
+    return tree_model.offset + ev
+
+
+def _bool_masks(masks, n_groups):
+    """Coalitions as booleans of shape (n_masks, n_groups)."""
+    masks = np.asarray(masks)
+    if masks.ndim == 2 and masks.dtype == bool:
+        if masks.shape[1] < n_groups:
+            raise ValueError(
+                f"The coalitions have {masks.shape[1]} columns for {n_groups} groups."
+            )
+        return np.ascontiguousarray(masks)
+    if masks.ndim != 1:
+        raise ValueError(
+            "masks must be int64 bitmasks of shape (n_masks,) or booleans of shape "
+            f"(n_masks, n_groups); got shape {masks.shape}."
+        )
+    if n_groups > MAX_PATH_GROUPS:
+        raise ValueError(
+            f"Bitmasks hold at most {MAX_PATH_GROUPS} groups; pass the coalitions "
+            f"of the {n_groups} groups as booleans of shape (n_masks, n_groups)."
+        )
+    masks = masks.astype(np.int64, copy=False)
+    bits = np.arange(max(n_groups, 1), dtype=np.int64)
+    return np.ascontiguousarray(((masks[:, None] >> bits[None, :]) & 1).astype(bool))
+
+
+def path_dependent_values(tree_model, X, labels, masks, n_jobs=None):
+    """Coalition values of the path-dependent game.
+
+    Parameters
+    ----------
+    tree_model : TreeModel
+    X : array-like, DataFrame or Table
+        Explained rows, in the model's input format.
+    labels : ndarray of shape (n_features,)
+        Group of each input column.
+    masks : ndarray
+        Coalitions as int64 bitmasks over the groups (bit k for group k), or
+        booleans of shape (n_masks, n_groups).
+    n_jobs : int or None
+        Threads (None or 1: serial). The result is bit-identical for any
+        value.
+
+    Returns
+    -------
+    values : ndarray of shape (n_rows, n_masks, n_outputs)
+        ``v_x(S)``: the model output at the full coalition, the expected
+        value (:func:`path_dependent_expected_value`) at the empty one.
+    """
+    frac = _cover_shares(tree_model)
+    col_group = tree_model.column_groups(labels)
+    n_groups = int(np.max(labels, initial=-1)) + 1
+    masks = _bool_masks(masks, n_groups)
+    Xm = tree_model.prepare(X)
+    n_chunks = _n_chunks(tree_model)
+    parts = []
+    with _numba_threads(n_jobs) as parallel:
+        run = _pd_values_parallel if parallel else _pd_values_serial
+        n_slots = _n_slots(n_chunks, parallel)
+        block = _block_rows(tree_model, masks.shape[0] * tree_model.n_outputs, n_slots)
+        for i in range(0, Xm.shape[0], block):
+            part, ok = run(Xm[i:i + block], col_group, *tree_model.arrays(), frac,
+                           masks, tree_model.max_depth, n_chunks, n_slots)
+            if not ok:
+                raise _too_many_path_groups(tree_model)
+            parts.append(part)
+    if parts:
+        out = np.concatenate(parts)
+    else:
+        out = np.zeros((0, masks.shape[0], tree_model.n_outputs))
+    out += tree_model.offset[None, None, :]
+    empty = ~masks.any(axis=1)
+    if empty.any():
+        out[:, empty, :] = path_dependent_expected_value(tree_model)[None, None, :]
+    return out
+
+
+def path_dependent_attributions(tree_model, X, labels, n_groups, weights, n_jobs=None):
+    """Exact attributions of the path-dependent game, for any number of groups.
+
+    An exact attribution is ``phi_k = sum over U containing k of w(|U|) m(U)``
+    for size weights w and the game's Moebius components m (w(s) = 1/s for
+    Shapley values, the grouped counterpart of path-dependent TreeSHAP).
+
+    Parameters
+    ----------
+    tree_model : TreeModel
+    X : array-like, DataFrame or Table
+        Explained rows, in the model's input format.
+    labels : ndarray of shape (n_features,)
+        Group of each input column.
+    n_groups : int
+    weights : dict
+        Name -> ndarray of shape (n_groups + 1,): the weight w(s) of a
+        component of s groups, s = 0..n_groups (w(0) is not used).
+    n_jobs : int or None
+        Threads (None or 1: serial). The result is bit-identical for any
+        value.
+
+    Returns
+    -------
+    attributions : dict
+        Name -> ndarray of shape (n_rows, n_outputs, n_groups).
+    """
+    frac = _cover_shares(tree_model)
+    col_group = tree_model.column_groups(labels)
+    weights = _check_weights(weights, n_groups)
+    names = list(weights)
+    cap = _path_cap(tree_model)
+    # wtab[m, t] = w_m(t + 1): a leaf meets at most min(depth, n_groups) groups
+    wtab = np.zeros((len(names), cap))
+    top = min(cap, n_groups)
+    for i, m in enumerate(names):
+        wtab[i, :top] = weights[m][1:top + 1]
+    Xm = tree_model.prepare(X)
+    n_chunks = _n_chunks(tree_model)
+    width = n_groups * len(names) * tree_model.n_outputs
+    parts = []
+    with _numba_threads(n_jobs) as parallel:
+        run = _pd_attributions_parallel if parallel else _pd_attributions_serial
+        n_slots = _n_slots(n_chunks, parallel)
+        block = _block_rows(tree_model, width, n_slots)
+        for i in range(0, Xm.shape[0], block):
+            part, ok = run(Xm[i:i + block], col_group, *tree_model.arrays(), frac,
+                           wtab, int(n_groups), tree_model.max_depth, n_chunks,
+                           n_slots)
+            if not ok:
+                raise _too_many_path_groups(tree_model)
+            parts.append(part)
+    if parts:
+        phi = np.concatenate(parts)
+    else:
+        phi = np.zeros((0, len(names), tree_model.n_outputs, n_groups))
+    return {m: phi[:, i] for i, m in enumerate(names)}
+
+
+def path_dependent_components(tree_model, X, labels, n_groups, n_jobs=None):
+    """All Moebius components of the path-dependent game.
+
+    Parameters
+    ----------
+    tree_model : TreeModel
+    X : array-like, DataFrame or Table
+        Explained rows, in the model's input format.
+    labels : ndarray of shape (n_features,)
+        Group of each input column.
+    n_groups : int
+        At most ``MAX_EXACT_GROUPS``.
+    n_jobs : int or None
+        Threads (None or 1: serial). The result is bit-identical for any
+        value.
+
+    Returns
+    -------
+    components : ndarray of shape (n_rows, n_outputs, 2**n_groups)
+        ``m(U)`` in mask order (bit k set when group k is in U); ``m({})``
+        is the expected value.
+    """
+    if n_groups > MAX_EXACT_GROUPS:
+        raise ValueError(
+            f"All 2**K components of {n_groups} groups are more than exact "
+            f"enumeration allows (at most {MAX_EXACT_GROUPS}); the attributions "
+            "and the interaction indices of order up to 3 of the path-dependent "
+            "game take any number of groups."
+        )
+    frac = _cover_shares(tree_model)
+    col_group = tree_model.column_groups(labels)
+    Xm = tree_model.prepare(X)
+    n_chunks = _n_chunks(tree_model)
+    width = (1 << n_groups) * tree_model.n_outputs
+    parts = []
+    with _numba_threads(n_jobs) as parallel:
+        run = _pd_components_parallel if parallel else _pd_components_serial
+        n_slots = _n_slots(n_chunks, parallel)
+        block = _block_rows(tree_model, width, n_slots)
+        for i in range(0, Xm.shape[0], block):
+            parts.append(run(Xm[i:i + block], col_group, *tree_model.arrays(), frac,
+                             int(n_groups), tree_model.max_depth, n_chunks, n_slots))
+    if parts:
+        F = np.concatenate(parts)
+    else:
+        F = np.zeros((0, tree_model.n_outputs, 1 << n_groups))
+    F[:, :, 0] = path_dependent_expected_value(tree_model)[None, :]
+    return F
+
+
+def path_dependent_interactions(tree_model, X, labels, n_groups, weight, order,
+                                dense=None, n_jobs=None):
+    """Values of an interaction index of the path-dependent game, orders 1 to 3.
+
+    Same contract as :func:`._indices.tree_interactions`, without background.
+
+    Parameters
+    ----------
+    tree_model : TreeModel
+    X : array-like, DataFrame or Table
+        Explained rows, in the model's input format.
+    labels : ndarray of shape (n_features,)
+        Group of each input column.
+    n_groups : int
+    weight : callable
+        ``weight(s, t, k)``: the exact weight (a Fraction) of ``m(T)`` in the
+        value of S, for ``|S| = s``, ``|T| = t`` and order k.
+    order : int
+        Largest number of groups in a term, at most :data:`MAX_LEAF_ORDER`.
+    dense : bool or None, default=None
+        Report every term of at most ``order`` groups (True) or the empty
+        term, every group and the terms of 2 or more groups that share a
+        root-to-leaf path (False; the others are exactly 0). None: dense
+        while there are at most ``MAX_DENSE_TERMS`` terms.
+    n_jobs : int or None
+        Threads (None or 1: serial). The result is bit-identical for any value.
+
+    Returns
+    -------
+    values : ndarray of shape (n_rows, n_terms, n_outputs)
+        Index values; the empty term is ``sum_T c(0, |T|, k) m(T)`` with the
+        offset in ``m({})`` (for efficient indices, whose empty term is the
+        base value, replace it by :func:`path_dependent_expected_value`).
+    terms : list of tuple of int
+        The terms, the empty one first, then by size and lexicographically.
+    """
+    order = int(order)
+    if not 1 <= order <= MAX_LEAF_ORDER:
+        raise ValueError(
+            f"The tree path reads interaction indices of order 1 to {MAX_LEAF_ORDER} "
+            f"from the leaves; got max_order={order}."
+        )
+    frac = _cover_shares(tree_model)
+    col_group = tree_model.column_groups(labels)
+    roots, node_int = tree_model.roots, tree_model.node_int
+    support, most = tree_path_terms(roots, node_int, col_group, int(n_groups), order)
+    if most > MAX_PATH_GROUPS:
+        raise _too_many_path_groups(tree_model)
+    if dense is None:
+        dense = _n_terms(n_groups, order) <= MAX_DENSE_TERMS
+    if dense:
+        terms = group_terms(n_groups, order)
+        keys = np.array([term_key(t, n_groups) for t in terms], dtype=np.int64)
+    else:
+        low = np.array([term_key(t, n_groups) for t in group_terms(n_groups, 1)],
+                       dtype=np.int64)
+        keys = np.concatenate([low, support])
+        terms = _decode(keys, n_groups)
+    cap = _path_cap(tree_model)
+    # wtab[s, t] = c(s, t, k) for s <= t (t up to the most groups of a leaf)
+    wtab = np.zeros((order + 1, cap + 1))
+    for s in range(order + 1):
+        for t in range(s, min(cap, n_groups) + 1):
+            wtab[s, t] = float(weight(s, t, order))
+    Xm = tree_model.prepare(X)
+    n_chunks = _n_chunks(tree_model)
+    n_local = sum(comb(cap, s) for s in range(order + 1))
+    parts = []
+    with _numba_threads(n_jobs) as parallel:
+        run = _pd_index_parallel if parallel else _pd_index_serial
+        n_slots = _n_slots(n_chunks, parallel)
+        width = len(terms) * tree_model.n_outputs + n_local
+        block = _block_rows(tree_model, width, n_slots)
+        for i in range(0, Xm.shape[0], block):
+            part, ok = run(Xm[i:i + block], col_group, *tree_model.arrays(), frac,
+                           wtab, keys, int(n_groups), tree_model.max_depth, n_chunks,
+                           n_slots)
+            if not ok:
+                raise _too_many_path_groups(tree_model)
+            parts.append(part)
+    if parts:
+        out = np.concatenate(parts)
+    else:
+        out = np.zeros((0, len(terms), tree_model.n_outputs))
+    # the constant offset is part of the component of the empty coalition
+    out[:, 0, :] += float(weight(0, 0, order)) * tree_model.offset[None, :]
+    return out, terms

@@ -1,0 +1,218 @@
+"""The imputation of the game: conditional games for any model, checked
+against closed forms, and the disagreement split into its two sources."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LinearRegression
+
+from skdecomp import AdaptiveGrouper, Explainer, PairwiseGrouper
+from skdecomp.inspection import agreed_loss, disagreement_sources
+
+from . import _naive
+
+RHO = 0.8
+COV = np.array([[1.0, RHO, 0.0], [RHO, 1.0, 0.0], [0.0, 0.0, 1.0]])
+B = np.array([1.0, -0.5, 2.0])
+C = 1.5
+
+
+def _linear_product(X):
+    return X @ B + C * X[:, 0] * X[:, 1]
+
+
+def _conditional_value(x, S):
+    """E[f(X) | X_S = x_S] for zero-mean Gaussians with covariance COV, closed form."""
+    S = list(S)
+    U = [j for j in range(3) if j not in S]
+    mean = np.zeros(3)
+    cov = np.zeros((3, 3))
+    mean[S] = x[S]
+    if S and U:
+        A = COV[np.ix_(U, S)] @ np.linalg.inv(COV[np.ix_(S, S)])
+        mean[U] = A @ x[S]
+        cov[np.ix_(U, U)] = COV[np.ix_(U, U)] - A @ COV[np.ix_(S, U)]
+    elif not S:
+        cov = COV.copy()
+    return float(mean @ B + C * (cov[0, 1] + mean[0] * mean[1]))
+
+
+@pytest.fixture(scope="module")
+def gaussian():
+    rng = np.random.RandomState(0)
+    return rng.multivariate_normal(np.zeros(3), COV, size=3000)
+
+
+def test_conditional_shapley_matches_closed_form(gaussian):
+    X = gaussian
+    rows = X[:40]
+    explainer = Explainer(_linear_product, imputer="conditional", background=400,
+                          random_state=0).fit(X)
+    assert explainer.imputer_ == "conditional"
+    assert explainer.algorithm_.startswith("model_agnostic")
+    phi = explainer.transform(rows)
+    exact = np.array([
+        _naive.shapley({S: _conditional_value(x, S) for S in _naive.powerset(range(3))}, 3)
+        for x in rows
+    ])
+    spread = _linear_product(X).std()
+    rmse = np.sqrt(np.mean((phi - exact) ** 2))
+    assert rmse < 0.1 * spread, (rmse, spread)
+    # the marginal game is far from it: the check can fail
+    marginal = Explainer(_linear_product, background=400, random_state=0).fit(X)
+    assert np.sqrt(np.mean((marginal.transform(rows) - exact) ** 2)) > 2 * rmse
+    # efficiency: the empty coalition is the mean output over the background
+    pred = _linear_product(rows)
+    np.testing.assert_allclose(phi.sum(axis=1), pred - explainer.expected_value_,
+                               atol=1e-9)
+
+
+def test_conditional_sampled_methods_and_n_jobs(gaussian):
+    X = gaussian[:500]
+    base = dict(imputer="conditional", background=50, random_state=1)
+    one = Explainer(_linear_product, **base).fit(X)
+    two = Explainer(_linear_product, n_jobs=2, batch_size=64, **base).fit(X)
+    rows = X[:5]
+    # the draws do not depend on how model calls are chunked or shared
+    np.testing.assert_array_equal(one.transform(rows), two.transform(rows))
+    res = one.explain(rows, methods=["shapley", "kernel_shap", "permutation_shap",
+                                     "occlusion", "arch", "lime"])
+    pred = _linear_product(rows)
+    for m in ("shapley", "kernel_shap", "permutation_shap"):
+        np.testing.assert_allclose(res[m].values.sum(axis=1),
+                                   pred - one.expected_value_, atol=1e-8)
+    # occlusion and arch are the single-group coalitions of the same game
+    v = one.game_.values(rows, np.eye(3, dtype=bool))
+    np.testing.assert_allclose(res["arch"].values, v[:, :, 0] - one.expected_value_)
+    # a budget that enumerates every coalition gives the exact values
+    full = clone(one).set_params(method="kernel_shap", n_samples=8).fit(X)
+    np.testing.assert_allclose(full.transform(rows), res["shapley"].values, atol=1e-8)
+
+
+class _MeanSampler:
+    """Draws the absent columns from the column means: a user sampler."""
+
+    def __init__(self):
+        self.fitted = 0
+
+    def fit(self, X):
+        self.mean_ = np.asarray(X).mean(axis=0)
+        self.fitted += 1
+        return self
+
+    def sample(self, X, known, n_draws, random_state=None):
+        out = np.broadcast_to(self.mean_, (X.shape[0], n_draws, X.shape[1])).copy()
+        return np.where(known[:, None, :], X[:, None, :], out)
+
+
+def test_user_sampler_is_cloned_and_used(gaussian):
+    sampler = _MeanSampler()
+    X = gaussian[:200]
+    explainer = Explainer(LinearRegression().fit(X, X @ B), imputer=sampler,
+                          background=3, random_state=0).fit(X)
+    assert sampler.fitted == 0 and explainer.sampler_ is not sampler
+    assert explainer.imputer_ == "conditional"
+    # a linear model with the absent columns at their means: the Shapley
+    # value of a column is its coefficient times its distance to the mean
+    rows = X[:4]
+    np.testing.assert_allclose(explainer.transform(rows),
+                               (rows - X.mean(axis=0)) * B, atol=1e-9)
+
+
+def test_conditional_frames_keep_their_columns(gaussian):
+    X = pd.DataFrame(gaussian[:300], columns=["a", "b", "c"])
+    model = LinearRegression().fit(X, _linear_product(gaussian[:300]))
+    explainer = Explainer(model, imputer="conditional", background=20,
+                          groups={"ab": ["a", "b"], "c": ["c"]}, random_state=0).fit(X)
+    phi = explainer.transform(X.iloc[:3])
+    np.testing.assert_allclose(phi.sum(axis=1),
+                               model.predict(X.iloc[:3]) - explainer.expected_value_)
+
+
+def test_disagreement_sources_separate_interaction_from_dependence():
+    rng = np.random.RandomState(0)
+    cov = np.array([[1, 0.9, 0], [0.9, 1, 0], [0, 0, 1]])
+    X = rng.multivariate_normal(np.zeros(3), cov, size=600)
+    additive = disagreement_sources(lambda X: X.sum(axis=1), X, random_state=0)
+    assert additive.interaction < 1e-12
+    assert additive.dependence > 0.2
+    # the dependence sits on the correlated pair
+    assert additive.dependence_per_group[2] < 0.2 * additive.dependence_per_group[0]
+    Z = rng.normal(size=(600, 3))
+    product = disagreement_sources(lambda X: X[:, 0] * X[:, 1] + X[:, 2], Z,
+                                   random_state=0)
+    assert product.dependence < 0.03
+    assert product.interaction > 0.5
+    assert product.dependence >= 0 and additive.interaction >= 0
+    # the interaction part is the AGREED loss on the same rows, per variance
+    explainer = Explainer(lambda X: X[:, 0] * X[:, 1] + X[:, 2], background=200,
+                          random_state=0).fit(Z)
+    rows = Z[np.sort(np.random.RandomState(0).choice(600, 200, replace=False))]
+    loss = agreed_loss(explainer, rows) / _naive_var(rows)
+    assert product.interaction == pytest.approx(loss, rel=1e-9)
+
+
+def _naive_var(rows):
+    return float(np.var(rows[:, 0] * rows[:, 1] + rows[:, 2]))
+
+
+def test_disagreement_sources_of_an_explainer_uses_its_groups(gaussian):
+    X = gaussian[:300]
+    explainer = Explainer(_linear_product, groups=[[0, 1], [2]], background=30,
+                          random_state=0).fit(X)
+    res = disagreement_sources(explainer, X, max_samples=100, random_state=0)
+    assert res.group_names == list(explainer.group_names_)
+    # x0 and x1 in one group, independent of x2: neither source is left but
+    # the sampling noise of a 100-row background (a few per cent)
+    assert res.interaction < 1e-12 and res.dependence < 0.05
+
+
+def test_conditional_agreed_merges_the_dependent_pair():
+    rng = np.random.RandomState(0)
+    cov = np.eye(5)
+    cov[0, 1] = cov[1, 0] = 0.9
+    X = rng.multivariate_normal(np.zeros(5), cov, size=1000)
+
+    def f(X):
+        return X @ np.array([1.0, 1.0, 1.5, 1.0, 1.0])
+
+    default = AdaptiveGrouper(f, random_state=0).fit(X)
+    assert default.n_groups_ == 5
+    conditional = AdaptiveGrouper(f, imputer="conditional", random_state=0).fit(X)
+    assert sorted(map(list, conditional.groups_)) == [[0, 1], [2], [3], [4]]
+    assert conditional.imputer_ == "conditional"
+    # the explainer passes its imputer on to the grouper
+    explainer = Explainer(f, imputer="conditional", groups=AdaptiveGrouper(),
+                          random_state=0, background=50).fit(X)
+    assert explainer.grouper_.imputer == "conditional"
+    assert sorted(map(list, explainer.groups_)) == [[0, 1], [2], [3], [4]]
+    pairwise = PairwiseGrouper(f, imputer="conditional", n_groups=4,
+                               random_state=0).fit(X)
+    assert sorted(map(list, pairwise.groups_)) == [[0, 1], [2], [3], [4]]
+
+
+def test_bad_imputers(gaussian):
+    X = gaussian[:50]
+    with pytest.raises(ValueError, match="imputer"):
+        Explainer(_linear_product, imputer="gaussian").fit(X)
+    with pytest.raises(ValueError, match="path_dependent.*tree"):
+        Explainer(_linear_product, imputer="path_dependent").fit(X)
+    with pytest.raises(ValueError, match="algorithm='tree'"):
+        Explainer(_linear_product, imputer="conditional", algorithm="tree").fit(X)
+    with pytest.raises(ValueError, match="integrated_gradients"):
+        Explainer(_linear_product, imputer="conditional",
+                  method="integrated_gradients").fit(X)
+    explainer = Explainer(_linear_product, imputer="conditional", background=5).fit(X)
+    with pytest.raises(ValueError, match="integrated_gradients"):
+        explainer.explain(X[:2], methods=["integrated_gradients"])
+    with pytest.raises(ValueError, match="marginal"):
+        explainer.game_.hybrid_predictions(X[:2], np.array([1]))
+    frame = pd.DataFrame({"a": X[:, 0], "b": ["u", "v"] * 25})
+    with pytest.raises(ValueError, match="non-numeric"):
+        Explainer(lambda D: D["a"].to_numpy(), imputer="conditional").fit(frame)
+    with pytest.raises(ValueError, match="NaN"):
+        Explainer(lambda Z: np.nan_to_num(Z).sum(axis=1),
+                  imputer="conditional").fit(np.where(X > 1, np.nan, X))
+    with pytest.raises(ValueError, match="fitted"):
+        disagreement_sources(LinearRegression(), X)
