@@ -53,8 +53,7 @@ def disagreement_sources(estimator, X, *, groups=None, sampler=None, max_samples
     ``PFI_k(x) = f(x) - v_x(-G_k)`` under each imputation,
 
     * ``interaction_k = mean_x (PDP^m_k(x) - PFI^m_k(x))**2``,
-    * ``dependence_k = mean_x [(PDP^m_k - PDP^c_k)**2
-      + (PFI^m_k - PFI^c_k)**2] / 2``,
+    * ``dependence_k = mean_x [(PDP^m_k - PDP^c_k)**2 + (PFI^m_k - PFI^c_k)**2] / 2``,
 
     both divided by the variance of the model output on the sample. An
     additive model of dependent columns has no interaction but dependence;

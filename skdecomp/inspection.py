@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._compat import HasMethods, Interval, StrOptions, validate_params
 from ._decomposition import Decomposition
 from ._game import AnchoredStatistics, CoalitionGame
+from ._game._imputation import ConditionalImputer, numeric_rows
 from ._game._kernels import interaction_potentials
 from ._partition import _column_position, group_labels, resolve_groups
 from ._model import as_model, resolve_response
@@ -479,6 +480,60 @@ def _group_permutation_scores(estimator, X, y, sample_weight, cols, random_state
     return np.array(scores)
 
 
+def _group_conditional_scores(estimator, X, X_num, y, sample_weight, cols, random_state,
+                              n_repeats, scorer, max_samples, sampler):
+    """Scores with the columns ``cols`` drawn given the others, ``n_repeats`` times.
+
+    Conditional permutation importance: draw ``r`` of every row replaces the
+    group's columns by a draw from the sampler given the row's other columns,
+    so the group's link to the target is broken but its dependence on the
+    other columns is kept.
+    """
+    random_state = check_random_state(random_state)
+    rows = np.arange(X.shape[0])
+    if max_samples < X.shape[0]:
+        rows = sample_without_replacement(
+            X.shape[0], max_samples, random_state=random_state
+        )
+        y = None if y is None else (y.iloc[rows] if hasattr(y, "iloc") else y[rows])
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight)[rows]
+    X_perm = X.iloc[rows].copy() if hasattr(X, "iloc") else X[rows].copy()
+    known = np.ones((rows.size, X.shape[1]), dtype=bool)
+    known[:, cols] = False
+    draws = sampler.sample(X_num[rows], known, n_repeats, random_state=random_state)
+    scores = []
+    for r in range(n_repeats):
+        if hasattr(X_perm, "iloc"):
+            for j in cols:
+                name = X_perm.columns[j]
+                values = draws[:, r, j]
+                try:
+                    values = values.astype(X_perm.dtypes.iloc[j])
+                except (TypeError, ValueError):
+                    pass
+                X_perm[name] = values
+        else:
+            X_perm[:, cols] = draws[:, r, cols]
+        scores.append(_score(scorer, estimator, X_perm, y, sample_weight))
+    if isinstance(scores[0], dict):
+        return {k: np.array([s[k] for s in scores]) for k in scores[0]}
+    return np.array(scores)
+
+
+def _fit_sampler(imputer, sampler, X, random_state, who):
+    """The conditional sampler fitted on X, or None for the marginal form."""
+    if imputer == "marginal":
+        if sampler is not None:
+            raise ValueError(
+                f"{who}: sampler is used with imputer='conditional' only; set "
+                "imputer='conditional' or leave sampler=None."
+            )
+        return None, None
+    X_num = numeric_rows(X, "X")
+    return ConditionalImputer.fit(sampler, X_num, 1, random_state).sampler, X_num
+
+
 def _importances_bunch(baseline, permuted, names):
     importances = baseline - permuted
     return Bunch(
@@ -504,6 +559,8 @@ def _importances_bunch(baseline, permuted, names):
             Interval(Integral, 1, None, closed="left"),
             Interval(Real, 0, 1, closed="right"),
         ],
+        "imputer": [StrOptions({"marginal", "conditional"})],
+        "sampler": [None, HasMethods(["fit", "sample"])],
     },
     prefer_skip_nested_validation=True,
 )
@@ -519,8 +576,10 @@ def permutation_importance(
     random_state=None,
     sample_weight=None,
     max_samples=1.0,
+    imputer="marginal",
+    sampler=None,
 ):
-    """Grouped permutation importance.
+    """Grouped permutation importance, marginal or conditional.
 
     The decrease of the score when the columns of a group are permuted
     jointly (the same row shuffle for every column of the group), so the
@@ -555,6 +614,17 @@ def permutation_importance(
         Sample weights passed to the scorer.
     max_samples : int or float, default=1.0
         Rows drawn (without replacement) for each group's repeats.
+    imputer : {"marginal", "conditional"}, default="marginal"
+        ``"marginal"`` permutes the group's columns (PFI). ``"conditional"``
+        replaces them in every row by a draw from a conditional sampler,
+        fitted on X, given the row's other columns (conditional PFI, Strobl
+        et al., BMC Bioinformatics 2008; see :ref:`imputation`): only what
+        the group adds to the columns it depends on counts. X must be
+        numeric.
+    sampler : object or None, default=None
+        The conditional sampler (``fit(X)``, ``sample(X, known, n_draws,
+        random_state)``); None uses :class:`~skdecomp.GaussianCopulaSampler`.
+        Used with ``imputer="conditional"`` only.
 
     Returns
     -------
@@ -576,15 +646,27 @@ def permutation_importance(
         )
     if max_samples < 1:
         raise ValueError("max_samples leaves no row; increase it.")
+    fitted_sampler, X_num = _fit_sampler(imputer, sampler, X, random_seed,
+                                         "permutation_importance")
     scorer = check_scoring(estimator, scoring=scoring)
     baseline = _score(scorer, estimator, X, y, sample_weight)
-    scores = Parallel(n_jobs=n_jobs)(
-        delayed(_group_permutation_scores)(
-            estimator, X, y, sample_weight, cols, random_seed, n_repeats,
-            scorer, max_samples,
+    if fitted_sampler is None:
+        jobs = (
+            delayed(_group_permutation_scores)(
+                estimator, X, y, sample_weight, cols, random_seed, n_repeats,
+                scorer, max_samples,
+            )
+            for cols in positions
         )
-        for cols in positions
-    )
+    else:
+        jobs = (
+            delayed(_group_conditional_scores)(
+                estimator, X, X_num, y, sample_weight, cols, random_seed, n_repeats,
+                scorer, max_samples, fitted_sampler,
+            )
+            for cols in positions
+        )
+    scores = Parallel(n_jobs=n_jobs)(jobs)
     if isinstance(baseline, dict):
         return {
             name: _importances_bunch(
@@ -701,6 +783,8 @@ def _assign(X_eval, X, cols, point):
         ],
         "sample_weight": ["array-like", None],
         "random_state": ["random_state"],
+        "imputer": [StrOptions({"marginal", "conditional"})],
+        "sampler": [None, HasMethods(["fit", "sample"])],
     },
     prefer_skip_nested_validation=True,
 )
@@ -716,8 +800,10 @@ def partial_dependence(
     response_method="auto",
     sample_weight=None,
     random_state=None,
+    imputer="marginal",
+    sampler=None,
 ):
-    """Joint partial dependence (PDP) and ICE of a group of columns.
+    """Joint partial dependence (PDP) and ICE of a group of columns, or its M-plot.
 
     For every grid point g, the columns of the group are set to g in every
     row of X and the model is evaluated (brute force): ``individual`` holds
@@ -761,7 +847,19 @@ def partial_dependence(
     sample_weight : array-like of shape (n_samples,), default=None
         Weights of the rows in the average.
     random_state : int, RandomState instance or None, default=None
-        Draws the observed joint values of a big group.
+        Draws the observed joint values of a big group, and the conditional
+        draws.
+    imputer : {"marginal", "conditional"}, default="marginal"
+        ``"marginal"``: the PDP above. ``"conditional"``: the conditional
+        expectation ``E[f(X) | X_G = g]`` (the M-plot of Apley & Zhu, JRSS-B
+        2020), the mean of the model over ``n_samples`` draws of the other
+        columns given g from a conditional sampler fitted on X (see
+        :ref:`imputation`). It has no ICE curves (``kind="average"`` only)
+        and no ``sample_weight``; X must be numeric.
+    sampler : object or None, default=None
+        The conditional sampler (``fit(X)``, ``sample(X, known, n_draws,
+        random_state)``); None uses :class:`~skdecomp.GaussianCopulaSampler`.
+        Used with ``imputer="conditional"`` only.
 
     Returns
     -------
@@ -842,6 +940,24 @@ def partial_dependence(
     response, _ = resolve_response(
         estimator, response_method, None, X.iloc[:1] if hasattr(X, "iloc") else X[:1]
     )
+    if imputer == "conditional":
+        if kind != "average":
+            raise ValueError(
+                f"kind={kind!r}: the conditional expectation has no ICE curves, "
+                "only its average; use kind='average' or imputer='marginal'."
+            )
+        if sample_weight is not None:
+            raise ValueError(
+                "sample_weight weighs the rows of X in the PDP's average, but "
+                "imputer='conditional' averages over draws; leave sample_weight=None "
+                "or use imputer='marginal'."
+            )
+        rng = check_random_state(random_state)
+        fitted, X_num = _fit_sampler(imputer, sampler, X, rng, "partial_dependence")
+        average = _conditional_dependence(response, fitted, X, X_num, cols, points, rng)
+        return Bunch(grid=points, grid_values=grid_values, columns=np.asarray(cols),
+                     average=average.T.reshape(-1, *shape))
+    _fit_sampler(imputer, sampler, X, None, "partial_dependence")
     if hasattr(X, "iloc"):
         X_eval = X.copy()
     elif np.issubdtype(X.dtype, np.number) and np.issubdtype(points.dtype, np.number):
@@ -860,3 +976,33 @@ def partial_dependence(
     if kind in ("individual", "both"):
         result["individual"] = np.transpose(preds, (2, 1, 0)).reshape(-1, n, *shape)
     return result
+
+
+def _conditional_dependence(response, sampler, X, X_num, cols, points, rng):
+    """E[f(X) | X_cols = point] for every grid point, (n_points, n_outputs)."""
+    try:
+        points = np.asarray(points, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "imputer='conditional' draws numbers, but the grid holds values that "
+            "are not numbers; give a numeric grid or use imputer='marginal'."
+        ) from None
+    n, p = X_num.shape
+    known = np.zeros((1, p), dtype=bool)
+    known[0, cols] = True
+    seed = rng.randint(np.iinfo(np.int32).max)
+    out = []
+    for point in points:
+        row = X_num[:1].copy()
+        row[0, cols] = point
+        draws = sampler.sample(row, known, n, random_state=seed)[0]
+        if hasattr(X, "iloc"):
+            frame = pd.DataFrame(draws, columns=X.columns, index=X.index)
+            for j, name in enumerate(X.columns):
+                try:
+                    frame[name] = frame[name].astype(X.dtypes.iloc[j])
+                except (TypeError, ValueError):
+                    pass
+            draws = frame
+        out.append(np.asarray(response(draws), dtype=np.float64).mean(axis=0))
+    return np.stack(out, axis=0)

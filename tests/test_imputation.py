@@ -216,3 +216,59 @@ def test_bad_imputers(gaussian):
                   imputer="conditional").fit(np.where(X > 1, np.nan, X))
     with pytest.raises(ValueError, match="fitted"):
         disagreement_sources(LinearRegression(), X)
+
+
+def test_conditional_permutation_importance_and_m_plot_closed_forms():
+    # y = x0 + x1 + x2 with corr(x0, x1) = RHO: permuting x0 costs 2 Var(x0)
+    # of squared error, drawing it given x1 only 2 Var(x0 | x1) = 2 (1 - RHO**2);
+    # the M-plot of x0 is E[f | x0 = g] = g (1 + RHO), the PDP g
+    from skdecomp.inspection import partial_dependence, permutation_importance
+
+    X = np.random.RandomState(1).multivariate_normal(np.zeros(3), COV, size=4000)
+    y = X.sum(axis=1)
+    model = LinearRegression().fit(X, y)
+    kw = dict(scoring="neg_mean_squared_error", n_repeats=5, random_state=0)
+    marginal = permutation_importance(model, X, y, **kw)
+    conditional = permutation_importance(model, X, y, imputer="conditional", **kw)
+    np.testing.assert_allclose(marginal.importances_mean, 2.0, rtol=0.08)
+    np.testing.assert_allclose(conditional.importances_mean,
+                               [2 * (1 - RHO**2)] * 2 + [2.0], rtol=0.08)
+    grid = [[-1.0], [0.0], [1.5]]
+    pdp = partial_dependence(model, X, 0, grid=grid)
+    mplot = partial_dependence(model, X, 0, grid=grid, imputer="conditional",
+                               random_state=0)
+    g = np.ravel(grid)
+    np.testing.assert_allclose(pdp.average[0], g + X[:, 1:].sum(axis=1).mean(),
+                               atol=1e-9)
+    np.testing.assert_allclose(mplot.average[0], g * (1 + RHO), atol=0.08)
+    # the same seed, the same draws; a frame gives the same numbers
+    again = permutation_importance(model, X, y, imputer="conditional", **kw)
+    np.testing.assert_array_equal(again.importances, conditional.importances)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    by_name = permutation_importance(LinearRegression().fit(frame, y), frame, y,
+                                     imputer="conditional", **kw)
+    np.testing.assert_allclose(by_name.importances, conditional.importances)
+
+
+def test_conditional_inspection_refuses_what_it_cannot_do(gaussian):
+    from skdecomp.inspection import partial_dependence, permutation_importance
+
+    X = gaussian[:100]
+    model = LinearRegression().fit(X, X @ B)
+    with pytest.raises(ValueError, match="ICE"):
+        partial_dependence(model, X, 0, imputer="conditional", kind="both")
+    with pytest.raises(ValueError, match="sample_weight"):
+        partial_dependence(model, X, 0, imputer="conditional",
+                           sample_weight=np.ones(100))
+    with pytest.raises(ValueError, match="imputer='conditional' only"):
+        permutation_importance(model, X, X @ B, sampler=_MeanSampler())
+    frame = pd.DataFrame({"a": X[:, 0], "b": ["u", "v"] * 50})
+    with pytest.raises(ValueError, match="non-numeric"):
+        permutation_importance(model, frame, X[:, 0], imputer="conditional")
+    # a user sampler is cloned and fitted on X, not the one passed
+    sampler = _MeanSampler()
+    res = permutation_importance(model, X, X @ B, imputer="conditional", sampler=sampler,
+                                 scoring="neg_mean_squared_error", random_state=0)
+    assert sampler.fitted == 0
+    # the column at its mean: the error is Var(b_j x_j) exactly
+    np.testing.assert_allclose(res.importances_mean, B**2 * X.var(axis=0), rtol=1e-9)
