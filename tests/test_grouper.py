@@ -701,3 +701,22 @@ def test_disagreement_and_unfaithfulness_fall_along_history_on_diabetes(strategy
             assert rho >= 0.6 and steps_down[q] >= 5, (rho, curves[:, q])
         else:
             assert rho >= 0.9 and steps_down[q] >= 6, (rho, curves[:, q])
+
+
+def test_rel_tol_alone_is_the_papers_rule():
+    # strategy="auto": rel_tol selects the paper's merge order, which on a
+    # chained function differs from the per-pair order of the default
+    data = make_block_function(200, n_features=7, random_state=5)
+    for rel_tol in (0.0, 0.25, 0.6):
+        auto = AdaptiveGrouper(data.function, max_samples=25, rel_tol=rel_tol,
+                               random_state=1).fit(data.data)
+        paper = AdaptiveGrouper(data.function, max_samples=25, rel_tol=rel_tol,
+                                strategy="paper", random_state=1).fit(data.data)
+        assert auto.strategy_ == paper.strategy_ == "paper"
+        assert auto.groups_ == paper.groups_
+        assert [h["groups"] for h in auto.history_] == [h["groups"] for h in paper.history_]
+    default = AdaptiveGrouper(data.function, max_samples=25, random_state=1).fit(data.data)
+    assert default.strategy_ == "pairs"
+    told = AdaptiveGrouper(data.function, max_samples=25, n_groups=3,
+                           random_state=1).fit(data.data)
+    assert told.strategy_ == "pairs"

@@ -143,8 +143,11 @@ class AdaptiveGrouper(_BaseGrouper):
         interaction strength
         ``mean_n I_ij.mean(1)[n]**2 + mean_m I_ij.mean(0)[m]**2``.
 
-    strategy : {"pairs", "paper"}, default="pairs"
-        Which merge is made at every step. "pairs": the pair of groups of
+    strategy : {"auto", "pairs", "paper"}, default="auto"
+        Which merge is made at every step. "auto": "paper" when ``rel_tol``
+        is given (the AGREED paper's rule: ``AdaptiveGrouper(model,
+        rel_tol=0.25)`` gives the paper's partitions), "pairs" otherwise.
+        "pairs": the pair of groups of
         largest score per pair of columns it joins, ``score / (|G_i|
         |G_j|)``, among the pairs with one of the 24 groups of largest Psi
         (all pairs up to 25 groups; a pair of groups i and j lowers the loss
@@ -159,7 +162,7 @@ class AdaptiveGrouper(_BaseGrouper):
         its small interactions with every other column, so it stays the
         largest and absorbs one column after another (see
         :ref:`agreed_fitted`). Images always use the paper's rule, with
-        merges limited to adjacent groups.
+        merges limited to adjacent groups. The rule used is ``strategy_``.
 
     initial_groups : None, list of lists, dict, grouper or label map, default=None
         Partition to start from (e.g. one-hot blocks kept together); None
@@ -324,6 +327,9 @@ class AdaptiveGrouper(_BaseGrouper):
         images, the first image's.
     initial_loss_ : float
         AGREED loss of the initial partition.
+    strategy_ : str
+        The merge rule used: ``"pairs"`` or ``"paper"`` (tables; images
+        always use the paper's rule).
     initial_groups_ : list of list of int
         The partition merging started from.
     initial_group_names_ : ndarray of str
@@ -398,7 +404,7 @@ class AdaptiveGrouper(_BaseGrouper):
         "n_groups": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "rel_tol": [Interval(Real, 0, 1, closed="both"), None],
         "merge_score": [StrOptions({"loss", "interaction"})],
-        "strategy": [StrOptions({"pairs", "paper"})],
+        "strategy": [StrOptions({"auto", "pairs", "paper"})],
         "initial_groups": [None, list, tuple, dict, HasMethods(["fit"]), np.ndarray],
         "response_method": [
             StrOptions({"auto", "predict", "predict_proba", "decision_function", "log_odds",
@@ -429,7 +435,7 @@ class AdaptiveGrouper(_BaseGrouper):
         n_groups="auto",
         rel_tol=None,
         merge_score="loss",
-        strategy="pairs",
+        strategy="auto",
         initial_groups=None,
         response_method="auto",
         target=None,
@@ -504,6 +510,9 @@ class AdaptiveGrouper(_BaseGrouper):
         initial, names = resolve_groups(self.initial_groups, X.shape[1], feature_names)
         rng = check_random_state(self.random_state)
         auto = not isinstance(self.n_groups, Integral) and self.rel_tol is None
+        self.strategy_ = self.strategy
+        if self.strategy == "auto":
+            self.strategy_ = "pairs" if self.rel_tol is None else "paper"
         # groups are kept in the order of their first column
         order = np.argsort([int(g[0]) for g in initial], kind="stable")
         groups = [initial[k] for k in order]
@@ -529,7 +538,7 @@ class AdaptiveGrouper(_BaseGrouper):
             progress=bar,
             max_group_size=self.max_group_size,
             accept=held,
-            strategy=self.strategy,
+            strategy=self.strategy_,
         )
         bar.close()
         # a merged group is named after its two parts, in merge order
@@ -599,6 +608,7 @@ class AdaptiveGrouper(_BaseGrouper):
                 "game; imputer applies to tabular data only. Use "
                 "imputer='marginal' (the default) for images."
             )
+        self.strategy_ = "paper"
         flat, image_shape = as_image_rows(X, self.image_shape)
         flat = validate_data(self, flat, dtype="numeric", ensure_min_features=1, reset=True)
         self.image_shape_ = image_shape = check_image_shape(image_shape, flat.shape[1])
