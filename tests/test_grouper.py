@@ -720,3 +720,34 @@ def test_rel_tol_alone_is_the_papers_rule():
     told = AdaptiveGrouper(data.function, max_samples=25, n_groups=3,
                            random_state=1).fit(data.data)
     assert told.strategy_ == "pairs"
+
+
+def test_path_goes_past_the_stop_to_one_group():
+    data = make_block_function(300, n_features=7, random_state=5)
+    f = data.function
+    # a price no merge pays: the default stops at once on the held-out rows
+    g = AdaptiveGrouper(f, max_samples=30, group_penalty=10.0,
+                        random_state=1).fit(data.data)
+    assert g.stop_reason_ == "held_out" and g.n_groups_ == 7
+    path = g.path_
+    # to one group or, as here (three additive blocks), to a loss of 0
+    end = path[-1]["n_groups"]
+    assert [p["n_groups"] for p in path] == list(range(7, end - 1, -1))
+    assert end == 3 and path[-2]["loss"] > 1e-6
+    assert [p["chosen"] for p in path].count(True) == 1
+    assert path[0]["chosen"] and path[0]["merged"] is None
+    # the first merges of the path are those of the history
+    assert [p["merged"] for p in path[1:len(g.history_) + 1]] == [
+        h["names"] for h in g.history_]
+    S = np.asarray(g.background_)
+    for p in path:
+        groups = g.cut(p["n_groups"])
+        assert p["largest_group"] == max(len(c) for c in groups)
+        assert p["loss"] == pytest.approx(naive_loss(f, S, groups), rel=1e-8, abs=1e-12)
+        assert p["held_out_loss"] is not None
+    assert path[-1]["remaining_share"] == pytest.approx(0.0, abs=1e-12)
+    assert path[0]["remaining_share"] == 1.0
+    # a number of groups asked for: no path past it
+    told = AdaptiveGrouper(f, max_samples=30, n_groups=4, random_state=1).fit(data.data)
+    assert [p["n_groups"] for p in told.path_] == [7, 6, 5, 4]
+    assert told.path_[-1]["chosen"] and told.path_[-1]["held_out_loss"] is None

@@ -300,6 +300,21 @@ class AdaptiveGrouper(_BaseGrouper):
         the held-out rows, the smallest decrease that pays for the merge;
         None without held-out rows) and ``"accepted"`` (False for a merge
         refused on the held-out rows, which is not in ``groups_``).
+    path_ : list of dict
+        Tables: every partition along the merges, from the initial one, and
+        past the stopping point (unless ``n_groups`` is a number) to a
+        single group, to a loss of 0, or until the merges past the stop
+        have cost as much as those up to it. Keys: ``"n_groups"``,
+        ``"merged"`` (the names of the two groups merged into it, None for
+        the initial partition), ``"loss"`` (on the sample),
+        ``"held_out_loss"`` (None without held-out rows),
+        ``"largest_group"`` (columns of the largest group),
+        ``"remaining_share"`` (the disagreement left: the share of the
+        initial loss, held-out when there are held-out rows) and
+        ``"chosen"`` (True for ``groups_``). :meth:`cut` gives the groups of
+        any of them; :meth:`GroupingDisplay.from_estimator
+        <skdecomp.plot.GroupingDisplay.from_estimator>` draws the
+        trade-off.
     loss_ : float
         AGREED loss of the final partition on the sample.
     remaining_share_ : float
@@ -539,10 +554,12 @@ class AdaptiveGrouper(_BaseGrouper):
             max_group_size=self.max_group_size,
             accept=held,
             strategy=self.strategy_,
+            path=not isinstance(self.n_groups, Integral),
         )
         bar.close()
         # a merged group is named after its two parts, in merge order
-        for a, b in tree.children:
+        full = tree.with_tail()
+        for a, b in full.children:
             names.append(f"{names[a]}:{names[b]}")
         self._set_merges([tree], groups, names, held_out=held)
         self.model_calls_ = ev.model_calls + (0 if held is None else held.stats.model_calls)
@@ -557,7 +574,38 @@ class AdaptiveGrouper(_BaseGrouper):
             self._set_remaining(self.initial_loss_, self.loss_, ev.variance)
         else:
             self._set_remaining(held.losses[0], held.losses[n_kept], held.stats.variance)
+        self._set_path(full, names, n_kept, held,
+                       ev.variance if held is None else held.stats.variance)
         return self
+
+    def _set_path(self, full, names, n_kept, held, variance):
+        """``path_``: every partition along the merges, past the stop too."""
+        sizes = {k: len(g) for k, g in enumerate(self.initial_groups_)}
+        largest = max(sizes.values())
+        base = held.losses[0] if held is not None else full.losses[0]
+        tiny = _ATOL * max(variance, np.finfo(float).tiny)
+        self._path_tree = full
+        self.path_ = []
+        for t in range(full.n_merges + 1):
+            merged = None
+            if t:
+                a, b = full.children[t - 1]
+                sizes[full.n_leaves + t - 1] = sizes[a] + sizes[b]
+                largest = max(largest, sizes[a] + sizes[b])
+                merged = (names[a], names[b])
+            held_loss = held.losses[t] if held is not None and t < len(held.losses) else None
+            left = held_loss if held is not None else full.losses[t]
+            self.path_.append({
+                "n_groups": full.n_leaves - t,
+                "merged": merged,
+                "loss": full.losses[t],
+                "held_out_loss": held_loss,
+                "largest_group": int(largest),
+                "remaining_share": (
+                    None if left is None else float(left / base) if base > tiny else 0.0
+                ),
+                "chosen": t == n_kept,
+            })
 
     def _set_remaining(self, initial, final, variance):
         """Set remaining_share_ and useful_partition_ from the loss before and after."""
@@ -721,13 +769,13 @@ class AdaptiveGrouper(_BaseGrouper):
         return relabel(labels[self.initial_label_maps_[image]])
 
     def cut(self, n_groups):
-        """The partition with ``n_groups`` groups along the merge history.
+        """The partition with ``n_groups`` groups along the merge path.
 
         Parameters
         ----------
         n_groups : int
-            Between ``n_groups_`` (the end of the history) and the number of
-            initial groups.
+            Between the end of the merge path (``path_``, which goes past
+            ``n_groups_`` for tables) and the number of initial groups.
 
         Returns
         -------
@@ -735,8 +783,9 @@ class AdaptiveGrouper(_BaseGrouper):
             Column positions of each group, ordered by their first column.
         """
         check_is_fitted(self)
+        tree = getattr(self, "_path_tree", self._trees[0])
         n_initial = len(self.initial_groups_)
-        n_end = n_initial - len(self.history_)
+        n_end = n_initial - tree.n_merges
         if (
             not isinstance(n_groups, Integral)
             or isinstance(n_groups, bool)
@@ -747,7 +796,7 @@ class AdaptiveGrouper(_BaseGrouper):
                 f"from {n_initial} to {n_end} groups; refit with a "
                 "smaller n_groups (or rel_tol=0) to go further."
             )
-        _, labels = cut(self._trees[0], n_groups)
+        _, labels = cut(tree, n_groups)
         return self._cut_groups(labels)
 
     def cut_label_map(self, n_groups, image=0):

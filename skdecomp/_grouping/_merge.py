@@ -71,6 +71,10 @@ class MergeTree:
         Rows sent to the model so far, after every merge.
     stop_reason : str, default="n_groups"
         Why the merges stopped (see :func:`greedy_merges`).
+    tail : MergeTree or None, default=None
+        The merges made past the stopping point (``path=True`` of
+        :func:`greedy_merges`), as a tree whose leaves are the nodes of this
+        tree left at its end, in the order of their first unit.
 
     Attributes
     ----------
@@ -78,13 +82,40 @@ class MergeTree:
         Number of merges.
     """
 
-    def __init__(self, n_leaves, children, scores, losses, model_calls, stop_reason="n_groups"):
+    def __init__(self, n_leaves, children, scores, losses, model_calls,
+                 stop_reason="n_groups", tail=None):
         self.n_leaves = int(n_leaves)
         self.stop_reason = str(stop_reason)
         self.children = np.asarray(children, dtype=np.int64).reshape(-1, 2)
         self.scores = [float(s) for s in scores]
         self.losses = [float(v) for v in losses]
         self.model_calls = [int(c) for c in model_calls]
+        self.tail = tail
+
+    def with_tail(self):
+        """This tree and its tail as one tree of the same leaves.
+
+        Returns
+        -------
+        tree : MergeTree
+            All merges, those past the stopping point included; its own
+            ``tail`` is None.
+        """
+        if self.tail is None or self.tail.n_merges == 0:
+            return self
+        # the tail's leaf k is the k-th node left at the end, by first leaf
+        nodes, _ = cut(self, self.n_leaves - self.n_merges)
+        ids = list(nodes) + [self.n_leaves + self.n_merges + t
+                             for t in range(self.tail.n_merges)]
+        children = [[ids[a], ids[b]] for a, b in self.tail.children]
+        return MergeTree(
+            self.n_leaves,
+            np.concatenate([self.children, np.asarray(children).reshape(-1, 2)]),
+            self.scores + self.tail.scores,
+            self.losses + self.tail.losses[1:],
+            self.model_calls + self.tail.model_calls,
+            stop_reason=self.stop_reason,
+        )
 
     @property
     def n_merges(self):
@@ -302,6 +333,7 @@ def _evaluate(evaluator, requests):
         ]
     )
     for (pb, base, parts), stats in zip(requests, results):
+        pb.asked += len(parts)
         if base is None:
             psi = evaluator.potentials_from(stats)
             for t, k in enumerate(parts):
@@ -325,6 +357,7 @@ def greedy_merges(
     max_group_size=None,
     accept=None,
     strategy="paper",
+    path=False,
 ):
     """Run the greedy merges of AGREED on one or several partitions in lockstep.
 
@@ -400,6 +433,12 @@ def greedy_merges(
         problem stops when it returns False.
     strategy : {"paper", "pairs"}, default="paper"
         Which merge is made at every step (see above).
+    path : bool, default=False
+        Go on merging past the stopping point, with the same rule, and keep
+        those merges as the tree's ``tail``: to a single group, to a loss of
+        0, or until the merges past the stop have asked for as many union
+        statistics as those up to it (so the path at most doubles the
+        cost). ``accept`` is still called on them; its answer is ignored.
 
     Returns
     -------
@@ -416,6 +455,9 @@ def greedy_merges(
         )
         for p, groups in enumerate(initial_groups)
     ]
+    for pb in partitions:
+        pb.n_stop = None  # merges up to the stopping point, once past it
+        pb.asked = 0  # union statistics asked for
     if strategy not in ("paper", "pairs"):
         raise ValueError(f"strategy={strategy!r} is not 'paper' or 'pairs'.")
     pairs = strategy == "pairs"
@@ -434,14 +476,23 @@ def greedy_merges(
         pb.losses.append(pb.loss())
         pb.atol = _ATOL * max(evaluator.output_variance(pb.index), tiny)
 
+    def past(pb, reason):
+        """Record the stopping point; whether the path goes on past it."""
+        if pb.n_stop is None:
+            pb.stop_reason = reason
+            pb.n_stop, pb.asked_at_stop = len(pb.children), pb.asked
+        return path and len(pb.active) > 1 and pb.losses[-1] > pb.atol
+
     def stop(pb):
+        if pb.n_stop is not None:
+            # past the stopping point: to one group, a loss of 0 or the budget
+            return (len(pb.active) <= 1 or pb.losses[-1] <= pb.atol
+                    or pb.asked - pb.asked_at_stop >= max(pb.asked_at_stop, 1))
         K = len(pb.active)
         if K <= 1 or (n_groups is not None and K <= n_groups):
-            pb.stop_reason = "n_groups"
-            return True
+            return not past(pb, "n_groups")
         if n_groups is None and pb.losses[-1] <= max(rel_tol * pb.losses[0], pb.atol):
-            pb.stop_reason = "rel_tol"
-            return True
+            return not past(pb, "rel_tol")
         return False
 
     for pb in partitions:
@@ -472,7 +523,8 @@ def greedy_merges(
                     pb.neighbours is None
                     or any(pb.neighbours[k] for k in pb.active)
                 )
-                pb.stop_reason = "max_group_size" if bounded else "connectivity"
+                if pb.n_stop is None:
+                    pb.stop_reason = "max_group_size" if bounded else "connectivity"
                 continue
             i = pb.active[int(np.argmax(psi))]
             cands = pb.candidates(i)
@@ -490,15 +542,17 @@ def greedy_merges(
                 # strategy "pairs": the best pair with a group of ``i``
                 best = _best_pair(pb, evaluator, merge_score, i)
                 if best is None:
-                    pb.done, pb.stop_reason = True, "max_group_size"
+                    pb.done = True
+                    if pb.n_stop is None:
+                        pb.stop_reason = "max_group_size"
                     continue
                 (a, b), score, psi_union = best
                 n_pairs = pb.units[a].size * pb.units[b].size
                 g = pb.merge(a, b, pb.unions[_pair(a, b)], psi_union, score)
-                if accept is not None and not accept(
-                    pb.index, a, b, g, pb.units[g], n_pairs
-                ):
-                    pb.done, pb.stop_reason = True, "held_out"
+                if (accept is not None
+                        and not accept(pb.index, a, b, g, pb.units[g], n_pairs)
+                        and pb.n_stop is None):
+                    pb.done = not past(pb, "held_out")
                 else:
                     pb.done = stop(pb)
                 continue
@@ -515,8 +569,10 @@ def greedy_merges(
             j = cands[best]
             n_pairs = pb.units[i].size * pb.units[j].size
             g = pb.merge(i, j, unions[best], psi_union[best], float(scores[best]))
-            if accept is not None and not accept(pb.index, i, j, g, pb.units[g], n_pairs):
-                pb.done, pb.stop_reason = True, "held_out"
+            if (accept is not None
+                    and not accept(pb.index, i, j, g, pb.units[g], n_pairs)
+                    and pb.n_stop is None):
+                pb.done = not past(pb, "held_out")
             else:
                 pb.done = stop(pb)
             if pb.neighbours is not None and not pb.done:
@@ -529,14 +585,34 @@ def greedy_merges(
                 pb.model_calls.append(evaluator.model_calls)
         if progress is not None:
             progress.update(len(chosen))
-    return [
-        MergeTree(
-            pb.n_leaves,
-            pb.children,
-            pb.scores,
-            pb.losses,
-            pb.model_calls,
-            stop_reason=pb.stop_reason,
+    return [_tree_of(pb) for pb in partitions]
+
+
+def _tree_of(pb):
+    """The MergeTree of a partition, with the merges past its stop as its tail."""
+    n = len(pb.children) if pb.n_stop is None else pb.n_stop
+    tail = None
+    if n < len(pb.children):
+        # the tail's leaves: the nodes left at the stop, by their first unit
+        head = MergeTree(pb.n_leaves, pb.children[:n], [], [], [])
+        nodes, _ = cut(head, pb.n_leaves - n)
+        ids = {int(node): k for k, node in enumerate(nodes)}
+        for t in range(n, len(pb.children)):
+            ids[pb.n_leaves + t] = len(nodes) + t - n
+        tail = MergeTree(
+            len(nodes),
+            [[ids[a], ids[b]] for a, b in pb.children[n:]],
+            pb.scores[n:],
+            pb.losses[n:],
+            pb.model_calls[n:],
+            stop_reason="path",
         )
-        for pb in partitions
-    ]
+    return MergeTree(
+        pb.n_leaves,
+        pb.children[:n],
+        pb.scores[:n],
+        pb.losses[: n + 1],
+        pb.model_calls[:n],
+        stop_reason=pb.stop_reason,
+        tail=tail,
+    )
