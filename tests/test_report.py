@@ -353,7 +353,8 @@ def test_report_draws_each_method_in_its_display_colour():
 
 # -- the analysis is unchanged from the recorded one --------------------------------
 #: results the analysis gained after the recording (new sections, not changes)
-ADDED_SINCE_RECORDING = {"results['interactions']['index']", "results['regions']"}
+ADDED_SINCE_RECORDING = {"results['interactions']['index']", "results['regions']",
+                         "results['agreed']['path']"}
 
 
 def _compare(new, old, path="results"):
@@ -723,3 +724,26 @@ def test_table_with_text_columns_gets_a_note_instead_of_the_sources():
     assert res["sources"] is None
     assert ("Dependence between columns was not measured: column 'b' has missing "
             "values") in " ".join(res["notes"])
+
+
+def test_agreed_section_says_what_the_next_coarser_partitions_buy():
+    res = dict(_recording()["demo"], seconds=1.0)
+    path = res["agreed"]["path"]
+    # the demo keeps the ten columns; the path goes on to one group
+    assert [p["n_groups"] for p in path][:2] == [10, 9] and path[0]["chosen"]
+    assert path[-1]["n_groups"] == 1 and path[-1]["remaining_share"] == pytest.approx(0)
+    steps = _page._path_steps(res["agreed"])
+    assert [s["words"] for s in steps] == ["cut the disagreement left in half",
+                                           "cut it to a tenth"]
+    for s, target in zip(steps, (0.5, 0.1)):
+        hit = next(p for p in path[1:] if p["remaining_share"] <= target)
+        assert (s["n_groups"], s["largest"]) == (hit["n_groups"], hit["largest_group"])
+        assert s["merges"][0] == " + ".join(path[1]["merged"])
+        assert len(s["merges"]) + s["more"] == 10 - hit["n_groups"]
+    section = _section(_report.render_html(res, _figures.make_figures(res)), "agreed")
+    assert "next merges would buy:" in section
+    assert f"{steps[0]['n_groups']} groups, the\nlargest of {steps[0]['largest']}" in section
+    assert 'data-figure="agreed_path"' in section
+    # a partition that leaves nothing has nothing to buy
+    done = dict(res["agreed"], path=[dict(p, chosen=p["n_groups"] == 1) for p in path])
+    assert _page._path_steps(done) == []

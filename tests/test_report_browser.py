@@ -142,6 +142,8 @@ def test_report_in_headless_chromium(case, tmp_path):
         want.add("interaction_terms")
     if results["agreed"]["merges"]:  # merges tried, kept or refused
         want.add("agreed_curve")
+    if len(results["agreed"].get("path") or []) > 1:  # the path past the stop
+        want.add("agreed_path")
     if "agreed" in results["partitions"]:
         want |= {"drivers:agreed", "agreement:agreed"}
     assert keys == want

@@ -122,6 +122,9 @@ class GroupingDisplay:
     history : list of dict or None, default=None
         The merge history (``AdaptiveGrouper.history_``), for the tree.
 
+    The trade-off view (``kind="tradeoff"``) reads ``path``, the grouper's
+    ``path_``, which :meth:`from_result` sets.
+
     Attributes
     ----------
     ax_ : matplotlib Axes or ndarray of Axes
@@ -141,6 +144,8 @@ class GroupingDisplay:
         groups it merges (full names, wrapped).
     tree_lines_ : list of Line2D
         Segments of the dendrogram (empty for the curve view).
+    chosen_ : matplotlib Line2D or None
+        The trade-off view: the marker of the grouper's own partition.
 
     See Also
     --------
@@ -180,6 +185,8 @@ class GroupingDisplay:
         self.initial_groups = initial_groups
         self.initial_names = initial_names
         self.history = history
+        # the merge path past the stop (AdaptiveGrouper.path_), when known
+        self.path = None
         # the merge tree, set by from_result when a grouper is given
         self._merged = None
 
@@ -230,8 +237,10 @@ class GroupingDisplay:
             groups (each needs ``2**n_groups`` coalitions per row).
         random_state : int, RandomState instance or None, default=None
             Seed of a new grouper and of the explainers behind the curves.
-        kind : {"curve", "dendrogram", "both"}, default="curve"
-            Draw the loss curve, the merge tree, or both.
+        kind : {"curve", "dendrogram", "both", "tradeoff"}, default="curve"
+            Draw the loss curve, the merge tree, both, or the trade-off of
+            the grouper's merge path (``path_``, past its stopping point):
+            the disagreement left against the size of the largest group.
         ax : matplotlib Axes or list of Axes, default=None
             One Axes (split when there are several panels), one per panel,
             or None for a new figure.
@@ -296,8 +305,10 @@ class GroupingDisplay:
         initial_loss : float or None, default=None
             Loss of the initial partition; by default the grouper's
             ``initial_loss_`` or the first entry's ``loss_before``.
-        kind : {"curve", "dendrogram", "both"}, default="curve"
-            Draw the loss curve, the merge tree, or both.
+        kind : {"curve", "dendrogram", "both", "tradeoff"}, default="curve"
+            Draw the loss curve, the merge tree, both, or the trade-off of
+            the grouper's merge path (``path_``, past its stopping point):
+            the disagreement left against the size of the largest group.
         ax : matplotlib Axes or list of Axes, default=None
             One Axes (split when there are several panels), one per panel,
             or None for a new figure.
@@ -353,6 +364,7 @@ class GroupingDisplay:
         if grouper is not None:
             # the merge tree from the grouper's partitions along its history
             disp._merged = _merged_pairs([grouper.cut(int(k)) for k in n_groups])
+            disp.path = getattr(grouper, "path_", None)
         return disp.plot(kind=kind, ax=ax)
 
     from_grouper = from_result
@@ -442,8 +454,10 @@ class GroupingDisplay:
 
         Parameters
         ----------
-        kind : {"curve", "dendrogram", "both"}, default="curve"
-            Draw the loss curve, the merge tree, or both.
+        kind : {"curve", "dendrogram", "both", "tradeoff"}, default="curve"
+            Draw the loss curve, the merge tree, both, or the trade-off of
+            the merge path (``path``): the disagreement left against the
+            size of the largest group.
         annotate : bool, default=True
             Number every merge on the loss curve and name it in a key.
         ax : matplotlib Axes or list of Axes, default=None
@@ -460,10 +474,13 @@ class GroupingDisplay:
         from matplotlib.lines import Line2D
         from matplotlib.ticker import MaxNLocator
 
-        if kind not in ("curve", "dendrogram", "both"):
+        if kind not in ("curve", "dendrogram", "both", "tradeoff"):
             raise ValueError(
-                f"kind must be 'curve', 'dendrogram' or 'both', got {kind!r}."
+                "kind must be 'curve', 'dendrogram', 'both' or 'tradeoff', got "
+                f"{kind!r}."
             )
+        if kind == "tradeoff":
+            return self._plot_tradeoff(ax)
         if len(np.atleast_1d(self.n_groups)) == 0:
             raise ValueError(
                 f"{type(self).__name__}.plot: the grouping has no steps to draw."
@@ -577,6 +594,61 @@ class GroupingDisplay:
                 cax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if kind != "curve":
             self.tree_lines_ = self._draw_tree(axes[-1])
+        self.axes_ = axes
+        self.ax_ = squeeze_axes(axes)
+        self.figure_ = fig
+        return self
+
+    def _plot_tradeoff(self, ax):
+        """The disagreement left against the largest group, along the path."""
+        path = self.path
+        if not path:
+            raise ValueError(
+                "kind='tradeoff' draws the merge path of a fitted AdaptiveGrouper "
+                "(its path_); pass the grouper to GroupingDisplay.from_result or "
+                "from_estimator."
+            )
+        size = np.array([p["largest_group"] for p in path], dtype=float)
+        left = np.array([np.nan if p["remaining_share"] is None
+                         else p["remaining_share"] for p in path], dtype=float)
+        check_drawable(left[np.isfinite(left)], "the disagreement left",
+                       f"{type(self).__name__}.plot")
+        fig, axes = panel_axes(ax, 1, figsize=(6.4, 4.2), ncols=1)
+        tax = axes[0]
+        held = path[0]["held_out_loss"] is not None
+        (line,) = tax.plot(size, 100 * left, marker="o", color="0.15",
+                           drawstyle="default", label="merge path")
+        self.lines_ = {"path": line}
+        self.annotations_ = []
+        chosen = [t for t, p in enumerate(path) if p["chosen"]]
+        self.chosen_ = None
+        if chosen:
+            t = chosen[0]
+            (self.chosen_,) = tax.plot(
+                [size[t]], [100 * left[t]], marker="o", markersize=11, ls="",
+                markerfacecolor="none", markeredgecolor="#d62728",
+                markeredgewidth=2, label=f"chosen: {path[t]['n_groups']} groups",
+            )
+        # the number of groups beside every point
+        for p, x, y in zip(path, size, left):
+            if np.isfinite(y):
+                self.annotations_.append(tax.annotate(
+                    str(p["n_groups"]), (x, 100 * y), textcoords="offset points",
+                    xytext=(4, 4), fontsize="x-small", color="0.35",
+                ))
+        tax.set_xlabel("columns in the largest group")
+        tax.set_ylabel("disagreement left (% of the initial"
+                       + (", held-out rows)" if held else ")"))
+        tax.set_title("What coarser groups buy (numbers: groups)", fontsize="medium")
+        tax.set_ylim(bottom=min(0.0, np.nanmin(100 * left)) - 3)
+        tax.margins(x=0.06)
+        tax.legend(fontsize="small", frameon=False)
+        style_axes(tax)
+        from matplotlib.ticker import MaxNLocator
+
+        tax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        self.merge_key_ = None
+        self.tree_lines_ = []
         self.axes_ = axes
         self.ax_ = squeeze_axes(axes)
         self.figure_ = fig

@@ -100,6 +100,18 @@ def _agreed_history(grouper, X, scale):
             }
             for h in grouper.history_
         ],
+        # every partition along the merges, past the stopping point too
+        "path": [
+            {
+                "n_groups": int(p["n_groups"]),
+                "merged": None if p["merged"] is None else [str(n) for n in p["merged"]],
+                "largest_group": int(p["largest_group"]),
+                "remaining_share": (None if p["remaining_share"] is None
+                                    else float(_clean(p["remaining_share"], 1.0))),
+                "chosen": bool(p["chosen"]),
+            }
+            for p in getattr(grouper, "path_", [])
+        ],
     }
 
 

@@ -49,6 +49,32 @@ def _agreed_curve(plt, agreed):
     return fig
 
 
+def _agreed_path(plt, agreed):
+    """The interaction loss left against the largest group, along the merge path."""
+    path = [p for p in agreed["path"] if p["remaining_share"] is not None]
+    size = [p["largest_group"] for p in path]
+    left = [100.0 * p["remaining_share"] for p in path]
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    ax.plot(size, left, marker="o", color="C0", label="merge path")
+    for p, x, y in zip(path, size, left):
+        ax.annotate(str(p["n_groups"]), (x, y), textcoords="offset points",
+                    xytext=(4, 4), fontsize=7, color="0.35")
+    chosen = [p for p in path if p["chosen"]]
+    if chosen:
+        c = chosen[0]
+        ax.plot([c["largest_group"]], [100.0 * c["remaining_share"]], ls="",
+                marker="o", markersize=12, markerfacecolor="none",
+                markeredgecolor="0.1", markeredgewidth=2,
+                label=f"chosen: {c['n_groups']} groups")
+    ax.set_ylim(bottom=-3)
+    ax.set_xlabel("columns in the largest group")
+    ax.set_ylabel("interaction loss left, % of start")
+    ax.set_title("What coarser groups buy (numbers: groups)", pad=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    fig.tight_layout()
+    return fig
+
+
 def _heatmap(plt, values, labels, title, floor):
     """Annotated heatmap of percentages; the colour range starts at ``floor``.
 
@@ -175,6 +201,12 @@ def make_figures(results):
                                    "Interactions and dependence between columns, per "
                                    "column")]
     agreed = results.get("agreed")
+    if (agreed and agreed["initial_loss"]
+            and len([p for p in agreed.get("path") or []
+                     if p["remaining_share"] is not None]) > 1):
+        figures["agreed_path"] = [_png(_agreed_path(plt, agreed),
+                                       "Interaction loss left against the size of the "
+                                       "largest group, along the AGREED merge path")]
     if agreed and agreed["merges"] and agreed["initial_loss"]:
         figures["agreed_curve"] = [_png(_agreed_curve(plt, agreed),
                                         "Interaction loss left after every AGREED merge")]

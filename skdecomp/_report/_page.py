@@ -199,6 +199,10 @@ def _agreed(a, agreed=None):
         out["merges"] = _table(["merged", "groups after", "loss removed",
                                 "held-out loss removed", "kept"], rows,
                                len(a["merges"]) - MERGE_ROWS, "merges")
+    out["path"] = _path_steps(a)
+    chosen = [p for p in a.get("path") or [] if p["chosen"]]
+    out["path_left"] = (_pct(chosen[0]["remaining_share"])
+                        if chosen and chosen[0]["remaining_share"] is not None else None)
     if not a["initial_loss"]:
         return dict(out, state="no_interactions")
     if a["n_groups"] >= n_columns:
@@ -219,6 +223,45 @@ def _agreed(a, agreed=None):
         explained_again=agreed is not None,
     )
     return out
+
+
+def _path_steps(a):
+    """What the next coarser partitions of the AGREED path would buy, in words.
+
+    For half and a tenth of the disagreement the chosen groups leave: the
+    first partition further along the path that leaves at most that much,
+    the merges that lead there and its largest group.
+    """
+    path = a.get("path") or []
+    chosen = [t for t, p in enumerate(path) if p["chosen"]]
+    if not chosen or path[chosen[0]]["remaining_share"] is None:
+        return []
+    t0 = chosen[0]
+    left = path[t0]["remaining_share"]
+    steps = []
+    for target, words in ((0.5, "cut the disagreement left in half"),
+                          (0.1, "cut it to a tenth")):
+        if left <= ROUND_OFF:
+            break
+        hit = next((t for t in range(t0 + 1, len(path))
+                    if path[t]["remaining_share"] is not None
+                    and path[t]["remaining_share"] <= target * left), None)
+        if hit is None:
+            continue
+        merges = [" + ".join(path[t]["merged"]) for t in range(t0 + 1, hit + 1)]
+        shown = merges[:3]
+        more = len(merges) - len(shown)
+        steps.append({
+            "words": words,
+            "merges": shown,
+            "more": more,
+            "n_groups": path[hit]["n_groups"],
+            "largest": path[hit]["largest_group"],
+            "left": _pct(path[hit]["remaining_share"]),
+        })
+        if any(s["n_groups"] == path[hit]["n_groups"] for s in steps[:-1]):
+            steps.pop()  # the same partition already answers the larger cut
+    return steps
 
 
 def _sources(s, agreed):
