@@ -532,6 +532,26 @@ def test_grouping_from_result(pyplot, data):
         GroupingDisplay.from_result(grouper, curves={"bad": [1.0]})
 
 
+def test_grouping_tradeoff_draws_the_path(pyplot, data):
+    # a price no merge pays: the path goes on past the stop at the columns
+    grouper = AdaptiveGrouper(data.function, max_samples=30, group_penalty=10.0,
+                              random_state=0).fit(data.data)
+    disp = GroupingDisplay.from_result(grouper, kind="tradeoff")
+    path = grouper.path_
+    x, y = disp.lines_["path"].get_data()
+    np.testing.assert_array_equal(x, [p["largest_group"] for p in path])
+    np.testing.assert_allclose(y, [100 * p["remaining_share"] for p in path])
+    chosen = next(p for p in path if p["chosen"])
+    cx, cy = disp.chosen_.get_data()
+    assert (cx[0], cy[0]) == (chosen["largest_group"], 100 * chosen["remaining_share"])
+    assert [a.get_text() for a in disp.annotations_] == [str(p["n_groups"]) for p in path]
+    assert disp.ax_.get_xlabel() == "columns in the largest group"
+    with pytest.raises(ValueError, match="path_"):
+        GroupingDisplay.from_result(grouper.history_, kind="tradeoff")
+    with pytest.raises(ValueError, match="tradeoff"):
+        disp.plot(kind="trade-off")
+
+
 def test_grouping_from_explainer_with_grouper(pyplot, data):
     explainer = Explainer(
         data.function,
