@@ -623,7 +623,11 @@ class AdaptiveGrouper(_BaseGrouper):
         share a group. A merge of groups of a and b columns raises it only
         when it removes more than ``group_penalty * a * b`` of the variance,
         so ``GridSearchCV`` over ``n_groups`` finds where merging stops
-        paying (see :ref:`agreed_fitted`).
+        paying (see :ref:`agreed_fitted`). ``group_penalty`` is the price
+        this score charges, so it cannot be tuned by this same score: a
+        smaller price always scores a finer partition higher. Choose it for
+        the size of groups you can read, or compare the partitions of
+        ``path_``.
 
         Parameters
         ----------
