@@ -362,7 +362,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         How a coalition's absent columns are filled, which defines the game
         every method explains (see :ref:`imputation`). ``"marginal"``: from
         the background rows, ``v_x(S) = mean_z f(x_S, z_-S)``.
-        ``"path_dependent"`` (tree models, no background): every tree follows
+        ``"path_dependent"`` (tree models; ``background`` is not used): every tree follows
         its splits on the present columns and weighs both children of the
         others by their training cover, the game of
         ``shap.TreeExplainer(model)``. ``"conditional"``: ``v_x(S) =
@@ -434,7 +434,7 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
     Disagreement Problem with Regional Explanations". AISTATS 2024.
 
     F. Fumagalli et al. "Unifying feature-based explanations with functional
-    ANOVA and cooperative game theory". arXiv:2412.17152, 2024.
+    ANOVA and cooperative game theory". AISTATS 2025.
 
     S. M. Lundberg and S.-I. Lee. "A unified approach to interpreting model
     predictions". NeurIPS 2017.

@@ -521,15 +521,11 @@ def _group_conditional_scores(estimator, X, X_num, y, sample_weight, cols, rando
     return np.array(scores)
 
 
-def _fit_sampler(imputer, sampler, X, random_state, who):
+def _fit_sampler(imputer, X, random_state):
     """The conditional sampler fitted on X, or None for the marginal form."""
-    if imputer == "marginal":
-        if sampler is not None:
-            raise ValueError(
-                f"{who}: sampler is used with imputer='conditional' only; set "
-                "imputer='conditional' or leave sampler=None."
-            )
+    if isinstance(imputer, str) and imputer == "marginal":
         return None, None
+    sampler = None if isinstance(imputer, str) else imputer
     X_num = numeric_rows(X, "X")
     return ConditionalImputer.fit(sampler, X_num, 1, random_state).sampler, X_num
 
@@ -559,8 +555,7 @@ def _importances_bunch(baseline, permuted, names):
             Interval(Integral, 1, None, closed="left"),
             Interval(Real, 0, 1, closed="right"),
         ],
-        "imputer": [StrOptions({"marginal", "conditional"})],
-        "sampler": [None, HasMethods(["fit", "sample"])],
+        "imputer": [StrOptions({"marginal", "conditional"}), HasMethods(["fit", "sample"])],
     },
     prefer_skip_nested_validation=True,
 )
@@ -577,7 +572,6 @@ def permutation_importance(
     sample_weight=None,
     max_samples=1.0,
     imputer="marginal",
-    sampler=None,
 ):
     """Grouped permutation importance, marginal or conditional.
 
@@ -614,17 +608,15 @@ def permutation_importance(
         Sample weights passed to the scorer.
     max_samples : int or float, default=1.0
         Rows drawn (without replacement) for each group's repeats.
-    imputer : {"marginal", "conditional"}, default="marginal"
+    imputer : {"marginal", "conditional"} or sampler, default="marginal"
         ``"marginal"`` permutes the group's columns (PFI). ``"conditional"``
         replaces them in every row by a draw from a conditional sampler,
         fitted on X, given the row's other columns (conditional PFI, Strobl
         et al., BMC Bioinformatics 2008; see :ref:`imputation`): only what
         the group adds to the columns it depends on counts. X must be
-        numeric.
-    sampler : object or None, default=None
-        The conditional sampler (``fit(X)``, ``sample(X, known, n_draws,
-        random_state)``); None uses :class:`~skdecomp.GaussianCopulaSampler`.
-        Used with ``imputer="conditional"`` only.
+        numeric. The sampler is a :class:`~skdecomp.GaussianCopulaSampler`,
+        or pass your own (``fit(X)``, ``sample(X, known, n_draws,
+        random_state)``), as for :class:`~skdecomp.Explainer`.
 
     Returns
     -------
@@ -646,8 +638,7 @@ def permutation_importance(
         )
     if max_samples < 1:
         raise ValueError("max_samples leaves no row; increase it.")
-    fitted_sampler, X_num = _fit_sampler(imputer, sampler, X, random_seed,
-                                         "permutation_importance")
+    fitted_sampler, X_num = _fit_sampler(imputer, X, random_seed)
     scorer = check_scoring(estimator, scoring=scoring)
     baseline = _score(scorer, estimator, X, y, sample_weight)
     if fitted_sampler is None:
@@ -783,8 +774,7 @@ def _assign(X_eval, X, cols, point):
         ],
         "sample_weight": ["array-like", None],
         "random_state": ["random_state"],
-        "imputer": [StrOptions({"marginal", "conditional"})],
-        "sampler": [None, HasMethods(["fit", "sample"])],
+        "imputer": [StrOptions({"marginal", "conditional"}), HasMethods(["fit", "sample"])],
     },
     prefer_skip_nested_validation=True,
 )
@@ -801,7 +791,6 @@ def partial_dependence(
     sample_weight=None,
     random_state=None,
     imputer="marginal",
-    sampler=None,
 ):
     """Joint partial dependence (PDP) and ICE of a group of columns, or its M-plot.
 
@@ -849,17 +838,15 @@ def partial_dependence(
     random_state : int, RandomState instance or None, default=None
         Draws the observed joint values of a big group, and the conditional
         draws.
-    imputer : {"marginal", "conditional"}, default="marginal"
+    imputer : {"marginal", "conditional"} or sampler, default="marginal"
         ``"marginal"``: the PDP above. ``"conditional"``: the conditional
         expectation ``E[f(X) | X_G = g]`` (the M-plot of Apley & Zhu, JRSS-B
         2020), the mean of the model over ``n_samples`` draws of the other
         columns given g from a conditional sampler fitted on X (see
-        :ref:`imputation`). It has no ICE curves (``kind="average"`` only)
-        and no ``sample_weight``; X must be numeric.
-    sampler : object or None, default=None
-        The conditional sampler (``fit(X)``, ``sample(X, known, n_draws,
-        random_state)``); None uses :class:`~skdecomp.GaussianCopulaSampler`.
-        Used with ``imputer="conditional"`` only.
+        :ref:`imputation`): a :class:`~skdecomp.GaussianCopulaSampler`, or
+        your own (``fit(X)``, ``sample(X, known, n_draws, random_state)``).
+        It has no ICE curves (``kind="average"`` only) and no
+        ``sample_weight``; X must be numeric.
 
     Returns
     -------
@@ -940,7 +927,7 @@ def partial_dependence(
     response, _ = resolve_response(
         estimator, response_method, None, X.iloc[:1] if hasattr(X, "iloc") else X[:1]
     )
-    if imputer == "conditional":
+    if not (isinstance(imputer, str) and imputer == "marginal"):
         if kind != "average":
             raise ValueError(
                 f"kind={kind!r}: the conditional expectation has no ICE curves, "
@@ -953,11 +940,10 @@ def partial_dependence(
                 "or use imputer='marginal'."
             )
         rng = check_random_state(random_state)
-        fitted, X_num = _fit_sampler(imputer, sampler, X, rng, "partial_dependence")
+        fitted, X_num = _fit_sampler(imputer, X, rng)
         average = _conditional_dependence(response, fitted, X, X_num, cols, points, rng)
         return Bunch(grid=points, grid_values=grid_values, columns=np.asarray(cols),
                      average=average.T.reshape(-1, *shape))
-    _fit_sampler(imputer, sampler, X, None, "partial_dependence")
     if hasattr(X, "iloc"):
         X_eval = X.copy()
     elif np.issubdtype(X.dtype, np.number) and np.issubdtype(points.dtype, np.number):

@@ -260,14 +260,14 @@ def test_conditional_inspection_refuses_what_it_cannot_do(gaussian):
     with pytest.raises(ValueError, match="sample_weight"):
         partial_dependence(model, X, 0, imputer="conditional",
                            sample_weight=np.ones(100))
-    with pytest.raises(ValueError, match="imputer='conditional' only"):
-        permutation_importance(model, X, X @ B, sampler=_MeanSampler())
+    with pytest.raises(ValueError, match="imputer"):
+        permutation_importance(model, X, X @ B, imputer="path_dependent")
     frame = pd.DataFrame({"a": X[:, 0], "b": ["u", "v"] * 50})
     with pytest.raises(ValueError, match="non-numeric"):
         permutation_importance(model, frame, X[:, 0], imputer="conditional")
     # a user sampler is cloned and fitted on X, not the one passed
     sampler = _MeanSampler()
-    res = permutation_importance(model, X, X @ B, imputer="conditional", sampler=sampler,
+    res = permutation_importance(model, X, X @ B, imputer=sampler,
                                  scoring="neg_mean_squared_error", random_state=0)
     assert sampler.fitted == 0
     # the column at its mean: the error is Var(b_j x_j) exactly

@@ -3,7 +3,7 @@
 The value of a coalition S of groups at a row x is the model's expected
 output when only the columns of S are known. Three imputations give three
 games (Fumagalli et al., "Unifying feature-based explanations with functional
-ANOVA and cooperative game theory", 2024):
+ANOVA and cooperative game theory", AISTATS 2025):
 
 ``"marginal"``
     ``v_x(S) = E_Z f(x_S, Z_-S)``: the absent columns from background rows,
