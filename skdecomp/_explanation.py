@@ -10,7 +10,13 @@ from sklearn.utils import Bunch
 
 from ._methods import get_method, resolve_budget
 from ._model import describe_response
-from ._result_checks import check_base_values, check_names, check_term, real_array
+from ._result_checks import (
+    check_base_values,
+    check_count,
+    check_names,
+    check_term,
+    real_array,
+)
 
 __all__ = ["Explanation", "Explanations", "explanation_arrays", "explanations_of"]
 
@@ -292,7 +298,7 @@ class Explanation:
         self.feature_names_in = feature_names_in
         self.method = method
         self.output = output
-        self.n_samples = None if n_samples is None else int(n_samples)
+        self.n_samples = check_count(n_samples, "n_samples")
         # description of each output alone, for selections of one output
         self._output_each = None
 
@@ -702,6 +708,25 @@ def explanations_of(explainer, X, attributions):
     return result
 
 
+def _term_names(names, terms):
+    """One distinct name per term: its groups' names joined by " x "."""
+
+    def join(shown):
+        return [" x ".join(shown[g] for g in t) if t else "()" for t in terms]
+
+    out = join(names)
+    if len(set(out)) == len(out):
+        return out
+    out = join([f"[{n}]" if " x " in n else n for n in names])
+    if len(set(out)) == len(out):
+        return out
+    twice = next(n for n in out if out.count(n) > 1)
+    raise ValueError(
+        f"two interaction terms would both be named {twice!r}; give the groups "
+        "names that stay apart when joined by ' x ' (rename the groups)."
+    )
+
+
 class InteractionExplanation:
     """Interaction index values of explained rows over terms of groups.
 
@@ -734,7 +759,9 @@ class InteractionExplanation:
         As given.
     term_names : list of str
         ``"age x income"`` for the term of the groups age and income; the
-        empty term is ``"()"``.
+        empty term is ``"()"``. A group whose own name holds ``" x "``
+        (``"a x b"``, beside groups ``"a"`` and ``"b"``) is written in
+        brackets, ``"[a x b]"``, when the names would otherwise repeat.
     """
 
     def __init__(self, values, terms, base_values, feature_names, index, max_order,
@@ -780,9 +807,7 @@ class InteractionExplanation:
             None if output_names is None
             else check_names(output_names, O, "output_names", str)
         )
-        self.term_names = [
-            " x ".join(self.feature_names[g] for g in t) if t else "()" for t in terms
-        ]
+        self.term_names = _term_names(self.feature_names, terms)
 
     @property
     def shape(self):

@@ -131,3 +131,22 @@ def check_term(term, n_groups):
             f"e.g. {tuple(sorted(set(out)))!r}."
         )
     return tuple(out)
+
+
+def check_count(value, what):
+    """A whole number of at least 1 (an int, or a float with no fraction), or None."""
+    import numbers
+
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{what} must be a whole number of at least 1 or None, got "
+            f"{type(value).__name__} {value!r}."
+        )
+    if not np.isfinite(value) or value != int(value) or value < 1:
+        raise ValueError(
+            f"{what} must be a whole number of at least 1 or None, got {value!r}; "
+            "it counts the coalitions the estimate was made from."
+        )
+    return int(value)

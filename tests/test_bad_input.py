@@ -1003,7 +1003,47 @@ SECOND_ROUND = [
                                   "--budget", "0.5", "--out", ctx.tmp_path / "r"]),
                  1, "more than the budget of 0.5 s", id="cli-budget-too-small"),
 ]
-CASES = CASES + SECOND_ROUND
+
+
+def _explanation(**kw):
+    from skdecomp import Explanation
+
+    return lambda: Explanation(np.ones((2, 3)), **kw)
+
+
+def _nan_interaction_display():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skdecomp.plot import InteractionDisplay
+
+    InteractionDisplay({"h2": np.full((3, 3), np.nan)}, ["a", "b", "c"]).plot()
+
+
+# -- third round: the result objects, metrics and displays -------------------------------
+THIRD_ROUND = [
+    pytest.param(_explanation(n_samples=2.7), ValueError, "whole number of at least 1",
+                 id="explanation-n-samples-fraction"),
+    pytest.param(_explanation(n_samples="many"), TypeError, "whole number of at least 1",
+                 id="explanation-n-samples-text"),
+    pytest.param(lambda: metrics.disagreement({"a": np.ones((0, 3)), "b": np.ones((0, 3))}),
+                 ValueError, "have no row", id="disagreement-no-rows"),
+    pytest.param(_nan_interaction_display, ValueError, "NaN everywhere off its diagonal",
+                 id="interaction-display-nan-matrix"),
+]
+CASES = CASES + SECOND_ROUND + THIRD_ROUND
+
+
+def test_group_named_like_a_pair_term_keeps_term_names_apart():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    explainer = Explainer(lambda Z: Z[:, 0] * Z[:, 1] + Z[:, 2],
+                          groups={"a": [0], "b": [1], "a x b": [2]}, background=10).fit(X)
+    res = explainer.interactions(X[:3], index="k-SII", max_order=2)
+    assert len(set(res.term_names)) == len(res.term_names)
+    assert "[a x b]" in res.term_names and "a x b" in res.term_names
+    assert res.to_frame()["a x b"].abs().max() > 0  # the pair term of a and b
+    np.testing.assert_allclose(res.to_frame()["[a x b]"], res.values[:, 3])
+    assert list(res.summary().index) != [] and res.summary().index.is_unique
 
 
 class _Context:

@@ -507,8 +507,16 @@ class InteractionDisplay:
             )
         for name, matrix in self.matrices.items():
             # NaN (an undefined entry) is drawn light grey as missing
-            check_drawable(matrix, f"the interaction matrix {name!r}", f"{type(self).__name__}.plot",
-                           allow_nan=True)
+            values = check_drawable(matrix, f"the interaction matrix {name!r}",
+                                    f"{type(self).__name__}.plot", allow_nan=True)
+            off = ~np.eye(values.shape[0], dtype=bool) if values.ndim == 2 else None
+            if off is not None and values.shape[0] > 1 and np.isnan(values[off]).all():
+                raise ValueError(
+                    f"{type(self).__name__}.plot: the interaction matrix {name!r} is "
+                    "NaN everywhere off its diagonal, so there is no interaction to "
+                    "draw; compute it on rows where it is defined (see the function "
+                    "that made it) before plotting."
+                )
         n_panels = len(self.matrices)
         longest = max((len(x) for x in names), default=1)
         margin = min(0.07 * longest, 1.6)

@@ -177,6 +177,11 @@ def disagreement(attributions, *, measure="l2", top_k=None, normalize="mean"):
         raise ValueError(
             "attribution arrays have no column; give one column per group."
         )
+    if mats[0].shape[0] == 0:
+        raise ValueError(
+            "attribution arrays have no row, so their disagreement is undefined; "
+            "explain at least one row."
+        )
     k = K if top_k is None else top_k
     if k > K:
         raise ValueError(f"top_k={k} is larger than the number of groups ({K}).")
