@@ -53,7 +53,7 @@ def fitted_model(family, seed):
                                  random_state=seed)
 
 
-def run(table, family, seed, rows):
+def run(table, family, seed, rows, only=None):
     data = make_semi_synthetic(table, n_samples=rows, random_state=seed)
     X, y = data.data, data.target
     d, K = X.shape[1], data.n_groups
@@ -73,6 +73,10 @@ def run(table, family, seed, rows):
     }
     out = dict(table=table, model=family, seed=seed, d=d, K=K, predict=predict_time)
     for name, grouper in groupers.items():
+        if only is not None and name not in only:
+            out.update({name: np.nan, name + "_time": np.nan, name + "_largest": 0,
+                        name + "_k": 0})
+            continue
         start = time.perf_counter()
         grouper.fit(X)
         out[name + "_time"] = time.perf_counter() - start
@@ -89,7 +93,10 @@ def main():
     parser.add_argument("--tables", nargs="+", default=["breast_cancer", "wine"])
     parser.add_argument("--models", nargs="+", default=["hgb", "rf"])
     parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument("--groupers", nargs="+", default=None,
+                        help="run only these (agreed and pairwise@K are always run)")
     args = parser.parse_args()
+    only = None if args.groupers is None else set(args.groupers) | {"agreed", "pairwise@K"}
     warnings.filterwarnings("ignore")
     names = ["agreed", "paper", "paper25", "agreed@K", "pairwise@K", "recursive", "ishap"]
     header = (f"{'table':14s} {'model':5s} {'seed':>4s} {'d':>3s} {'K':>3s} "
@@ -101,7 +108,7 @@ def main():
     for table in args.tables:
         for family in args.models:
             for seed in range(args.seeds):
-                r = run(table, family, seed, args.rows)
+                r = run(table, family, seed, args.rows, only)
                 results.append(r)
                 largest = "/".join(str(r[n + "_largest"]) for n in
                                    ("agreed", "paper", "paper25", "recursive", "ishap"))

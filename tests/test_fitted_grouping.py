@@ -113,10 +113,24 @@ def test_held_out_price_is_per_column_pair(penalty):
     var = model.predict(held).var()
     assert g.held_out_initial_loss_ == pytest.approx(
         naive_loss(model.predict, held.to_numpy(), g.initial_groups_), rel=1e-9)
+    # a column pair interacts when its merge alone pays one pair's price on
+    # the sample; a merge pays for those pairs and a quarter of the others,
+    # or for all its pairs when it joins none that interacts
+    S = np.asarray(g.background_)
+    unit = penalty * model.predict(S).var()
+
+    def interacts(a, b):
+        gain = (naive_loss(model.predict, S, [[a], [b]])
+                - naive_loss(model.predict, S, [[a, b]]))
+        return gain >= unit
+
     for h in g.history_:
         gain = h["held_out_loss_before"] - h["held_out_loss_after"]
         pairs = len(h["groups"][0]) * len(h["groups"][1])
-        assert h["held_out_price"] == pytest.approx(penalty * pairs * var, rel=1e-9, abs=1e-15)
+        linked = sum(interacts(a, b) for a in h["groups"][0] for b in h["groups"][1])
+        charged = linked + 0.25 * (pairs - linked) if linked else pairs
+        assert h["held_out_price"] == pytest.approx(penalty * max(charged, 1) * var,
+                                                    rel=1e-6, abs=1e-15)
         assert h["accepted"] == (gain > max(h["held_out_error"], h["held_out_price"]))
     assert [h["accepted"] for h in g.history_[:-1]] == [True] * (len(g.history_) - 1)
     kept = [h for h in g.history_ if h["accepted"]]

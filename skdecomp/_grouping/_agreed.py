@@ -38,6 +38,10 @@ __all__ = ["AdaptiveGrouper"]
 # standard errors of the decrease.
 _HELD_OUT_Z = 1.0
 
+# The price of a merge charges this share of a unit for every column pair it
+# joins that does not interact on its own (a unit for every pair that does).
+_UNLINKED_SHARE = 0.25
+
 # A partition is useful when it leaves at most this share of the initial loss.
 _USEFUL_SHARE = 0.5
 
@@ -51,29 +55,76 @@ class _HeldOutScore:
     decrease of a merge of groups i and j into g is the mean over held-out
     rows of ``d(n) = c_i(n) + c_j(n) - c_g(n)``, and its standard error is
     ``std(d) / sqrt(N_held)``. The merge is kept when the mean exceeds
-    ``_HELD_OUT_Z`` standard errors and ``pair_price`` times the number of
-    column pairs the merge joins.
+    ``_HELD_OUT_Z`` standard errors and its price.
+
+    The price charges the column pairs the merge joins that interact: a pair
+    of initial groups p of i and q of j interacts when merging p and q alone
+    lowers the loss on the sample by at least ``sample_price`` per column
+    pair (their gains are in ``leaf_gains``, filled by the merge loop). A
+    merge that joins some interacting pairs pays ``pair_price`` for each of
+    their column pairs and ``_UNLINKED_SHARE`` of it for every other column
+    pair it joins: a true pair term that links a column to a group of four
+    pays for about two pairs, not four. A merge that joins no interacting
+    pair pays for every column pair: it gathers many small interactions,
+    none worth a merge on its own (the chaining of fitted models, see
+    :ref:`agreed_fitted`). With ``leaf_gains`` None every column pair is
+    charged.
     """
 
-    def __init__(self, stats, groups, pair_price=0.0):
+    def __init__(self, stats, groups, pair_price=0.0, leaf_gains=None, sample_price=0.0,
+                 sample=None):
         self.stats = stats
         self.pair_price = pair_price
+        self.leaf_gains = leaf_gains
+        self.sample_price = sample_price
+        self.sample = sample
+        self.groups = [np.asarray(g, dtype=np.int64) for g in groups]
+        self.leaves = {k: [k] for k in range(len(groups))}
+        self.sizes = [len(g) for g in groups]
         empty = np.zeros(0, dtype=np.int64)
         rows, cols = stats.union_means(empty, [np.asarray(g) for g in groups])
         c = ((rows + cols) ** 2).sum(axis=1)
         self.contrib = {k: c[k] for k in range(len(groups))}
         self.losses = [float(c.sum(axis=0).mean())]
-        self.errors, self.prices = [], []
+        self.errors, self.prices, self.linked = [], [], []
+
+    def _linked_pairs(self, i, j, n_pairs):
+        """Column pairs of the interacting pairs of initial groups across i and j."""
+        if self.leaf_gains is None:
+            return n_pairs
+        linked = 0
+        psi = self.leaf_gains["psi"]
+        for p in self.leaves[i]:
+            for q in self.leaves[j]:
+                cells = self.sizes[p] * self.sizes[q]
+                need = self.sample_price * cells
+                if psi[p] + psi[q] < need:
+                    continue  # a merge gains at most Psi_p + Psi_q
+                key = (min(p, q), max(p, q))
+                if key not in self.leaf_gains:
+                    # a pair the merge loop did not score: score it on the sample
+                    stats = self.sample.union_statistics(
+                        [(0, self.groups[p], [self.groups[q]])])[0]
+                    union = self.sample.potentials_from(stats)[0]
+                    self.leaf_gains[key] = psi[p] + psi[q] - float(union)
+                if self.leaf_gains[key] >= need:
+                    linked += cells
+        return linked
 
     def __call__(self, problem, i, j, g, units, n_pairs):
         rows, cols = self.stats.union_means(np.zeros(0, dtype=np.int64), [units])
         self.contrib[g] = ((rows[0] + cols[0]) ** 2).sum(axis=0)
         d = self.contrib.pop(i) + self.contrib.pop(j) - self.contrib[g]
+        linked = self._linked_pairs(i, j, n_pairs)
+        self.leaves[g] = self.leaves.pop(i) + self.leaves.pop(j)
         n = d.shape[0]
         error = float(d.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
         self.losses.append(float(np.sum(list(self.contrib.values()), axis=0).mean()))
         self.errors.append(error)
-        self.prices.append(self.pair_price * n_pairs)
+        # a merge that joins no interacting pair pays for every pair it joins
+        charged = linked + _UNLINKED_SHARE * (n_pairs - linked) if linked else n_pairs
+        self.prices.append(self.pair_price * max(charged, 1.0))
+        self.linked.append(int(linked))
         return float(d.mean()) > max(_HELD_OUT_Z * error, self.prices[-1])
 
 
@@ -125,8 +176,7 @@ class AdaptiveGrouper(_BaseGrouper):
         every merge, and a merge of groups of a and b columns is kept only
         when it lowers the AGREED loss of these held-out rows by more than
         one paired standard error over the held-out rows and by more than
-        ``group_penalty * a * b * Var(f)``, its price in :meth:`score` and
-        :meth:`Explainer.score`. Merging
+        its price (see ``group_penalty``). Merging
         stops at the first merge that fails; it stays in ``history_`` with
         ``"accepted": False``. Images have no rows to hold out: there "auto"
         stops on ``rel_tol``, 0.25 when it is None.
@@ -149,12 +199,14 @@ class AdaptiveGrouper(_BaseGrouper):
         rel_tol=0.25)`` gives the paper's partitions), "pairs" otherwise.
         "pairs": the pair of groups of
         largest score per pair of columns it joins, ``score / (|G_i|
-        |G_j|)``, among the pairs with one of the 24 groups of largest Psi
-        (all pairs up to 25 groups; a pair of groups i and j lowers the loss
-        by at most Psi_i + Psi_j); up to 25 groups it costs the K (K - 1) / 2
-        union matrices of all pairs up front (those of PairwiseGrouper) and
-        K - 2 per merge, beyond about 24 K up front and one or two K per
-        merge. "paper": the group i of largest Psi_i merges with the
+        |G_j|)``, over all pairs. A pair of groups i and j lowers the loss
+        by at most ``Psi_i + Psi_j``, so only the pairs whose bound ``(Psi_i
+        + Psi_j) / (|G_i| |G_j|)`` reaches the best score found are scored
+        (first the K - 1 pairs of the group of largest Psi, then the others
+        that may beat them, in rounds): the same merges as scoring every
+        pair, at a cost close to the paper's when few columns interact
+        (with ``merge_score="interaction"``, which has no such bound, the
+        pairs with one of the 24 groups of largest Psi). "paper": the group i of largest Psi_i merges with the
         partner of largest score, the rule of the AGREED paper (K - 1
         unions per merge, cheaper for hundreds of columns); with
         ``rel_tol`` or an int ``n_groups`` it gives the paper's partitions.
@@ -221,14 +273,22 @@ class AdaptiveGrouper(_BaseGrouper):
         are kept as they are and never merged. None sets no bound.
 
     group_penalty : float, default=0.02
-        The price of every pair of columns joined, as a share of the
-        variance of the model output: with ``n_groups="auto"`` a merge of
-        groups of a and b columns must lower the held-out loss by more than
-        ``group_penalty * a * b * Var(f)``, and :meth:`score` subtracts
-        ``group_penalty`` per pair of columns that share a group. A pure
-        pair interaction term that carries a share s of the variance lowers
-        the loss by 2 s when its columns are merged, so the default merges
-        pair terms above 1 % of the variance. 0 keeps every merge whose gain
+        The price of a pair of columns joined, as a share of the variance of
+        the model output. With ``n_groups="auto"`` a merge must lower the
+        held-out loss by more than ``group_penalty * Var(f)`` times the
+        column pairs it joins that interact, plus a quarter of that for
+        every other column pair it joins: a pair of initial groups
+        interacts when merging it alone lowers the loss on the sample by
+        ``group_penalty * Var(f)`` per column pair. So a true pair term that
+        links a column to a group of four pays for one pair and a quarter
+        of three, and is merged; a merge that joins no interacting pair
+        pays for all ``a * b`` column pairs of its groups of a and b
+        columns, so many small interactions of a large group cost what they
+        are worth. :meth:`score` subtracts ``group_penalty`` per pair of
+        columns that share a group. A pure pair interaction term that
+        carries a share s of the variance lowers the loss by 2 s when its
+        columns are merged, so the default merges pair terms above 1 % of
+        the variance. 0 keeps every merge whose gain
         exceeds its sampling error (on fitted models, where small
         interactions are everywhere, that merges most columns).
         ``Explainer(group_penalty=..., groups=AdaptiveGrouper())`` passes its
@@ -296,8 +356,8 @@ class AdaptiveGrouper(_BaseGrouper):
         ``"held_out_loss_before"``, ``"held_out_loss_after"`` and
         ``"held_out_error"`` (the loss on the held-out rows and the
         standard error of its decrease, with ``n_groups="auto"``, else
-        None), ``"held_out_price"`` (``group_penalty * a * b * Var(f)`` on
-        the held-out rows, the smallest decrease that pays for the merge;
+        None), ``"held_out_price"`` (the price of the merge on the held-out
+        rows, see ``group_penalty``: the smallest decrease that pays for it;
         None without held-out rows) and ``"accepted"`` (False for a merge
         refused on the held-out rows, which is not in ``groups_``).
     path_ : list of dict
@@ -539,8 +599,11 @@ class AdaptiveGrouper(_BaseGrouper):
             held_stats = AnchoredStatistics(
                 game, held_rows, max_memory=self.max_memory, what="the held-out rows"
             )
-            held = _HeldOutScore(held_stats, groups, self.group_penalty * held_stats.variance)
+            leaf_gains = {}
+            held = _HeldOutScore(held_stats, groups, self.group_penalty * held_stats.variance,
+                                 leaf_gains, self.group_penalty * ev.variance, ev)
         else:
+            leaf_gains = None
             ev = self._sample(self._fit_model(X, y, rng))
         bar = _progress(self.verbose, len(groups) - 1, "AGREED merges")
         (tree,) = greedy_merges(
@@ -555,6 +618,7 @@ class AdaptiveGrouper(_BaseGrouper):
             accept=held,
             strategy=self.strategy_,
             path=not isinstance(self.n_groups, Integral),
+            leaf_gains=None if leaf_gains is None else [leaf_gains],
         )
         bar.close()
         # a merged group is named after its two parts, in merge order

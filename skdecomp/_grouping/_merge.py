@@ -301,6 +301,7 @@ def _best_pair(pb, evaluator, merge_score, groups):
         for e, score, psi in zip(new, scores, psi_union):
             n_pairs = pb.units[e[0]].size * pb.units[e[1]].size
             pb.pair_scores[e] = (float(score), float(score) / n_pairs, float(psi))
+            _record_leaves(pb, e, pb.psi[e[0]] + pb.psi[e[1]] - psi)
     best, best_key = None, None
     for e, (score, per_pair, psi) in pb.pair_scores.items():
         if not pb.admissible(*e) or (e[0] not in groups and e[1] not in groups):
@@ -310,6 +311,68 @@ def _best_pair(pb, evaluator, merge_score, groups):
         if best_key is None or key > best_key:
             best, best_key = (e, score, psi), key
     return best
+
+
+def _score_until_certain(pb, evaluator):
+    """Evaluate just the unions that can hold the best pair per pair of units.
+
+    A merge of groups i and j lowers the loss by at most ``Psi_i + Psi_j``
+    (``Psi`` of the union is not negative), so its score per pair of units
+    is at most ``(Psi_i + Psi_j) / (|G_i| |G_j|)``. The pairs of the group of
+    largest potential are scored first; then, in rounds, every pair not
+    yet scored whose bound reaches the best score found, until none is
+    left: the best pair is then the best of all pairs, with far fewer
+    unions than scoring every pair.
+    """
+    active = list(pb.active)
+    if len(active) < 2:
+        return
+    index = {k: t for t, k in enumerate(active)}
+    psi = np.array([pb.psi[k] for k in active])
+    size = np.array([pb.units[k].size for k in active], dtype=float)
+    K = len(active)
+    upper = np.triu(np.ones((K, K), dtype=bool), 1)
+    if pb.max_size is not None:
+        upper &= (size[:, None] + size[None, :]) <= pb.max_size
+    known = np.zeros((K, K), dtype=bool)
+    for i, j in pb.unions:
+        if i in index and j in index:
+            a, b = sorted((index[i], index[j]))
+            known[a, b] = True
+    bound = (psi[:, None] + psi[None, :]) / (size[:, None] * size[None, :])
+    if not (known & upper).any():
+        # the first round: the pairs of the group of largest potential
+        top = int(np.argmax(np.where(upper.any(0) | upper.any(1), psi, -np.inf)))
+        want = np.zeros((K, K), dtype=bool)
+        want[top, :] = True
+        want[:, top] = True
+        want = np.triu(want | want.T, 1) & upper
+    else:
+        want = None
+    while True:
+        if want is None:
+            best = _best_pair(pb, evaluator, "loss", set(active))
+            if best is None:
+                return
+            level = best[1] / (pb.units[best[0][0]].size * pb.units[best[0][1]].size)
+            slack = 1e-12 * max(abs(level), np.finfo(float).tiny)
+            want = upper & ~known & (bound >= level - slack)
+        want &= ~known
+        if not want.any():
+            return
+        requests = []
+        for a in np.flatnonzero(want.any(axis=1)):
+            parts = [active[b] for b in np.flatnonzero(want[a])]
+            requests.append((pb, active[a], parts))
+        _evaluate(evaluator, requests)
+        known |= want
+        want = None
+
+
+def _record_leaves(pb, pair, gain):
+    """Keep the loss decrease of a pair of initial groups, when asked to."""
+    if pb.leaf_gains is not None and pair[0] < pb.n_leaves and pair[1] < pb.n_leaves:
+        pb.leaf_gains[_pair(*pair)] = float(gain)
 
 
 def _evaluate(evaluator, requests):
@@ -358,6 +421,7 @@ def greedy_merges(
     accept=None,
     strategy="paper",
     path=False,
+    leaf_gains=None,
 ):
     """Run the greedy merges of AGREED on one or several partitions in lockstep.
 
@@ -372,18 +436,18 @@ def greedy_merges(
     edges right after each merge (as :func:`sklearn.cluster.ward_tree` does
     with its distances), so each round is one batch of model calls.
 
-    With ``strategy="pairs"``, every admissible pair of groups with one of
-    the 24 groups of largest potential (every pair, up to 25 groups) is a
-    candidate at every step, and the pair merged is the one of largest
-    score per pair of units it joins, ``score / (|G_i| |G_j|)``: a group that
-    is already large gets no credit for the many small interactions it has
-    with everything else (see :ref:`agreed_fitted`). A pair of groups i and
-    j lowers the loss by at most ``Psi_i + Psi_j``, so two groups of small
-    potential rarely make the best pair. The unions of the candidate pairs
-    are evaluated once: up to 25 groups, those of :class:`PairwiseGrouper`
-    up front and ``K - 2`` per merge; beyond, about ``24 K`` up front and
-    ``K`` per merge for the new group, plus ``K`` for a group that enters the
-    24 of largest potential. A pair's score is computed once.
+    With ``strategy="pairs"``, the pair merged is the admissible pair of
+    largest score per pair of units it joins, ``score / (|G_i| |G_j|)``: a
+    group that is already large gets no credit for the many small
+    interactions it has with everything else (see :ref:`agreed_fitted`).
+    With ``merge_score="loss"`` it is found exactly, over all pairs, without
+    scoring them all: a pair lowers the loss by at most ``Psi_i + Psi_j``,
+    so after the pairs of the group of largest potential only the pairs
+    whose bound ``(Psi_i + Psi_j) / (|G_i| |G_j|)`` reaches the best score
+    found are scored, in rounds, until none is left (without a
+    connectivity). Otherwise, every admissible pair with one of the 24
+    groups of largest potential (every pair, up to 25 groups) is a
+    candidate. A union is evaluated once, and a pair's score computed once.
 
     With ``max_group_size``, a pair of groups whose union would hold more
     units than the bound is not a candidate: the chosen group i is the one of
@@ -440,6 +504,13 @@ def greedy_merges(
         statistics as those up to it (so the path at most doubles the
         cost). ``accept`` is still called on them; its answer is ignored.
 
+    leaf_gains : list of dict or None, default=None
+        For every partition, a dict that the loop fills with the loss
+        decrease ``Psi_a + Psi_b - Psi_{a∪b}`` of every pair ``(a, b)``
+        (``a < b``) of initial groups whose union it evaluates, and under
+        the key ``"psi"`` the potential of every initial group; ``accept``
+        may read it.
+
     Returns
     -------
     trees : list of MergeTree
@@ -456,6 +527,7 @@ def greedy_merges(
         for p, groups in enumerate(initial_groups)
     ]
     for pb in partitions:
+        pb.leaf_gains = None if leaf_gains is None else leaf_gains[pb.index]
         pb.n_stop = None  # merges up to the stopping point, once past it
         pb.asked = 0  # union statistics asked for
     if strategy not in ("paper", "pairs"):
@@ -473,6 +545,8 @@ def greedy_merges(
     _evaluate(evaluator, requests)
     tiny = np.finfo(float).tiny
     for pb in partitions:
+        if pb.leaf_gains is not None:
+            pb.leaf_gains["psi"] = {k: float(pb.psi[k]) for k in range(pb.n_leaves)}
         pb.losses.append(pb.loss())
         pb.atol = _ATOL * max(evaluator.output_variance(pb.index), tiny)
 
@@ -502,6 +576,11 @@ def greedy_merges(
         chosen, requests = [], []
         for pb in partitions:
             if pb.done:
+                continue
+            if pairs and merge_score == "loss" and pb.neighbours is None:
+                # exactly the best pair, scoring only the pairs that can be it
+                _score_until_certain(pb, evaluator)
+                chosen.append((pb, set(pb.active), None))
                 continue
             if pairs:
                 # the pairs with one of the groups of largest potential: all
@@ -559,9 +638,12 @@ def greedy_merges(
             unions = [pb.unions[_pair(i, j)] for j in cands]
             union = tuple(np.stack(s) for s in zip(*unions))
             psi_union = evaluator.potentials_from(union)
+            psi_cands = np.array([pb.psi[j] for j in cands])
+            gains = pb.psi[i] + psi_cands - psi_union
+            for j, gain in zip(cands, gains):
+                _record_leaves(pb, (i, j), gain)
             if merge_score == "loss":
-                psi_cands = np.array([pb.psi[j] for j in cands])
-                scores = pb.psi[i] + psi_cands - psi_union
+                scores = gains
             else:
                 parts = tuple(np.stack(s) for s in zip(*(pb.stats[j] for j in cands)))
                 scores = evaluator.interactions_from(pb.stats[i], parts, union)
