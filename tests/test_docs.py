@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# the documentation is built once, by one worker when the suite runs in parallel
+pytestmark = pytest.mark.xdist_group("docs")
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "doc"
 NEEDED = ["sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme", "matplotlib"]
