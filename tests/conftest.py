@@ -1,5 +1,22 @@
+import os
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # one thread per worker: the workers already use every core, and OpenMP
+    # threads (scikit-learn's gradient boosting) that spin-wait for each
+    # other across workers slow the suite down many times over
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                 "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
 import numpy as np
 import pytest
+
+
+def pytest_configure(config):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
 
 
 @pytest.fixture

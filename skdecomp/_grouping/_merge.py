@@ -48,6 +48,11 @@ _ATOL = 1e-9
 # small potential rarely wins, and wide tables cost O(d) unions per merge.
 _PAIR_GROUPS = 24
 
+# Strategy "pairs" with the loss score, beyond _PAIR_GROUPS + 1 groups: after
+# the pairs of the group of largest potential, at most this many times K - 1
+# more unions are scored per merge.
+_PAIR_BUDGET = 1.5
+
 
 class MergeTree:
     """The merges of one partition by :func:`greedy_merges`, in order.
@@ -321,8 +326,9 @@ def _score_until_certain(pb, evaluator):
     is at most ``(Psi_i + Psi_j) / (|G_i| |G_j|)``. The pairs of the group of
     largest potential are scored first; then, in rounds, every pair not
     yet scored whose bound reaches the best score found, until none is
-    left: the best pair is then the best of all pairs, with far fewer
-    unions than scoring every pair.
+    left, or until the budget of new unions for this merge is spent: the
+    best pair is then the best of all pairs (unless the budget ran out),
+    with far fewer unions than scoring every pair.
     """
     active = list(pb.active)
     if len(active) < 2:
@@ -349,6 +355,11 @@ def _score_until_certain(pb, evaluator):
         want = np.triu(want | want.T, 1) & upper
     else:
         want = None
+    # beyond the first round, at most this many new unions per merge, those of
+    # the largest bounds first: where every bound is loose (the small
+    # interactions of a fitted model, once its true ones are merged) the
+    # search stops there instead of scoring every pair
+    budget = K * K if K <= _PAIR_GROUPS + 1 else int(np.ceil(_PAIR_BUDGET * (K - 1)))
     while True:
         if want is None:
             best = _best_pair(pb, evaluator, "loss", set(active))
@@ -357,6 +368,14 @@ def _score_until_certain(pb, evaluator):
             level = best[1] / (pb.units[best[0][0]].size * pb.units[best[0][1]].size)
             slack = 1e-12 * max(abs(level), np.finfo(float).tiny)
             want = upper & ~known & (bound >= level - slack)
+            if want.sum() > budget:
+                if budget <= 0:
+                    return
+                a, b = np.nonzero(want)
+                keep = np.argsort(-bound[a, b], kind="stable")[:budget]
+                want = np.zeros_like(want)
+                want[a[keep], b[keep]] = True
+            budget -= int(want.sum())
         want &= ~known
         if not want.any():
             return
@@ -440,12 +459,16 @@ def greedy_merges(
     largest score per pair of units it joins, ``score / (|G_i| |G_j|)``: a
     group that is already large gets no credit for the many small
     interactions it has with everything else (see :ref:`agreed_fitted`).
-    With ``merge_score="loss"`` it is found exactly, over all pairs, without
+    With ``merge_score="loss"`` it is searched over all pairs without
     scoring them all: a pair lowers the loss by at most ``Psi_i + Psi_j``,
     so after the pairs of the group of largest potential only the pairs
     whose bound ``(Psi_i + Psi_j) / (|G_i| |G_j|)`` reaches the best score
-    found are scored, in rounds, until none is left (without a
-    connectivity). Otherwise, every admissible pair with one of the 24
+    found are scored, largest bound first, in rounds until none is left or,
+    beyond 25 groups, 1.5 (K - 1) more unions were scored for this merge
+    (without a connectivity). The pair found is the best of all pairs
+    unless that budget ran out, which happens only where every bound is
+    loose: among the many small interactions of a fitted model, once its
+    true ones are merged. Otherwise, every admissible pair with one of the 24
     groups of largest potential (every pair, up to 25 groups) is a
     candidate. A union is evaluated once, and a pair's score computed once.
 
