@@ -122,11 +122,12 @@ class GroupingDisplay:
     history : list of dict or None, default=None
         The merge history (``AdaptiveGrouper.history_``), for the tree.
 
-    The trade-off view (``kind="tradeoff"``) reads ``path``, the grouper's
-    ``path_``, which :meth:`from_result` sets.
-
     Attributes
     ----------
+    path : list of dict or None
+        The grouper's merge path (``AdaptiveGrouper.path_``), which
+        :meth:`from_result` sets and the trade-off view
+        (``kind="tradeoff"``) draws.
     ax_ : matplotlib Axes or ndarray of Axes
         The Axes, or an array of Axes when there are several panels.
     axes_ : ndarray of Axes
