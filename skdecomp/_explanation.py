@@ -650,8 +650,23 @@ class Explanations(Bunch):
             first level is the method, followed by the levels of
             :meth:`Explanation.to_frame` (output and group, or group).
         """
+        if not len(self):
+            raise ValueError(
+                "These Explanations hold no method, so there is nothing to put in a "
+                "frame; explain some rows first (Explainer.explain)."
+            )
         frames = {m: e.to_frame() for m, e in self.items()}
-        inner = next(iter(frames.values())).columns.names if frames else [None]
+        levels = {m: f.columns.nlevels for m, f in frames.items()}
+        if len(set(levels.values())) > 1:
+            one = [m for m, k in levels.items() if k == 1]
+            several = [m for m, k in levels.items() if k > 1]
+            raise ValueError(
+                f"These Explanations mix one output ({', '.join(map(repr, one))}) and "
+                f"several outputs ({', '.join(map(repr, several))}), whose columns "
+                "cannot be put side by side; select one output of each (e.g. "
+                "explanation[..., 0]) or keep them in separate frames."
+            )
+        inner = next(iter(frames.values())).columns.names
         return pd.concat(frames, axis=1, names=["method", *inner])
 
 

@@ -1031,6 +1031,39 @@ THIRD_ROUND = [
     pytest.param(_nan_interaction_display, ValueError, "NaN everywhere off its diagonal",
                  id="interaction-display-nan-matrix"),
 ]
+
+
+def _explanations(**kw):
+    from skdecomp._explanation import Explanations
+
+    return lambda: Explanations(**kw).to_frame()
+
+
+def _interactions_index_list():
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    Explainer(lambda Z: Z.sum(axis=1), background=5).fit(X).interactions(
+        X[:2], index=["SII"])
+
+
+def _fdtree_decimals():
+    from skdecomp import FDTree
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    tree = FDTree(lambda Z: Z[:, 0] * (Z[:, 1] > 0), max_depth=1, random_state=0).fit(X)
+    tree.export_text(decimals=-1)
+
+
+THIRD_ROUND += [
+    pytest.param(_explanations(), ValueError, "hold no method",
+                 id="explanations-empty-to-frame"),
+    pytest.param(_explanations(a=_explanation()(),
+                               b=__import__("skdecomp").Explanation(np.ones((2, 3, 2)))),
+                 ValueError, "mix one output", id="explanations-mixed-outputs-to-frame"),
+    pytest.param(_interactions_index_list, TypeError, "the name of one interaction index",
+                 id="interactions-index-list"),
+    pytest.param(_fdtree_decimals, ValueError, "decimals must be a whole number",
+                 id="fdtree-export-text-negative-decimals"),
+]
 CASES = CASES + SECOND_ROUND + THIRD_ROUND
 
 

@@ -703,6 +703,12 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
             X given to :meth:`fit` (count and share).
         """
         check_is_fitted(self)
+        if (not isinstance(decimals, Integral) or isinstance(decimals, bool)
+                or decimals < 0):
+            raise ValueError(
+                f"decimals must be a whole number of at least 0 (the decimals of "
+                f"the thresholds), got {decimals!r}."
+            )
         total = max(1, int(self.region_sizes_.sum()))
         lines = []
 

@@ -125,6 +125,12 @@ INDICES = {spec.name: spec for spec in (
 
 def get_index(name):
     """The :class:`IndexSpec` of an index name, or a ValueError naming the choices."""
+    if not isinstance(name, str):
+        raise TypeError(
+            f"index must be the name of one interaction index (a str), got "
+            f"{type(name).__name__} {name!r:.60}; choose one of {list(INDICES)} and "
+            "call interactions once per index."
+        )
     if name not in INDICES:
         raise ValueError(f"Unknown interaction index {name!r}; choose one of {list(INDICES)}.")
     return INDICES[name]
