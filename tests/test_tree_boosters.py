@@ -368,3 +368,21 @@ def test_import_does_not_load_the_boosting_libraries():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_lightgbm_decision_function_is_its_raw_score_on_the_tree_path(n_classes):
+    lightgbm = pytest.importorskip("lightgbm")
+    if not callable(getattr(lightgbm.LGBMClassifier, "decision_function", None)):
+        pytest.skip("LightGBM before 4.7 has no decision_function")
+    X, targets = _data(200, nan=0.0)
+    target = targets["binary" if n_classes == 2 else "multiclass"]
+    model = lightgbm.LGBMClassifier(n_estimators=10, num_leaves=8, verbose=-1,
+                                    n_jobs=1).fit(X, target)
+    kw = dict(response_method="decision_function", background=20, random_state=0)
+    tree = Explainer(model, **kw).fit(X)
+    calls = Explainer(model, algorithm="model_agnostic", **kw).fit(X)
+    assert tree.algorithm_ == "tree"
+    np.testing.assert_allclose(tree.transform(X[:5]), calls.transform(X[:5]), atol=1e-9)
+    np.testing.assert_allclose(tree.transform(X[:5]).sum(axis=1) + tree.expected_value_,
+                               model.decision_function(X[:5]), atol=1e-9)

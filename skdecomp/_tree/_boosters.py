@@ -87,10 +87,20 @@ def _max_depth(left, right):
     return depth
 
 
+def _raw_decision_function(model, library, method):
+    """Whether ``method`` is LightGBM's decision_function, its raw score.
+
+    Since LightGBM 4.7, ``LGBMClassifier.decision_function`` returns
+    ``predict(X, raw_score=True)``: the sum over the trees, as the margin.
+    """
+    return (method == "decision_function" and library == "lightgbm"
+            and callable(getattr(model, "decision_function", None)))
+
+
 def _check_method(model, library, method):
     """Raise unless the response method is a sum over the model's trees."""
     name = type(model).__name__
-    if method == "margin":
+    if method == "margin" or _raw_decision_function(model, library, method):
         return
     margin = "response_method='margin' explains the raw score on the tree path"
     if method == "predict":
@@ -151,8 +161,10 @@ def booster_outputs(model, method):
     _check_method(model, library, method)
     read = {"xgboost": _read_xgboost, "lightgbm": _read_lightgbm,
             "catboost": _read_catboost}[library]
-    builder, offset, encoder = read(model, method)
-    what = "raw score (margin)" if method == "margin" else "sum of the trees"
+    raw = _raw_decision_function(model, library, method)
+    builder, offset, encoder = read(model, "margin" if raw else method)
+    what = ("raw score (LightGBM's decision_function is its raw score)" if raw
+            else "raw score (margin)" if method == "margin" else "sum of the trees")
     return builder, offset, library, what, encoder
 
 
