@@ -221,13 +221,18 @@ class _XGBoostMargin:
     about 7 significant digits. This sums the same leaf values, at the leaves
     the model itself routes each row to (``pred_leaf``), in float64: the
     same margin to float32 precision, which the tree path reproduces exactly.
-    A linear booster (gblinear) has no leaves: its float32 margin is returned.
+    A linear booster (gblinear) has no leaves, and a model with vector leaves
+    one value per output at every leaf: their float32 margin is returned.
     """
 
     def __init__(self, model):
         self.model = model
         info = xgboost_trees(model)
-        self.linear = info["booster"] == "gblinear"
+        # a linear booster has no leaves, and vector leaves
+        # (multi_strategy="multi_output_tree") hold one value per output: the
+        # model's own float32 margin is returned for both
+        self.linear = info["booster"] == "gblinear" or any(
+            int(t["tree_param"].get("size_leaf_vector", "1")) > 1 for t in info["trees"])
         if self.linear:
             return
         self.values, self.starts = _xgb_leaf_values(info)
@@ -236,9 +241,17 @@ class _XGBoostMargin:
         self.offset = xgboost_offset(model, info)
 
     def __call__(self, X):
+        width = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else None
+        expected = _xgb_booster(self.model).num_features()
+        if width is not None and width != expected:
+            raise ValueError(
+                f"{type(self.model).__name__} was fitted on {expected} columns, but X "
+                f"has {width}; give the columns the model was fitted on, in the "
+                "same order."
+            )
         if self.linear:
             if is_raw_booster(self.model):
-                return self.model.inplace_predict(X, predict_type="margin")
+                return self.model.predict(_xgb_dmatrix(self.model, X), output_margin=True)
             return self.model.predict(X, output_margin=True)
         if is_raw_booster(self.model):
             leaves = self.model.predict(_xgb_dmatrix(self.model, X), pred_leaf=True)

@@ -1053,7 +1053,22 @@ def _fdtree_decimals():
     tree.export_text(decimals=-1)
 
 
+def _xgboost_other_width(width):
+    def call():
+        xgb = pytest.importorskip("xgboost")
+        X = np.random.default_rng(0).normal(size=(60, 4))
+        model = xgb.XGBRegressor(n_estimators=3, n_jobs=1).fit(X, X[:, 0])
+        Z = X[:, :3] if width == 3 else np.column_stack([X, X[:, :1]])
+        Explainer(model, background=10).fit(Z)
+
+    return call
+
+
 THIRD_ROUND += [
+    pytest.param(_xgboost_other_width(3), ValueError, "was fitted on 4 columns, but X has 3",
+                 id="xgboost-fewer-columns"),
+    pytest.param(_xgboost_other_width(5), ValueError, "was fitted on 4 columns, but X has 5",
+                 id="xgboost-more-columns"),
     pytest.param(_explanations(), ValueError, "hold no method",
                  id="explanations-empty-to-frame"),
     pytest.param(_explanations(a=_explanation()(),

@@ -386,3 +386,20 @@ def test_lightgbm_decision_function_is_its_raw_score_on_the_tree_path(n_classes)
     np.testing.assert_allclose(tree.transform(X[:5]), calls.transform(X[:5]), atol=1e-9)
     np.testing.assert_allclose(tree.transform(X[:5]).sum(axis=1) + tree.expected_value_,
                                model.decision_function(X[:5]), atol=1e-9)
+
+
+def test_xgboost_vector_leaves_and_linear_boosters_explained_through_their_margin():
+    xgb = pytest.importorskip("xgboost")
+    X, targets = _data(200, nan=0.0)
+    Y = np.column_stack([targets["regression"], X[:, 2]])
+    vector = xgb.XGBRegressor(n_estimators=5, tree_method="hist", n_jobs=1,
+                              multi_strategy="multi_output_tree").fit(X, Y)
+    linear = xgb.train({"booster": "gblinear", "nthread": 1},
+                       xgb.DMatrix(X, label=targets["regression"]), 5)
+    for model, pred in ((vector, vector.predict(X[:5])),
+                        (linear, linear.predict(xgb.DMatrix(X[:5])))):
+        explainer = Explainer(model, background=20, random_state=0).fit(X)
+        assert explainer.algorithm_.startswith("model_agnostic")
+        phi = explainer.transform(X[:5])
+        np.testing.assert_allclose(phi.sum(axis=1) + explainer.expected_value_, pred,
+                                   rtol=1e-6, atol=1e-6)
