@@ -1064,7 +1064,18 @@ def _xgboost_other_width(width):
     return call
 
 
+def _dup_target_csv(ctx):
+    path = ctx.tmp_path / "dup.csv"
+    rng = np.random.default_rng(0)
+    pd.DataFrame(rng.normal(size=(30, 4)), columns=["a", "y", "b", "y"]).to_csv(
+        path, index=False)
+    return path
+
+
 THIRD_ROUND += [
+    pytest.param(cli(lambda ctx: ["report", _dup_target_csv(ctx), "--target", "y",
+                                  "--out", ctx.tmp_path / "r"]),
+                 1, "holds the target's name 'y' 2 times", id="cli-target-twice"),
     pytest.param(_xgboost_other_width(3), ValueError, "was fitted on 4 columns, but X has 3",
                  id="xgboost-fewer-columns"),
     pytest.param(_xgboost_other_width(5), ValueError, "was fitted on 4 columns, but X has 5",

@@ -115,6 +115,11 @@ def test_date_column_becomes_days_and_its_trend_is_found(tmp_path, capsys):
     df.to_csv(path, index=False)
     X, _ = _report.load_table(path, "y")
     assert pd.api.types.is_datetime64_any_dtype(X["when"])
+    # a date target is a number too: days since 1970-01-01
+    _, when = _report.load_table(path, "when")
+    expected = (dates - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1)
+    np.testing.assert_array_equal(when.to_numpy(), np.asarray(expected, dtype=float))
+    assert not _report.is_classification(when)
     out = tmp_path / "rep"
     code = main(["report", str(path), "--target", "y", "--estimator", "linear",
                  "--groups", "columns", "--out", str(out)])

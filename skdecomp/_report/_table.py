@@ -32,7 +32,8 @@ def load_table(path, target, parse_dates=True):
     X : DataFrame
         The other columns; text columns become categorical, or dates.
     y : Series
-        The target column.
+        The target column; year-first dates become days since 1970-01-01,
+        as date columns do.
     """
     path = Path(path)
     if not path.exists():
@@ -69,6 +70,13 @@ def load_table(path, target, parse_dates=True):
             f"target column {target!r} is not in {path.name}; its columns are "
             f"{list(map(str, df.columns))}. Pass one of them with --target."
         )
+    if target in renamed:
+        # pandas renamed the repeats ("y.1"): which one is the target is a guess
+        raise DataError(
+            f"the header of {path.name} holds the target's name {target!r} "
+            f"{len(renamed[target])} times; rename the columns so that one is the "
+            "target, or drop the others."
+        )
     if df.shape[0] < MIN_ROWS:
         raise DataError(
             f"{path.name} has only {df.shape[0]} data row(s); skdecomp needs at least "
@@ -86,6 +94,11 @@ def load_table(path, target, parse_dates=True):
             f"target column {target!r} has {n_missing} missing values; "
             "drop those rows first."
         )
+    if y.dtype == object or pd.api.types.is_string_dtype(y):
+        # a target of year-first dates is a number, as date columns are
+        dates = parse_dates_of(y) if parse_dates else None
+        if dates is not None:
+            y = days_since_epoch(dates).rename(target)
     X = df.drop(columns=[target])
     if X.shape[1] == 0:
         raise DataError(f"{path.name} has no columns besides the target {target!r}.")
