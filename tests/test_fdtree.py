@@ -417,3 +417,19 @@ def test_region_display(pyplot, callable_tree, uniform):
     with pytest.raises(ValueError, match="one row per region"):
         RegionDisplay.from_result(disp.rules, disp.sizes, disp.importances[:1],
                                   disp.group_names, disp.grid, disp.pdp, disp.group)
+
+
+def test_a_function_that_handles_nan_is_taken_as_by_the_explainer():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    X[3, 1] = np.nan
+
+    def f(Z):
+        Z = np.nan_to_num(np.asarray(Z, dtype=float))
+        return Z[:, 0] * (Z[:, 1] > 0) + Z[:, 2]
+
+    tree = FDTree(f, max_depth=1, random_state=0).fit(X)
+    assert tree.n_regions_ >= 1
+    # a function that gives NaN for a missing value is refused with the reason
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        FDTree(lambda Z: Z[:, 0] * Z[:, 1], max_depth=1, random_state=0).fit(X)

@@ -327,7 +327,9 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
     # -- input ---------------------------------------------------------------
     def _allow_nan(self):
         if not hasattr(self.estimator, "fit"):
-            return False
+            # a plain function may handle NaN, as for Explainer: its output is
+            # checked for NaN instead
+            return callable(self.estimator)
         try:
             return bool(get_tags(self.estimator).input_tags.allow_nan)
         except Exception:  # pragma: no cover - non-sklearn objects
