@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._compat import _check_feature_names_in
+from ._result_checks import short_list
 
 __all__ = ["GroupNamesOutMixin", "resolve_groups", "group_labels", "subset_name"]
 
@@ -179,7 +180,7 @@ def resolve_groups(groups, n_features, feature_names=None, column_labels=None):
     missing = [col_names[j] for j in range(n_features) if j not in owner]
     if missing:
         raise ValueError(
-            f"groups miss columns {missing}; every column must be in exactly "
+            f"groups miss columns {short_list(missing)}; every column must be in exactly "
             "one group (add them, e.g. as groups of their own)."
         )
     if len(set(names)) != len(names):

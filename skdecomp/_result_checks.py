@@ -150,3 +150,16 @@ def check_count(value, what):
             "it counts the coalitions the estimate was made from."
         )
     return int(value)
+
+
+def short_list(items, limit=8):
+    """A list for a message: its first ``limit`` items and how many more.
+
+    An error that names every missing column of a wide table (an image has
+    150,528) would be megabytes long; the names shown are enough to act on.
+    """
+    items = list(items)
+    shown = ", ".join(repr(i) if isinstance(i, str) else str(i) for i in items[:limit])
+    if len(items) > limit:
+        shown += f" and {len(items) - limit:,} more"
+    return f"[{shown}]"

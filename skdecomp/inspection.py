@@ -33,7 +33,12 @@ from sklearn.utils.validation import check_is_fitted
 from ._compat import HasMethods, Interval, StrOptions, validate_params
 from ._decomposition import Decomposition
 from ._game import AnchoredStatistics, CoalitionGame
-from ._game._imputation import ConditionalImputer, numeric_rows
+from ._conditional import (
+    conditional_dependence,
+    conditional_scores,
+    fit_sampler,
+    weighted_score,
+)
 from ._game._kernels import interaction_potentials
 from ._partition import _column_position, group_labels, resolve_groups
 from ._model import as_model, resolve_response
@@ -438,12 +443,6 @@ def _resolve_any_groups(groups, X):
     return positions, names
 
 
-def _score(scorer, estimator, X, y, sample_weight):
-    if sample_weight is not None:
-        return scorer(estimator, X, y, sample_weight=sample_weight)
-    return scorer(estimator, X, y)
-
-
 def _group_permutation_scores(estimator, X, y, sample_weight, cols, random_state,
                               n_repeats, scorer, max_samples):
     """Scores with the columns ``cols`` permuted jointly, ``n_repeats`` times.
@@ -474,60 +473,10 @@ def _group_permutation_scores(estimator, X, y, sample_weight, cols, random_state
             X_perm[list(X_perm.columns[cols])] = block
         else:
             X_perm[:, cols] = X_perm[shuffling_idx][:, cols]
-        scores.append(_score(scorer, estimator, X_perm, y, sample_weight))
+        scores.append(weighted_score(scorer, estimator, X_perm, y, sample_weight))
     if isinstance(scores[0], dict):
         return {k: np.array([s[k] for s in scores]) for k in scores[0]}
     return np.array(scores)
-
-
-def _group_conditional_scores(estimator, X, X_num, y, sample_weight, cols, random_state,
-                              n_repeats, scorer, max_samples, sampler):
-    """Scores with the columns ``cols`` drawn given the others, ``n_repeats`` times.
-
-    Conditional permutation importance: draw ``r`` of every row replaces the
-    group's columns by a draw from the sampler given the row's other columns,
-    so the group's link to the target is broken but its dependence on the
-    other columns is kept.
-    """
-    random_state = check_random_state(random_state)
-    rows = np.arange(X.shape[0])
-    if max_samples < X.shape[0]:
-        rows = sample_without_replacement(
-            X.shape[0], max_samples, random_state=random_state
-        )
-        y = None if y is None else (y.iloc[rows] if hasattr(y, "iloc") else y[rows])
-        if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight)[rows]
-    X_perm = X.iloc[rows].copy() if hasattr(X, "iloc") else X[rows].copy()
-    known = np.ones((rows.size, X.shape[1]), dtype=bool)
-    known[:, cols] = False
-    draws = sampler.sample(X_num[rows], known, n_repeats, random_state=random_state)
-    scores = []
-    for r in range(n_repeats):
-        if hasattr(X_perm, "iloc"):
-            for j in cols:
-                name = X_perm.columns[j]
-                values = draws[:, r, j]
-                try:
-                    values = values.astype(X_perm.dtypes.iloc[j])
-                except (TypeError, ValueError):
-                    pass
-                X_perm[name] = values
-        else:
-            X_perm[:, cols] = draws[:, r, cols]
-        scores.append(_score(scorer, estimator, X_perm, y, sample_weight))
-    if isinstance(scores[0], dict):
-        return {k: np.array([s[k] for s in scores]) for k in scores[0]}
-    return np.array(scores)
-
-
-def _fit_sampler(imputer, X, random_state):
-    """The conditional sampler fitted on X, or None for the marginal form."""
-    if isinstance(imputer, str) and imputer == "marginal":
-        return None, None
-    sampler = None if isinstance(imputer, str) else imputer
-    X_num = numeric_rows(X, "X")
-    return ConditionalImputer.fit(sampler, X_num, 1, random_state).sampler, X_num
 
 
 def _importances_bunch(baseline, permuted, names):
@@ -627,6 +576,15 @@ def permutation_importance(
     if not hasattr(X, "iloc"):
         X = check_array(X, ensure_all_finite="allow-nan", dtype=None)
     positions, names = _resolve_any_groups(groups, X)
+    if y is not None:
+        y_values = np.asarray(y)
+        if y_values.dtype.kind in "fc" and np.isnan(y_values).any():
+            n_bad = int(np.isnan(y_values).sum())
+            raise ValueError(
+                f"y holds NaN in {n_bad} of its {y_values.shape[0]} rows, so the "
+                "score of those rows is undefined; drop the rows whose target is "
+                "missing (from X and y) first."
+            )
     random_state = check_random_state(random_state)
     random_seed = random_state.randint(np.iinfo(np.int32).max + 1)
     if not isinstance(max_samples, numbers.Integral):
@@ -638,9 +596,9 @@ def permutation_importance(
         )
     if max_samples < 1:
         raise ValueError("max_samples leaves no row; increase it.")
-    fitted_sampler, X_num = _fit_sampler(imputer, X, random_seed)
+    fitted_sampler, X_num = fit_sampler(imputer, X, random_seed)
     scorer = check_scoring(estimator, scoring=scoring)
-    baseline = _score(scorer, estimator, X, y, sample_weight)
+    baseline = weighted_score(scorer, estimator, X, y, sample_weight)
     if fitted_sampler is None:
         jobs = (
             delayed(_group_permutation_scores)(
@@ -651,7 +609,7 @@ def permutation_importance(
         )
     else:
         jobs = (
-            delayed(_group_conditional_scores)(
+            delayed(conditional_scores)(
                 estimator, X, X_num, y, sample_weight, cols, random_seed, n_repeats,
                 scorer, max_samples, fitted_sampler,
             )
@@ -940,8 +898,8 @@ def partial_dependence(
                 "or use imputer='marginal'."
             )
         rng = check_random_state(random_state)
-        fitted, X_num = _fit_sampler(imputer, X, rng)
-        average = _conditional_dependence(response, fitted, X, X_num, cols, points, rng)
+        fitted, X_num = fit_sampler(imputer, X, rng)
+        average = conditional_dependence(response, fitted, X, X_num, cols, points, rng)
         return Bunch(grid=points, grid_values=grid_values, columns=np.asarray(cols),
                      average=average.T.reshape(-1, *shape))
     if hasattr(X, "iloc"):
@@ -963,32 +921,3 @@ def partial_dependence(
         result["individual"] = np.transpose(preds, (2, 1, 0)).reshape(-1, n, *shape)
     return result
 
-
-def _conditional_dependence(response, sampler, X, X_num, cols, points, rng):
-    """E[f(X) | X_cols = point] for every grid point, (n_points, n_outputs)."""
-    try:
-        points = np.asarray(points, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(
-            "imputer='conditional' draws numbers, but the grid holds values that "
-            "are not numbers; give a numeric grid or use imputer='marginal'."
-        ) from None
-    n, p = X_num.shape
-    known = np.zeros((1, p), dtype=bool)
-    known[0, cols] = True
-    seed = rng.randint(np.iinfo(np.int32).max)
-    out = []
-    for point in points:
-        row = X_num[:1].copy()
-        row[0, cols] = point
-        draws = sampler.sample(row, known, n, random_state=seed)[0]
-        if hasattr(X, "iloc"):
-            frame = pd.DataFrame(draws, columns=X.columns, index=X.index)
-            for j, name in enumerate(X.columns):
-                try:
-                    frame[name] = frame[name].astype(X.dtypes.iloc[j])
-                except (TypeError, ValueError):
-                    pass
-            draws = frame
-        out.append(np.asarray(response(draws), dtype=np.float64).mean(axis=0))
-    return np.stack(out, axis=0)

@@ -1072,7 +1072,23 @@ def _dup_target_csv(ctx):
     return path
 
 
+def _permutation_nan_target():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = X.sum(axis=1)
+    y[3] = np.nan
+    inspection.permutation_importance(LinearRegression().fit(X, X.sum(axis=1)), X, y)
+
+
+def _image_groups_missing_columns():
+    X = np.zeros((3, 224 * 224 * 3))
+    Explainer(lambda Z: Z.sum(axis=1), groups=[[0, 1]], background=2).fit(X)
+
+
 THIRD_ROUND += [
+    pytest.param(_permutation_nan_target, ValueError, "y holds NaN in 1 of its 40 rows",
+                 id="permutation-importance-nan-target"),
+    pytest.param(_image_groups_missing_columns, ValueError, "and 150,518 more]",
+                 id="groups-miss-many-columns-short-message"),
     pytest.param(cli(lambda ctx: ["report", _dup_target_csv(ctx), "--target", "y",
                                   "--out", ctx.tmp_path / "r"]),
                  1, "holds the target's name 'y' 2 times", id="cli-target-twice"),

@@ -27,6 +27,7 @@ from .._model import (
     ResponseFunction,
     non_numeric_columns,
 )
+from .._result_checks import short_list
 from .._table import Table, column_masks, common_dtypes
 from .._tree import explainer_attributions, tree_components, tree_interactions
 from ._kernels import mean_over_background
@@ -409,7 +410,7 @@ class CoalitionGame:
                 missing = [c for c in self.columns if c not in X.columns]
                 if missing:
                     raise ValueError(
-                        f"{what} lacks the columns {missing} of the data the "
+                        f"{what} lacks the columns {short_list(missing)} of the data the "
                         "explainer was fitted on."
                     )
                 X = X[self.columns]
@@ -461,7 +462,7 @@ class CoalitionGame:
                 kinds = sorted({str(X[c].dtype) for c in bad})
                 raise ValueError(
                     f"{what} has non-numeric values (dtype {', '.join(kinds)}) in "
-                    f"the columns {bad}, which hold numbers in the data the "
+                    f"the columns {short_list(bad)}, which hold numbers in the data the "
                     "explainer was fitted on; give rows with the column types of "
                     "that data."
                 )
