@@ -60,3 +60,23 @@ def transactional_fit(fit):
             raise
 
     return wrapper
+
+
+def check_nested_params(estimator, params):
+    """Refuse ``name__param`` for a parameter that has no parameters of its own.
+
+    scikit-learn's ``set_params`` would fail with an AttributeError on, say,
+    ``groups__n_groups`` when ``groups`` is a list of columns.
+    """
+    for key in params:
+        name, sep, _ = key.partition("__")
+        if not sep:
+            continue
+        value = params[name] if name in params else getattr(estimator, name, None)
+        if not hasattr(value, "set_params"):
+            raise ValueError(
+                f"set_params({key}=...): {name} is {type(value).__name__} "
+                f"{value!r:.60}, which has no parameters of its own; set {name}= "
+                "itself, or give an estimator there (e.g. groups=AdaptiveGrouper()) "
+                "to tune its parameters."
+            )

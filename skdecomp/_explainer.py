@@ -23,6 +23,7 @@ from ._compat import (
     StrOptions,
     _fit_context,
     _get_output_config,
+    check_nested_params,
     transactional_fit,
 )
 from ._decomposition import Decomposition
@@ -987,6 +988,22 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         size = bg if isinstance(bg, Integral) and not isinstance(bg, bool) else 100
         return agreement_score(self.game_, X, self.groups_, self.group_penalty,
                                size=size, random_state=self.random_state)
+
+    def set_params(self, **params):
+        """Set the parameters of this estimator, and of a grouper in ``groups``.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters; ``groups__<name>`` sets a parameter of the
+            grouper given as ``groups``.
+
+        Returns
+        -------
+        self : object
+        """
+        check_nested_params(self, params)
+        return super().set_params(**params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1084,7 +1084,34 @@ def _image_groups_missing_columns():
     Explainer(lambda Z: Z.sum(axis=1), groups=[[0, 1]], background=2).fit(X)
 
 
+def _region_display(kind):
+    def call():
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from skdecomp import FDTree
+        from skdecomp.plot import RegionDisplay
+
+        X = np.random.default_rng(0).normal(size=(60, 3))
+        if kind == "explainer":
+            RegionDisplay.from_estimator(Explainer(lambda Z: Z.sum(axis=1)).fit(X), X)
+        tree = FDTree(lambda Z: Z[:, 0] * (Z[:, 1] > 0), max_depth=1,
+                      random_state=0).fit(X)
+        RegionDisplay.from_estimator(tree, X, **{kind: "x"})
+
+    return call
+
+
 THIRD_ROUND += [
+    pytest.param(lambda: Explainer(lambda Z: Z, groups=[[0], [1]]).set_params(
+        groups__n_groups=2), ValueError, "which has no parameters of its own",
+        id="set-params-nested-on-list-groups"),
+    pytest.param(_region_display("output"), ValueError, "is not one of the model's 1 output",
+                 id="region-display-bad-output"),
+    pytest.param(_region_display("ax"), TypeError, "ax must be a matplotlib Axes",
+                 id="region-display-bad-ax"),
+    pytest.param(_region_display("explainer"), TypeError, "draws the regions of a fitted FDTree",
+                 id="region-display-explainer"),
     pytest.param(_permutation_nan_target, ValueError, "y holds NaN in 1 of its 40 rows",
                  id="permutation-importance-nan-target"),
     pytest.param(_image_groups_missing_columns, ValueError, "and 150,518 more]",

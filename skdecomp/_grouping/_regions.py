@@ -19,7 +19,14 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._compat import HasMethods, Interval, StrOptions, _fit_context, transactional_fit
+from .._compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+    check_nested_params,
+    transactional_fit,
+)
 from .._explainer import Explainer, _check_grouper_spec, _fit_grouper
 from .._explanation import Explanation, Explanations
 from .._game import AnchoredStatistics, CoalitionGame
@@ -734,6 +741,22 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
 
         walk(0, 0)
         return "\n".join(lines) + "\n"
+
+    def set_params(self, **params):
+        """Set the parameters of this estimator, and of a grouper in ``groups``.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters; ``groups__<name>`` sets a parameter of the
+            grouper given as ``groups``.
+
+        Returns
+        -------
+        self : object
+        """
+        check_nested_params(self, params)
+        return super().set_params(**params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -126,7 +126,28 @@ class RegionDisplay:
 
         from ..inspection import partial_dependence
 
+        if not hasattr(fdtree, "apply") or not hasattr(fdtree, "explain") or \
+                not hasattr(type(fdtree), "export_text"):
+            raise TypeError(
+                f"{cls.__name__}.from_estimator draws the regions of a fitted FDTree, "
+                f"got {type(fdtree).__name__}; fit FDTree(model, ...) on the data "
+                "first (an Explainer has no regions)."
+            )
         check_is_fitted(fdtree)
+        if ax is not None and not (hasattr(ax, "figure") or (
+                isinstance(ax, (list, tuple, np.ndarray))
+                and all(hasattr(a, "figure") for a in np.ravel(ax)))):
+            raise TypeError(
+                f"ax must be a matplotlib Axes, a list of two Axes or None, got "
+                f"{type(ax).__name__} {ax!r:.40}."
+            )
+        n_outputs = len(getattr(fdtree, "output_names_", None) or [0])
+        if (not isinstance(output, (int, np.integer)) or isinstance(output, bool)
+                or not -n_outputs <= output < n_outputs):
+            raise ValueError(
+                f"output={output!r} is not one of the model's {n_outputs} output(s); "
+                f"give an int from 0 to {n_outputs - 1}."
+            )
         names = [str(g) for g in fdtree.group_names_]
         if group is None:
             root = fdtree.nodes_[0]["feature"]
