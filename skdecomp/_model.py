@@ -327,10 +327,16 @@ def _n_rows(data):
 def _check_output_shape(name, out, n_rows):
     """Raise a ValueError unless ``out`` has one value or one row per input row."""
     if out.ndim == 0 or out.ndim > 2 or out.shape[0] != n_rows:
+        hint = ""
+        if out.ndim == 3:
+            # scikit-learn's multi-output classifiers give one array per output
+            hint = (" A multi-output classifier gives one probability array per "
+                    "output: explain one output at a time, e.g. with a function "
+                    "lambda X: model.predict_proba(X)[k][:, 1].")
         raise ValueError(
             f"{name} returned an array of shape {out.shape} for "
             f"{n_rows} input rows; it must return one value (shape (n,)) or "
-            "one row of outputs (shape (n, n_outputs)) per input row."
+            "one row of outputs (shape (n, n_outputs)) per input row." + hint
         )
 
 
@@ -347,6 +353,24 @@ class _Transformed:
         return self.function(X)
 
 
+class _CatBoostMargin:
+    """CatBoost's raw score, with the columns checked (CatBoost raises a C++ error)."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, X):
+        expected = getattr(self.model, "n_features_in_", None)
+        width = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else None
+        if expected is not None and width is not None and width != expected:
+            raise ValueError(
+                f"{type(self.model).__name__} was fitted on {expected} columns, but X "
+                f"has {width}; give the columns the model was fitted on, in the "
+                "same order."
+            )
+        return self.model.predict(X, prediction_type="RawFormulaVal")
+
+
 def _margin_function(estimator):
     """The function returning a model's margin, or raise a ValueError."""
     steps, final = _unwrap(estimator)
@@ -356,7 +380,7 @@ def _margin_function(estimator):
     elif library == "lightgbm":
         function = partial(final.predict, raw_score=True)
     elif library == "catboost":
-        function = partial(final.predict, prediction_type="RawFormulaVal")
+        function = _CatBoostMargin(final)
     else:
         raise ValueError(_no_margin_message(estimator))
     return _Transformed(steps, function) if steps else function

@@ -1102,7 +1102,28 @@ def _region_display(kind):
     return call
 
 
+def _catboost_other_width():
+    catboost = pytest.importorskip("catboost")
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    model = catboost.CatBoostRegressor(iterations=3, verbose=0, thread_count=1,
+                                       allow_writing_files=False).fit(X, X.sum(axis=1))
+    Explainer(model, background=5).fit(X[:, :2])
+
+
+def _multi_output_classifier():
+    from sklearn.ensemble import RandomForestClassifier
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    Y = np.column_stack([X[:, 0] > 0, X[:, 1] > 0]).astype(int)
+    model = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, Y)
+    Explainer(model, background=5).fit(X)
+
+
 THIRD_ROUND += [
+    pytest.param(_catboost_other_width, ValueError, "was fitted on 3 columns, but X has 2",
+                 id="catboost-other-width"),
+    pytest.param(_multi_output_classifier, ValueError, "explain one output at a time",
+                 id="multi-output-classifier"),
     pytest.param(lambda: Explainer(lambda Z: Z, groups=[[0], [1]]).set_params(
         groups__n_groups=2), ValueError, "which has no parameters of its own",
         id="set-params-nested-on-list-groups"),
