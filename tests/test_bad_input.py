@@ -1119,7 +1119,24 @@ def _multi_output_classifier():
     Explainer(model, background=5).fit(X)
 
 
+def _ufunc_model(ctx):
+    import skops.io as sio
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    X = np.abs(np.random.default_rng(0).normal(size=(30, 2)))
+    model = make_pipeline(FunctionTransformer(np.sqrt), LinearRegression()).fit(X, X.sum(1))
+    path = ctx.tmp_path / "ufunc.skops"
+    sio.dump(model, path)
+    pd.DataFrame(np.column_stack([X, X.sum(1)]), columns=["a", "b", "y"]).to_csv(
+        ctx.tmp_path / "t.csv", index=False)
+    return path
+
+
 THIRD_ROUND += [
+    pytest.param(cli(lambda ctx: ["report", ctx.tmp_path / "t.csv", "--target", "y",
+                                  "--model", _ufunc_model(ctx), "--out", ctx.tmp_path / "r"]),
+                 1, "does not load: ['numpy.sqrt']", id="cli-model-file-ufunc"),
     pytest.param(_catboost_other_width, ValueError, "was fitted on 3 columns, but X has 2",
                  id="catboost-other-width"),
     pytest.param(_multi_output_classifier, ValueError, "explain one output at a time",

@@ -63,6 +63,28 @@ def _classes_in(module, base=object, exclude=()):
     }
 
 
+def _functions_in(path):
+    """Names of the functions an skops file holds (its ``FunctionNode`` entries)."""
+    import json
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            schema = json.loads(archive.read("schema.json"))
+    except (KeyError, ValueError, OSError, zipfile.BadZipFile):
+        return set()
+    found = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("__loader__") == "FunctionNode":
+                found.add(f"{node.get('__module__')}.{node.get('__class__')}")
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
 @functools.lru_cache(maxsize=1)
 def allowed_model_types():
     """Types the command line lets a model file hold.
@@ -348,7 +370,9 @@ def load_model(path):
     except Exception as exc:
         raise DataError(f"{path.name} is unreadable as an skops file ({exc}).") from exc
     allowed = allowed_model_types()
-    refused = sorted(t for t in untrusted if t not in allowed)
+    # skops trusts NumPy's ufuncs by default, so they are not listed as
+    # untrusted; a model file may hold no function at all
+    refused = sorted(set(t for t in untrusted if t not in allowed) | _functions_in(path))
     if refused:
         raise DataError(
             f"{path.name} names types the command line does not load: {refused}. "
