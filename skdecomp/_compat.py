@@ -80,3 +80,23 @@ def check_nested_params(estimator, params):
                 "itself, or give an estimator there (e.g. groups=AdaptiveGrouper()) "
                 "to tune its parameters."
             )
+
+
+class NestedParamsMixin:
+    """``set_params`` that names the problem of ``name__param`` on a plain value."""
+
+    def set_params(self, **params):
+        """Set the parameters of this estimator, and of a grouper in ``groups``.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters; ``groups__<name>`` sets a parameter of the
+            grouper given as ``groups``.
+
+        Returns
+        -------
+        self : object
+        """
+        check_nested_params(self, params)
+        return super().set_params(**params)

@@ -17,15 +17,8 @@ from sklearn.base import (
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._compat import (
-    HasMethods,
-    Interval,
-    StrOptions,
-    _fit_context,
-    _get_output_config,
-    check_nested_params,
-    transactional_fit,
-)
+from ._compat import HasMethods, Interval, NestedParamsMixin, StrOptions
+from ._compat import _fit_context, _get_output_config, transactional_fit
 from ._decomposition import Decomposition
 from ._decomposition._kernels import moebius_transform
 from ._explanation import explanations_of
@@ -143,7 +136,8 @@ def _check_grouper_spec(groups):
         )
 
 
-class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEstimator):
+class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin,
+                BaseEstimator):
     """Attributions of a model over groups of columns, from its functional decomposition.
 
     For explained rows x, a background B and a partition of the columns into
@@ -988,22 +982,6 @@ class Explainer(GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin, BaseEs
         size = bg if isinstance(bg, Integral) and not isinstance(bg, bool) else 100
         return agreement_score(self.game_, X, self.groups_, self.group_penalty,
                                size=size, random_state=self.random_state)
-
-    def set_params(self, **params):
-        """Set the parameters of this estimator, and of a grouper in ``groups``.
-
-        Parameters
-        ----------
-        **params : dict
-            Estimator parameters; ``groups__<name>`` sets a parameter of the
-            grouper given as ``groups``.
-
-        Returns
-        -------
-        self : object
-        """
-        check_nested_params(self, params)
-        return super().set_params(**params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

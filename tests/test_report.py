@@ -752,3 +752,12 @@ def test_agreed_section_says_what_the_next_coarser_partitions_buy():
     # a partition that leaves nothing has nothing to buy
     done = dict(res["agreed"], path=[dict(p, chosen=p["n_groups"] == 1) for p in path])
     assert _page._path_steps(done) == []
+
+
+def test_infinite_values_are_read_as_missing_with_a_warning():
+    X = pd.DataFrame({"a": [1.0, np.inf, 3.0, -np.inf] * 10, "b": np.arange(40.0)})
+    out, checks = _report.prepare_table(X, fit=True)
+    assert out["a"].isna().sum() == 20 and np.isfinite(out["a"].dropna()).all()
+    assert X["a"].isin([np.inf, -np.inf]).sum() == 20  # the caller's frame is unchanged
+    check = next(c for c in checks if c["kind"] == "infinite")
+    assert check["columns"] == ["a"] and "'a' (20)" in check["message"]

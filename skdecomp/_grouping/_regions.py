@@ -22,9 +22,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._compat import (
     HasMethods,
     Interval,
+    NestedParamsMixin,
     StrOptions,
     _fit_context,
-    check_nested_params,
     transactional_fit,
 )
 from .._explainer import Explainer, _check_grouper_spec, _fit_grouper
@@ -117,7 +117,7 @@ def _column(X, j):
     return X.iloc[:, j] if isinstance(X, pd.DataFrame) else X[:, j]
 
 
-class FDTree(MetaEstimatorMixin, BaseEstimator):
+class FDTree(NestedParamsMixin, MetaEstimatorMixin, BaseEstimator):
     """Regions of the input space in which a model is additive over groups.
 
     A functional-decomposition tree (FD-Tree; Laberge, Pequignot, Marchand
@@ -741,22 +741,6 @@ class FDTree(MetaEstimatorMixin, BaseEstimator):
 
         walk(0, 0)
         return "\n".join(lines) + "\n"
-
-    def set_params(self, **params):
-        """Set the parameters of this estimator, and of a grouper in ``groups``.
-
-        Parameters
-        ----------
-        **params : dict
-            Estimator parameters; ``groups__<name>`` sets a parameter of the
-            grouper given as ``groups``.
-
-        Returns
-        -------
-        self : object
-        """
-        check_nested_params(self, params)
-        return super().set_params(**params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

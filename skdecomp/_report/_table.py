@@ -312,7 +312,7 @@ def prepare_table(X, *, fit=True, drop=None):
         The columns the model sees.
     checks : list of dict
         One entry per finding: ``kind`` ("id", "constant", "dates",
-        "tiny", "duplicate_names"), ``level`` ("warning" or "note"), ``columns`` and a
+        "infinite", "tiny", "duplicate_names"), ``level`` ("warning" or "note"), ``columns`` and a
         plain-words ``message``.
     """
     renamed = dict(X.attrs.get("renamed_columns") or {})
@@ -380,6 +380,21 @@ def prepare_table(X, *, fit=True, drop=None):
                 "message": f"{_names(durations, 'Column', 'Columns')} "
                 f"{'holds' if len(durations) == 1 else 'hold'} durations: the model "
                 "sees them in days.",
+            })
+        # infinity is no measurement a model can fit: read it as missing
+        infinite = {}
+        for c in X.columns:
+            if pd.api.types.is_float_dtype(X[c]):
+                bad = np.isinf(X[c].to_numpy(dtype=float, na_value=np.nan))
+                if bad.any():
+                    infinite[c] = int(bad.sum())
+                    X[c] = X[c].mask(bad)
+        if infinite:
+            counts = ", ".join(f"{c!r} ({k})" for c, k in list(infinite.items())[:6])
+            checks.append({
+                "kind": "infinite", "level": "warning", "columns": list(infinite),
+                "message": f"Infinite values in {counts}{' and more' if len(infinite) > 6 else ''}: "
+                "they are read as missing values, which the model's pipeline fills in.",
             })
     if n < SMALL_SAMPLE or n < 3 * X.shape[1]:
         checks.append({
