@@ -214,6 +214,26 @@ def xgboost_offset(model, info):
     return offset
 
 
+def _check_float32_range(X, model):
+    """Refuse values XGBoost would read as infinity (it computes in float32)."""
+    if isinstance(X, pd.DataFrame):
+        values = X.select_dtypes("number").to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        values = np.asarray(X)
+        if values.dtype.kind not in "biuf":
+            return
+    big = np.abs(values) > np.finfo(np.float32).max
+    big &= np.isfinite(values)
+    if big.any():
+        row, col = np.argwhere(big)[0]
+        raise ValueError(
+            f"X holds {int(big.sum())} value(s) beyond float32's range (first "
+            f"{values[row, col]:.3g} at row {row}, column {col}), which "
+            f"{type(model).__name__} reads as infinity; scale or clip that column "
+            "(XGBoost computes in float32)."
+        )
+
+
 class _XGBoostMargin:
     """The margin of an XGBoost tree model in float64.
 
@@ -249,6 +269,7 @@ class _XGBoostMargin:
                 f"has {width}; give the columns the model was fitted on, in the "
                 "same order."
             )
+        _check_float32_range(X, self.model)
         if self.linear:
             if is_raw_booster(self.model):
                 return self.model.predict(_xgb_dmatrix(self.model, X), output_margin=True)

@@ -1133,7 +1133,18 @@ def _ufunc_model(ctx):
     return path
 
 
+def _xgboost_huge_value():
+    xgb = pytest.importorskip("xgboost")
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    model = xgb.XGBRegressor(n_estimators=3, n_jobs=1).fit(X, X.sum(axis=1))
+    explainer = Explainer(model, background=5, algorithm="model_agnostic").fit(X)
+    X[0, 0] = 1e39
+    explainer.transform(X[:2])
+
+
 THIRD_ROUND += [
+    pytest.param(_xgboost_huge_value, ValueError, "beyond float32's range",
+                 id="xgboost-value-beyond-float32"),
     pytest.param(cli(lambda ctx: ["report", ctx.tmp_path / "t.csv", "--target", "y",
                                   "--model", _ufunc_model(ctx), "--out", ctx.tmp_path / "r"]),
                  1, "does not load: ['numpy.sqrt']", id="cli-model-file-ufunc"),
