@@ -275,6 +275,14 @@ def _raise_input_error(exc, model_name, X, what):
             kinds = [str(np.asarray(X).dtype)]
         shown = [c.item() if isinstance(c, np.generic) else c for c in columns[:10]]
         more = f" (and {len(columns) - 10} more)" if len(columns) > 10 else ""
+        if "categorical_feature" in first:
+            # LightGBM was fitted with these columns as pandas categories
+            raise error(
+                f"{what} has the columns {shown}{more} as {', '.join(kinds)}, but "
+                f"{model_name} was fitted with them as pandas categories ({first}); "
+                "pass them as categories too, with the categories of the data the "
+                "model was fitted on (X[col].astype(fit_X[col].dtype))."
+            ) from exc
         raise error(
             f"{what} has non-numeric columns {shown}{more} (dtype "
             f"{', '.join(kinds)}), which {model_name} cannot take ({first}). "

@@ -1142,7 +1142,19 @@ def _xgboost_huge_value():
     explainer.transform(X[:2])
 
 
+def _lightgbm_category_as_text():
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    D = pd.DataFrame({"a": rng.normal(size=60),
+                      "c": pd.Categorical(rng.choice(["u", "v"], 60))})
+    model = lightgbm.LGBMRegressor(n_estimators=3, verbose=-1, n_jobs=1).fit(D, D["a"])
+    Explainer(model, background=5).fit(D.assign(c=D["c"].astype(str)))
+
+
 THIRD_ROUND += [
+    pytest.param(_lightgbm_category_as_text, ValueError,
+                 "was fitted with them as pandas categories",
+                 id="lightgbm-category-passed-as-text"),
     pytest.param(_xgboost_huge_value, ValueError, "beyond float32's range",
                  id="xgboost-value-beyond-float32"),
     pytest.param(cli(lambda ctx: ["report", ctx.tmp_path / "t.csv", "--target", "y",
