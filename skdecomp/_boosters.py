@@ -247,6 +247,7 @@ class _XGBoostMargin:
 
     def __init__(self, model):
         self.model = model
+        self.n_features = _xgb_booster(model).num_features()
         info = xgboost_trees(model)
         # a linear booster has no leaves, and vector leaves
         # (multi_strategy="multi_output_tree") hold one value per output: the
@@ -262,12 +263,11 @@ class _XGBoostMargin:
 
     def __call__(self, X):
         width = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else None
-        expected = _xgb_booster(self.model).num_features()
-        if width is not None and width != expected:
+        if width is not None and width != self.n_features:
             raise ValueError(
-                f"{type(self.model).__name__} was fitted on {expected} columns, but X "
-                f"has {width}; give the columns the model was fitted on, in the "
-                "same order."
+                f"{type(self.model).__name__} was fitted on {self.n_features} columns, "
+                f"but X has {width}; give the columns the model was fitted on, in "
+                "the same order."
             )
         _check_float32_range(X, self.model)
         if self.linear:

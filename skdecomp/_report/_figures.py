@@ -116,15 +116,10 @@ def _drivers_figure(plt, part):
         imp = np.asarray(part["importance"][m])[top]
         ax.barh(y + ((len(methods) - 1) / 2 - i) * height, imp, height=height,
                 label=method_label(m), color=method_color(m))
-    ax.set_yticks(y)
-    ax.set_yticklabels(labels)
-    ax.set_xlabel("mean |attribution| (units of the explained output)")
-    n = len(part["order"])
-    shown = "" if n <= TABLE_ROWS else f" (top {TABLE_ROWS} of {n})"
-    ax.set_title(f"Mean |attribution| over {part['n_rows']} rows{shown}", pad=10)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
-    fig.tight_layout()
-    return fig
+    return _finish_bars(fig, ax, labels,
+                        "mean |attribution| (units of the explained output)",
+                        f"Mean |attribution| over {part['n_rows']} rows",
+                        len(part["order"]))
 
 
 def _sources_figure(plt, sources):
@@ -138,12 +133,19 @@ def _sources_figure(plt, sources):
     ax.barh(y + 0.2, 100.0 * inter[top], height=0.4, color="C0", label="interactions")
     ax.barh(y - 0.2, 100.0 * dep[top], height=0.4, color="C1",
             label="dependence between columns")
-    ax.set_yticks(y)
+    return _finish_bars(fig, ax, labels,
+                        "mean squared gap, % of the variance of the explained output",
+                        "Where the disagreement comes from, per column",
+                        len(sources["columns"]))
+
+
+def _finish_bars(fig, ax, labels, xlabel, title, n):
+    """Labels, title (with the top rows shown of n) and legend of a bar chart."""
+    ax.set_yticks(np.arange(len(labels)))
     ax.set_yticklabels(labels)
-    ax.set_xlabel("mean squared gap, % of the variance of the explained output")
-    n = len(sources["columns"])
+    ax.set_xlabel(xlabel)
     shown = "" if n <= TABLE_ROWS else f" (top {TABLE_ROWS} of {n})"
-    ax.set_title(f"Where the disagreement comes from, per column{shown}", pad=10)
+    ax.set_title(f"{title}{shown}", pad=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     fig.tight_layout()
     return fig

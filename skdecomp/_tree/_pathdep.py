@@ -141,6 +141,34 @@ def _bool_masks(masks, n_groups):
     return np.ascontiguousarray(((masks[:, None] >> bits[None, :]) & 1).astype(bool))
 
 
+def _run_blocks(tree_model, X, kernels, width, args, empty_shape, n_jobs,
+                checked=True):
+    """Run a path-dependent kernel over blocks of the explained rows.
+
+    ``kernels`` is the (serial, parallel) pair; every call takes a block of
+    rows, the column groups, the tree arrays, the cover shares, ``args``
+    and the chunking of the trees, and returns its values (and, when
+    ``checked``, whether no leaf met too many groups). ``width`` is the
+    number of float64 cells per row, which sizes the blocks.
+    """
+    frac, col_group, Xm = args[0], args[1], tree_model.prepare(X)
+    n_chunks = _n_chunks(tree_model)
+    parts = []
+    with _numba_threads(n_jobs) as parallel:
+        run = kernels[1] if parallel else kernels[0]
+        n_slots = _n_slots(n_chunks, parallel)
+        block = _block_rows(tree_model, width, n_slots)
+        for i in range(0, Xm.shape[0], block):
+            out = run(Xm[i:i + block], col_group, *tree_model.arrays(), frac,
+                      *args[2:], tree_model.max_depth, n_chunks, n_slots)
+            if checked:
+                out, ok = out
+                if not ok:
+                    raise _too_many_path_groups(tree_model)
+            parts.append(out)
+    return np.concatenate(parts) if parts else np.zeros(empty_shape)
+
+
 def path_dependent_values(tree_model, X, labels, masks, n_jobs=None):
     """Coalition values of the path-dependent game.
 
@@ -164,27 +192,12 @@ def path_dependent_values(tree_model, X, labels, masks, n_jobs=None):
         ``v_x(S)``: the model output at the full coalition, the expected
         value (:func:`path_dependent_expected_value`) at the empty one.
     """
-    frac = _cover_shares(tree_model)
-    col_group = tree_model.column_groups(labels)
     n_groups = int(np.max(labels, initial=-1)) + 1
     masks = _bool_masks(masks, n_groups)
-    Xm = tree_model.prepare(X)
-    n_chunks = _n_chunks(tree_model)
-    parts = []
-    with _numba_threads(n_jobs) as parallel:
-        run = _pd_values_parallel if parallel else _pd_values_serial
-        n_slots = _n_slots(n_chunks, parallel)
-        block = _block_rows(tree_model, masks.shape[0] * tree_model.n_outputs, n_slots)
-        for i in range(0, Xm.shape[0], block):
-            part, ok = run(Xm[i:i + block], col_group, *tree_model.arrays(), frac,
-                           masks, tree_model.max_depth, n_chunks, n_slots)
-            if not ok:
-                raise _too_many_path_groups(tree_model)
-            parts.append(part)
-    if parts:
-        out = np.concatenate(parts)
-    else:
-        out = np.zeros((0, masks.shape[0], tree_model.n_outputs))
+    args = (_cover_shares(tree_model), tree_model.column_groups(labels), masks)
+    out = _run_blocks(tree_model, X, (_pd_values_serial, _pd_values_parallel),
+                      masks.shape[0] * tree_model.n_outputs, args,
+                      (0, masks.shape[0], tree_model.n_outputs), n_jobs)
     out += tree_model.offset[None, None, :]
     empty = ~masks.any(axis=1)
     if empty.any():
@@ -229,25 +242,11 @@ def path_dependent_attributions(tree_model, X, labels, n_groups, weights, n_jobs
     top = min(cap, n_groups)
     for i, m in enumerate(names):
         wtab[i, :top] = weights[m][1:top + 1]
-    Xm = tree_model.prepare(X)
-    n_chunks = _n_chunks(tree_model)
-    width = n_groups * len(names) * tree_model.n_outputs
-    parts = []
-    with _numba_threads(n_jobs) as parallel:
-        run = _pd_attributions_parallel if parallel else _pd_attributions_serial
-        n_slots = _n_slots(n_chunks, parallel)
-        block = _block_rows(tree_model, width, n_slots)
-        for i in range(0, Xm.shape[0], block):
-            part, ok = run(Xm[i:i + block], col_group, *tree_model.arrays(), frac,
-                           wtab, int(n_groups), tree_model.max_depth, n_chunks,
-                           n_slots)
-            if not ok:
-                raise _too_many_path_groups(tree_model)
-            parts.append(part)
-    if parts:
-        phi = np.concatenate(parts)
-    else:
-        phi = np.zeros((0, len(names), tree_model.n_outputs, n_groups))
+    kernels = (_pd_attributions_serial, _pd_attributions_parallel)
+    phi = _run_blocks(tree_model, X, kernels,
+                      n_groups * len(names) * tree_model.n_outputs,
+                      (frac, col_group, wtab, int(n_groups)),
+                      (0, len(names), tree_model.n_outputs, n_groups), n_jobs)
     return {m: phi[:, i] for i, m in enumerate(names)}
 
 
@@ -280,23 +279,10 @@ def path_dependent_components(tree_model, X, labels, n_groups, n_jobs=None):
             "and the interaction indices of order up to 3 of the path-dependent "
             "game take any number of groups."
         )
-    frac = _cover_shares(tree_model)
-    col_group = tree_model.column_groups(labels)
-    Xm = tree_model.prepare(X)
-    n_chunks = _n_chunks(tree_model)
-    width = (1 << n_groups) * tree_model.n_outputs
-    parts = []
-    with _numba_threads(n_jobs) as parallel:
-        run = _pd_components_parallel if parallel else _pd_components_serial
-        n_slots = _n_slots(n_chunks, parallel)
-        block = _block_rows(tree_model, width, n_slots)
-        for i in range(0, Xm.shape[0], block):
-            parts.append(run(Xm[i:i + block], col_group, *tree_model.arrays(), frac,
-                             int(n_groups), tree_model.max_depth, n_chunks, n_slots))
-    if parts:
-        F = np.concatenate(parts)
-    else:
-        F = np.zeros((0, tree_model.n_outputs, 1 << n_groups))
+    args = (_cover_shares(tree_model), tree_model.column_groups(labels), int(n_groups))
+    F = _run_blocks(tree_model, X, (_pd_components_serial, _pd_components_parallel),
+                    (1 << n_groups) * tree_model.n_outputs, args,
+                    (0, tree_model.n_outputs, 1 << n_groups), n_jobs, checked=False)
     F[:, :, 0] = path_dependent_expected_value(tree_model)[None, :]
     return F
 
@@ -365,26 +351,11 @@ def path_dependent_interactions(tree_model, X, labels, n_groups, weight, order,
     for s in range(order + 1):
         for t in range(s, min(cap, n_groups) + 1):
             wtab[s, t] = float(weight(s, t, order))
-    Xm = tree_model.prepare(X)
-    n_chunks = _n_chunks(tree_model)
     n_local = sum(comb(cap, s) for s in range(order + 1))
-    parts = []
-    with _numba_threads(n_jobs) as parallel:
-        run = _pd_index_parallel if parallel else _pd_index_serial
-        n_slots = _n_slots(n_chunks, parallel)
-        width = len(terms) * tree_model.n_outputs + n_local
-        block = _block_rows(tree_model, width, n_slots)
-        for i in range(0, Xm.shape[0], block):
-            part, ok = run(Xm[i:i + block], col_group, *tree_model.arrays(), frac,
-                           wtab, keys, int(n_groups), tree_model.max_depth, n_chunks,
-                           n_slots)
-            if not ok:
-                raise _too_many_path_groups(tree_model)
-            parts.append(part)
-    if parts:
-        out = np.concatenate(parts)
-    else:
-        out = np.zeros((0, len(terms), tree_model.n_outputs))
+    out = _run_blocks(tree_model, X, (_pd_index_serial, _pd_index_parallel),
+                      len(terms) * tree_model.n_outputs + n_local,
+                      (frac, col_group, wtab, keys, int(n_groups)),
+                      (0, len(terms), tree_model.n_outputs), n_jobs)
     # the constant offset is part of the component of the empty coalition
     out[:, 0, :] += float(weight(0, 0, order)) * tree_model.offset[None, :]
     return out, terms
