@@ -24,7 +24,7 @@ from ._decomposition._kernels import moebius_transform
 from ._explanation import explanations_of
 from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
 from ._tree import MAX_LEAF_ORDER, select_algorithm
-from ._image import explainer_image_setup, image_model
+from ._image import check_baseline_values, explainer_image_setup, image_model
 from ._methods import (
     EXACT_METHODS,
     SAMPLED_METHODS,
@@ -109,20 +109,6 @@ def _as_background_array(bg, dtype=None):
             "background is not a table of rows (its rows differ in length, or "
             "hold sequences); give a 2-D array or DataFrame with the columns of X, "
             "or an int number of rows to sample from X."
-        ) from exc
-
-
-def _check_baseline_values(baseline):
-    """Refuse a baseline image that does not hold numbers."""
-    if baseline is None or isinstance(baseline, str):
-        return
-    try:
-        np.asarray(baseline, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            "baseline must be an image of numbers (or 'zeros', 'mean', "
-            f"'blur'), got values of dtype {np.asarray(baseline).dtype}; give the "
-            "baseline image as a numeric array of the images' shape."
         ) from exc
 
 
@@ -652,7 +638,7 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
                 "n_jobs=0 runs no worker; give None or 1 (one process), a "
                 "positive number of workers, or -1 (all cores)."
             )
-        _check_baseline_values(self.baseline)
+        check_baseline_values(self.baseline)
         _check_grouper_spec(self.groups)
 
         self.estimator_ = fitted_model(self.estimator, X, y, "Explainer")
@@ -878,10 +864,15 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
                 "the default set."
             )
         X = self._check_X(X, reset=False)
-        return explanations_of(self, X, self._attributions(X, list(methods)))
+        errors = {}  # standard errors of the sampled methods
+        values = self._attributions(X, list(methods), errors)
+        return explanations_of(self, X, values, errors)
 
-    def _attributions(self, X, methods):
-        """Dict method -> attributions for validated X; exact methods share one decomposition."""
+    def _attributions(self, X, methods, errors=None):
+        """Dict method -> attributions for validated X; exact methods share one decomposition.
+
+        A dict ``errors`` receives the standard errors of the sampled methods.
+        """
         specs = {m: get_method(m) for m in methods}
         out = {}
         exact = [m for m in methods if specs[m].kind == "exact"]
@@ -914,7 +905,7 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
             out.update(sampled_attributions(
                 self.game_, X, sampled, rng, n_samples=self.n_samples,
                 method_params=self.method_params,
-                feature_names=getattr(self, "feature_names_in_", None),
+                feature_names=getattr(self, "feature_names_in_", None), errors=errors,
             ))
         return {m: out[m] for m in methods}
 

@@ -11,17 +11,17 @@ from sklearn.utils import Bunch
 from ._methods import get_method, resolve_budget
 from ._model import describe_response
 from ._result_checks import (
+    AXES,
     check_base_values,
     check_count,
     check_names,
+    check_standard_errors,
     check_term,
+    pick_positions,
     real_array,
 )
 
 __all__ = ["Explanation", "Explanations", "explanation_arrays", "explanations_of"]
-
-_AXES = ("rows", "groups", "outputs")
-
 
 def _group_data(X, groups):
     """Group-level values of the rows X: the column of a one-column group, else NaN.
@@ -48,59 +48,6 @@ def _group_data(X, groups):
             )
         data[:, k] = c
     return data
-
-
-def _pick(n, key, names, axis):
-    """Positions ``key`` selects on an axis of length n; whether it drops the axis."""
-    if isinstance(key, (bool, np.bool_)):
-        raise TypeError(
-            f"cannot select {_AXES[axis]} with a bool; give positions or a mask."
-        )
-    if isinstance(key, (Integral, np.integer)):
-        pos = int(key)
-        if not -n <= pos < n:
-            raise IndexError(
-                f"position {pos} is out of range for {n} {_AXES[axis]}."
-            )
-        return np.array([pos % n]), True
-    if isinstance(key, str):
-        return np.array([_position_of(key, names, axis)]), True
-    if isinstance(key, slice):
-        return np.arange(n)[key], False
-    arr = np.asarray(key)
-    if arr.ndim != 1:
-        raise IndexError(
-            f"{_AXES[axis]} are selected by one position, a name, a slice, a list or "
-            f"a boolean mask; got an index of shape {arr.shape}."
-        )
-    if arr.dtype.kind == "b":
-        if arr.size != n:
-            raise IndexError(
-                f"boolean mask of length {arr.size} for {n} {_AXES[axis]}."
-            )
-        return np.flatnonzero(arr), False
-    if arr.size == 0:
-        return np.array([], dtype=np.int64), False
-    if arr.dtype.kind in "iu":
-        bad = arr[(arr < -n) | (arr >= n)]
-        if bad.size:
-            raise IndexError(
-                f"position {int(bad[0])} is out of range for {n} {_AXES[axis]}."
-            )
-        return arr.astype(np.int64) % n, False
-    return np.array([_position_of(k, names, axis) for k in arr.tolist()]), False
-
-
-def _position_of(name, names, axis):
-    if names is None or axis == 0:
-        raise TypeError(
-            f"{_AXES[axis]} are selected by position, got {name!r}; rows follow the "
-            "order of the explained X."
-        )
-    matches = [k for k, known in enumerate(names) if known == str(name)]
-    if not matches:
-        raise KeyError(f"unknown {_AXES[axis][:-1]} {name!r}; known: {list(names)}.")
-    return matches[0]
 
 
 def _take_rows(raw, rows):
@@ -156,6 +103,10 @@ class Explanation:
     n_samples : int, default=None
         Budget of a sampled method: coalitions evaluated per explained row
         and background row. None for exact methods.
+    standard_errors : array-like of the shape of ``values``, default=None
+        Standard error of each value, finite and >= 0: the spread of a
+        sampled estimate over the random draws of its coalitions. None for
+        exact values.
 
     Attributes
     ----------
@@ -192,6 +143,16 @@ class Explanation:
     n_samples : int or None
         Budget of a sampled method (coalitions per explained row and
         background row); None for exact methods.
+    standard_errors : ndarray or None
+        Standard error of each value, of the shape of ``values``: for
+        ``kernel_shap``, ``permutation_shap``, ``lime`` and ``rise``, how far
+        the estimate may be from the value the method would give with every
+        coalition (the exact Shapley value for the first two); ``values +-
+        1.96 * standard_errors`` covers it about 95% of the time once the
+        budget holds a few dozen draws. 0 for dummy groups and when every
+        coalition was evaluated; None for exact methods and
+        ``integrated_gradients``, whose quadrature is deterministic. See
+        :ref:`standard_errors`.
     shape : tuple of int
         Shape of ``values``.
     ndim : int
@@ -234,8 +195,10 @@ class Explanation:
         method=None,
         output=None,
         n_samples=None,
+        standard_errors=None,
     ):
         values = real_array(values, "values")
+        se = check_standard_errors(standard_errors, values.shape)
         if values.ndim not in (2, 3):
             raise ValueError(
                 f"values have shape {values.shape}; expected (n_rows, n_groups) or "
@@ -299,6 +262,7 @@ class Explanation:
         self.method = method
         self.output = output
         self.n_samples = check_count(n_samples, "n_samples")
+        self._se = None if se is None else (se if several else se[:, :, None])
         # description of each output alone, for selections of one output
         self._output_each = None
 
@@ -338,6 +302,11 @@ class Explanation:
     def values(self):
         """Attributions, without the dropped axes."""
         return self._v[self._first(0, 1, 2)]
+
+    @property
+    def standard_errors(self):
+        """Standard error of each value, without the dropped axes; None if exact."""
+        return None if self._se is None else self._se[self._first(0, 1, 2)]
 
     @property
     def base_values(self):
@@ -405,6 +374,8 @@ class Explanation:
             parts.insert(0, f"method={self.method!r}")
         if self.n_samples is not None:
             parts.insert(1, f"n_samples={self.n_samples}")
+        if self._se is not None and self._se.size:
+            parts.append(f"max_standard_error={float(self._se.max()):.3g}")
         if self.output is not None:
             parts.append(f"output={self.output!r}")
         return f"Explanation({', '.join(parts)})"
@@ -423,16 +394,18 @@ class Explanation:
         if len(key) > len(shown):
             raise IndexError(
                 f"too many indices: this Explanation has {len(shown)} axes "
-                f"({', '.join(_AXES[a] for a in shown)})."
+                f"({', '.join(AXES[a] for a in shown)})."
             )
-        v, b, d = self._v, self._b, self._d
+        v, b, d, se = self._v, self._b, self._d, self._se
         names, groups, raw = self._names, self._groups, self._raw
         index, outputs, keep = self._index, self._outputs, list(self._keep)
         output, each = self.output, self._output_each
         for axis, k in zip(shown, key):
             labels = (None, names, outputs)[axis]
-            pos, drop = _pick(v.shape[axis], k, labels, axis)
+            pos, drop = pick_positions(v.shape[axis], k, labels, axis)
             keep[axis] = not drop
+            if se is not None:
+                se = se[(slice(None),) * axis + (pos,)]
             if axis == 0:
                 v, b, d = v[pos], b[pos], d[pos]
                 raw, index = _take_rows(raw, pos), index[pos]
@@ -450,12 +423,18 @@ class Explanation:
         new._set(v, b, d, names, groups, raw, index, outputs, tuple(keep))
         new.feature_names_in = self.feature_names_in
         new.method, new.output, new._output_each = self.method, output, each
-        new.n_samples = self.n_samples
+        new.n_samples, new._se = self.n_samples, se
         return new
 
     # -- conversions ------------------------------------------------------------
-    def to_frame(self):
+    def to_frame(self, standard_errors=False):
         """The values as a DataFrame of rows by groups.
+
+        Parameters
+        ----------
+        standard_errors : bool, default=False
+            Give the standard errors instead of the values, in the same
+            layout (see ``standard_errors``).
 
         Returns
         -------
@@ -466,14 +445,22 @@ class Explanation:
             ``frame[output_name]`` is the table of one output. A dropped
             row or group axis gives one row or one column.
         """
-        n, K, O = self._v.shape
+        v = self._v
+        if standard_errors:
+            if self._se is None:
+                raise ValueError(
+                    f"the {self.method or 'given'} values are exact and have no "
+                    "standard errors; call to_frame() for the values."
+                )
+            v = self._se
+        n, K, O = v.shape
         if self._keep[2]:
-            flat = self._v.transpose(0, 2, 1).reshape(n, O * K)
+            flat = v.transpose(0, 2, 1).reshape(n, O * K)
             columns = pd.MultiIndex.from_product(
                 [self._outputs, self._names], names=["output", "group"]
             )
         else:
-            flat = self._v[:, :, 0]
+            flat = v[:, :, 0]
             columns = pd.Index(self._names, dtype=object)
         return pd.DataFrame(flat, index=self._index.copy(), columns=columns)
 
@@ -531,12 +518,14 @@ def explanation_arrays(explanation):
     -------
     arrays : dict
         ``values`` (rows, groups, outputs), ``base_values`` (rows, outputs),
-        ``data`` (rows, groups), ``group_names`` (list) and ``groups``
-        (list of column lists, or None).
+        ``data`` (rows, groups), ``group_names`` (list), ``groups``
+        (list of column lists, or None) and ``standard_errors`` (as
+        ``values``, or None).
     """
     e = explanation
     return {
         "values": e._v,
+        "standard_errors": e._se,
         "base_values": e._b,
         "data": e._d,
         "group_names": list(e._names),
@@ -677,7 +666,7 @@ def _budget(explainer, method):
     return resolve_budget(method, explainer.n_samples, explainer.n_groups_, check=False)
 
 
-def explanations_of(explainer, X, attributions):
+def explanations_of(explainer, X, attributions, standard_errors=None):
     """Explanations of the rows X from a fitted explainer's attributions.
 
     Parameters
@@ -689,6 +678,8 @@ def explanations_of(explainer, X, attributions):
     attributions : dict
         Method name -> values, (n_samples, n_groups) or
         (n_samples, n_groups, n_outputs).
+    standard_errors : dict, default=None
+        Method name -> standard errors of the sampled methods, as the values.
 
     Returns
     -------
@@ -718,6 +709,7 @@ def explanations_of(explainer, X, attributions):
             values, base, data, feature_names=names, groups=groups, raw_data=X,
             feature_names_in=names_in, output_names=outputs, method=m, output=output,
             n_samples=_budget(explainer, m),
+            standard_errors=(standard_errors or {}).get(m),
         )
         result[m]._output_each = each
     return result

@@ -23,6 +23,7 @@ __all__ = [
     "as_image_rows",
     "baseline_rows",
     "blur_images",
+    "check_baseline_values",
     "check_image_shape",
     "connected_label_map",
     "explainer_image_setup",
@@ -468,6 +469,20 @@ class ImageFunction:
     def __call__(self, rows):
         rows = np.asarray(rows)
         return self.function(rows.reshape(rows.shape[0], *self.image_shape))
+
+
+def check_baseline_values(baseline):
+    """Refuse a baseline image that does not hold numbers."""
+    if baseline is None or isinstance(baseline, str):
+        return
+    try:
+        np.asarray(baseline, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "baseline must be an image of numbers (or 'zeros', 'mean', "
+            f"'blur'), got values of dtype {np.asarray(baseline).dtype}; give the "
+            "baseline image as a numeric array of the images' shape."
+        ) from exc
 
 
 def image_model(estimator, image_shape):

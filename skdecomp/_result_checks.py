@@ -9,7 +9,19 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-__all__ = ["check_base_values", "check_names", "check_term", "plural", "real_array"]
+#: The axes of an Explanation's values, for messages.
+AXES = ("rows", "groups", "outputs")
+
+__all__ = [
+    "AXES",
+    "check_base_values",
+    "check_names",
+    "check_standard_errors",
+    "check_term",
+    "pick_positions",
+    "plural",
+    "real_array",
+]
 
 
 def real_array(x, what):
@@ -111,6 +123,26 @@ def check_base_values(base_values, n, O, several):
     )
 
 
+def check_standard_errors(standard_errors, shape):
+    """Standard errors as a float array of the values' shape, finite and >= 0, or None."""
+    if standard_errors is None:
+        return None
+    se = real_array(standard_errors, "standard_errors")
+    if se.shape != tuple(shape):
+        raise ValueError(
+            f"standard_errors have shape {se.shape}; expected {tuple(shape)}, the "
+            "shape of values (one standard error per value), or None for exact values."
+        )
+    bad = ~np.isfinite(se) | (se < 0)
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"standard_errors must be finite and >= 0, but the one at {at} is "
+            f"{se[at]!r}; give 0 for a value known exactly, or None for all."
+        )
+    return se
+
+
 def check_term(term, n_groups):
     """A term as a sorted tuple of distinct group positions within range."""
     if isinstance(term, (str, bytes)) or not hasattr(term, "__iter__"):
@@ -163,3 +195,56 @@ def short_list(items, limit=8):
     if len(items) > limit:
         shown += f" and {len(items) - limit:,} more"
     return f"[{shown}]"
+
+
+def pick_positions(n, key, names, axis):
+    """Positions ``key`` selects on an axis of length n; whether it drops the axis."""
+    if isinstance(key, (bool, np.bool_)):
+        raise TypeError(
+            f"cannot select {AXES[axis]} with a bool; give positions or a mask."
+        )
+    if isinstance(key, (Integral, np.integer)):
+        pos = int(key)
+        if not -n <= pos < n:
+            raise IndexError(
+                f"position {pos} is out of range for {n} {AXES[axis]}."
+            )
+        return np.array([pos % n]), True
+    if isinstance(key, str):
+        return np.array([_position_of(key, names, axis)]), True
+    if isinstance(key, slice):
+        return np.arange(n)[key], False
+    arr = np.asarray(key)
+    if arr.ndim != 1:
+        raise IndexError(
+            f"{AXES[axis]} are selected by one position, a name, a slice, a list or "
+            f"a boolean mask; got an index of shape {arr.shape}."
+        )
+    if arr.dtype.kind == "b":
+        if arr.size != n:
+            raise IndexError(
+                f"boolean mask of length {arr.size} for {n} {AXES[axis]}."
+            )
+        return np.flatnonzero(arr), False
+    if arr.size == 0:
+        return np.array([], dtype=np.int64), False
+    if arr.dtype.kind in "iu":
+        bad = arr[(arr < -n) | (arr >= n)]
+        if bad.size:
+            raise IndexError(
+                f"position {int(bad[0])} is out of range for {n} {AXES[axis]}."
+            )
+        return arr.astype(np.int64) % n, False
+    return np.array([_position_of(k, names, axis) for k in arr.tolist()]), False
+
+
+def _position_of(name, names, axis):
+    if names is None or axis == 0:
+        raise TypeError(
+            f"{AXES[axis]} are selected by position, got {name!r}; rows follow the "
+            "order of the explained X."
+        )
+    matches = [k for k, known in enumerate(names) if known == str(name)]
+    if not matches:
+        raise KeyError(f"unknown {AXES[axis][:-1]} {name!r}; known: {list(names)}.")
+    return matches[0]

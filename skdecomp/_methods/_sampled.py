@@ -3,7 +3,7 @@
 All methods work on the coalition game v_x(S) = mean_{z in B} f(x_{G_S},
 z_{-G_S}) (see the user guide, :ref:`functional_decomposition`), except
 Integrated Gradients, which evaluates the model along straight lines from the
-background rows to x.
+background rows to x (``_paths``).
 
 Groups on which x equals every background row (dummies) get exactly 0, and no
 budget is spent on them: each method runs on the game of the other groups.
@@ -32,6 +32,12 @@ the model.
 When the budget covers every coalition (``n_samples >= 2**K' - 2``), each
 method enumerates all of them and returns its closed form (see
 :ref:`explainers_as_weights`).
+
+On request, the coalition methods also give the standard error of every
+estimate, from the same model calls (``_errors``): the spread of one term
+per independent draw (an antithetic pair of permutations, a drawn pair of
+a coalition and its complement, a Bernoulli mask), the terms of a draw
+averaged over the background rows that share it.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -52,6 +58,8 @@ from ._kernels import (
     hybrid_rows,
     permutation_attributions,
 )
+from ._errors import Draws, lime_variances, pair_terms, permutation_terms, rise_variances
+from ._paths import integrated_gradients
 from ._registry import check_method_params, get_method, n_coalitions, resolve_budget
 
 __all__ = [
@@ -171,10 +179,16 @@ def kernel_shap_design(n_groups, budget, rng):
     coalitions : ndarray of shape (n_coalitions, K), bool
     weights : ndarray of shape (n_coalitions,)
     """
+    return _kernel_design(n_groups, budget, rng)[:2]
+
+
+def _kernel_design(n_groups, budget, rng):
+    """``kernel_shap_design`` and its draws: the rows of each drawn pair, their strata."""
     K = n_groups
     if budget >= n_coalitions(K):
         Z = all_coalitions(K, nontrivial=True)
-        return Z, shapley_kernel(K, Z.sum(axis=1))
+        no_pairs = np.zeros((0, 2), dtype=np.int64)
+        return Z, shapley_kernel(K, Z.sum(axis=1)), no_pairs, None
     sizes = np.arange(1, K // 2 + 1)  # s and K - s, paired unless s == K - s
     paired = sizes != K - sizes
     mass = (K - 1) / (sizes * (K - sizes)) * np.where(paired, 2.0, 1.0)
@@ -182,7 +196,7 @@ def kernel_shap_design(n_groups, budget, rng):
     n_pairs = np.array(
         [float(comb(K, int(s))) / (1.0 if p else 2.0) for s, p in zip(sizes, paired)]
     )
-    coal, weights = [], []
+    coal, weights, pairs, strata = [], [], [], []
     left = budget
     n_full = 0
     for i, s in enumerate(sizes):
@@ -195,6 +209,7 @@ def kernel_shap_design(n_groups, budget, rng):
         weights.append(np.full(Z.shape[0], mass[i] / Z.shape[0]))
         left -= Z.shape[0]
         n_full += 1
+    start = sum(z.shape[0] for z in coal)
     if left >= 2 and n_full < sizes.size:
         rest = np.arange(n_full, sizes.size)
         expected = _equal_shares(left // 2, n_pairs[rest])
@@ -206,7 +221,14 @@ def kernel_shap_design(n_groups, budget, rng):
             Z = _distinct_pairs(rng, K, int(sizes[i]), int(n), n_pairs[i])
             coal.append(np.vstack([Z, ~Z]))
             weights.append(np.full(2 * n, mass[i] / (2.0 * e)))
-    return np.vstack(coal), np.concatenate(weights)
+            pairs.append(start + np.c_[np.arange(n), n + np.arange(n)])
+            strata.append(np.full(n, i))
+            start += 2 * n
+    draws = (
+        Draws(np.concatenate(strata), n_pairs) if strata else None
+    )
+    pairs = np.vstack(pairs) if pairs else np.zeros((0, 2), dtype=np.int64)
+    return np.vstack(coal), np.concatenate(weights), pairs, draws
 
 
 def _permutation_design(n_groups, budget, rng):
@@ -232,15 +254,18 @@ def _permutation_design(n_groups, budget, rng):
 
 
 def _bernoulli_design(n_groups, budget, p, rng):
-    """Coalitions with their weights: i.i.d. Bernoulli(p) draws, or all with their probabilities."""
+    """Coalitions with their weights and counts: i.i.d. Bernoulli(p) draws.
+
+    Or all coalitions with their probabilities, and no counts.
+    """
     K = n_groups
     if budget >= n_coalitions(K):
         Z = all_coalitions(K)
         s = Z.sum(axis=1)
-        return Z, p**s * (1.0 - p) ** (K - s)
+        return Z, p**s * (1.0 - p) ** (K - s), None
     draws = rng.random_sample((budget, K)) < p
     Z, counts, _ = _unique_rows(draws)
-    return Z, counts / budget
+    return Z, counts / budget, counts
 
 
 # -- evaluation of coalitions ---------------------------------------------------
@@ -443,25 +468,34 @@ def _row_chunks(n_rows, per_row):
 
 
 # -- KernelSHAP and permutation SHAP, one anchored game per background row ------
-def _anchored(game, X, prediction, differ, budget, seed, seed_id, estimator):
+def _anchored(game, X, prediction, differ, budget, seed, seed_id, estimator,
+              errors=False):
     """Shapley estimates (n_rows, K, n_out) as the mean over z of anchored estimates.
 
     ``estimator(k, rng)`` gives the design over k groups in play:
-    (coalitions, solve), where ``solve(values, base, total)`` maps the
-    values of the coalitions (n_blocks * n_out, n_coal), of the empty
-    coalition and of the full one (n_blocks * n_out,) to estimates
-    (n_blocks * n_out, k).
+    (coalitions, solve, terms, draws), where ``solve(values, base, total)``
+    maps the values of the coalitions (n_blocks * n_out, n_coal), of the
+    empty coalition and of the full one (n_blocks * n_out,) to estimates
+    (n_blocks * n_out, k), and ``terms(values, base, phi)`` gives each
+    draw's term of their error (n_blocks * n_out, n_draws, k) for the
+    independent ``draws`` (None when the design has no random draw).
+
+    With ``errors``, also returns the standard errors: the terms of a draw
+    are averaged over z before their spread is taken, as all z share the
+    draws of the design (each relabelled).
     """
     n_rows, n_bg, K = differ.shape
     n_out = prediction.shape[1]
     phi = np.zeros((n_rows, K, n_out))
+    var = np.zeros((n_rows, K, n_out)) if errors else None
     designs = {}
     # one "background row" standing for the game's empty coalition when the
     # game is not a mean over background rows
     bg_pred = game.background_prediction if game.anchored else (
         game.expected_value[None, :]
     )
-    for rows in _row_chunks(n_rows, n_bg * min(budget, 1 << K) * n_out):
+    per_row = min(budget, 1 << K) * n_out * (max(n_bg, K) if errors else n_bg)
+    for rows in _row_chunks(n_rows, per_row):
         segments, solvers = [], []
         for k, (blocks, groups) in _by_count(differ[rows]).items():
             i, j = np.divmod(blocks, n_bg)
@@ -478,23 +512,52 @@ def _anchored(game, X, prediction, differ, budget, seed, seed_id, estimator):
                     (n_bg, k)
                 )
                 designs[k] = design + (np.argsort(keys, axis=1),)
-            coalitions, solve, relabel = designs[k]
+            coalitions, solve, terms, draws, relabel = designs[k]
             segments.append(_Segment(
                 coalitions, i, np.take_along_axis(groups, relabel[j], axis=1), j
             ))
-            solvers.append(solve)
-        for seg, solve, values in zip(
+            solvers.append((solve, terms, draws))
+        sums = {}
+        for seg, (solve, terms, draws), values in zip(
             segments, solvers, _evaluate(game, X, prediction, segments)
         ):
             base = bg_pred[seg.background_rows]
             total = (prediction[seg.rows] - base).reshape(-1)
-            est = solve(_rows_first(values), base.reshape(-1), total)
+            flat = _rows_first(values)
+            est = solve(flat, base.reshape(-1), total)
             n_b, k = seg.groups.shape
             np.add.at(
                 phi, (seg.rows[:, None], seg.groups),
                 est.reshape(n_b, n_out, k).transpose(0, 2, 1),
             )
+            if errors and draws is not None:
+                if k not in sums:
+                    sums[k] = (np.zeros((rows.size, draws.n_draws, K, n_out)), draws)
+                _add_terms(sums[k][0], seg, rows[0], terms, flat, base, est, n_out)
+        for total_terms, draws in sums.values():
+            # the spread over the draws, per stratum
+            v = draws.variance(total_terms.reshape(rows.size, draws.n_draws, K * n_out))
+            var[rows] += v.reshape(rows.size, K, n_out) / n_bg**2
+    if errors:
+        return phi / n_bg, np.sqrt(var)
     return phi / n_bg
+
+
+def _add_terms(out, seg, first_row, terms, flat, base, est, n_out):
+    """Add the error terms of each block to ``out`` (rows, draws, K, n_out), z by z."""
+    n_b, k = seg.groups.shape
+    flat = flat.reshape(n_b, n_out, -1)
+    base = base.reshape(n_b, n_out)
+    est = est.reshape(n_b, n_out, k)
+    draw = np.arange(out.shape[1])[None, :, None]
+    for j in np.unique(seg.background_rows):
+        at = np.flatnonzero(seg.background_rows == j)
+        t = terms(flat[at].reshape(at.size * n_out, -1), base[at].reshape(-1),
+                  est[at].reshape(at.size * n_out, k))
+        t = t.reshape(at.size, n_out, -1, k).transpose(0, 2, 3, 1)
+        # a row meets each z once, so no index repeats
+        local = (seg.rows[at] - first_row)[:, None, None]
+        out[local, draw, seg.groups[at][:, None, :]] += t
 
 
 def _kernel_solver(Z, w):
@@ -508,13 +571,18 @@ def _kernel_solver(Z, w):
             raise ValueError("The KernelSHAP design is singular; increase n_samples.")
         return phi
 
-    return solve
+    return solve, gram
 
 
 def _kernel_estimator(budget):
     def estimator(k, rng):
-        Z, w = kernel_shap_design(k, budget, rng)
-        return Z, _kernel_solver(Z, w)
+        Z, w, pairs, draws = _kernel_design(k, budget, rng)
+        solve, gram = _kernel_solver(Z, w)
+
+        def terms(values, base, phi):
+            return pair_terms(Z, w, pairs, values, base, phi, gram)
+
+        return Z, solve, terms, draws
 
     return estimator
 
@@ -528,36 +596,48 @@ def _permutation_estimator(budget):
         def solve(values, base, total):
             return permutation_attributions(orders, index, values)
 
-        return Z, solve
+        def terms(values, base, phi):
+            return permutation_terms(orders, index, values)
+
+        n_pairs = orders.shape[0] // 2
+        return Z, solve, terms, Draws(np.zeros(n_pairs), [np.inf])
 
     return estimator
 
 
-def _kernel_shap(game, X, prediction, differ, budget, seed, seed_id):
+def _kernel_shap(game, X, prediction, differ, budget, seed, seed_id, errors=False):
     return _anchored(
-        game, X, prediction, differ, budget, seed, seed_id, _kernel_estimator(budget)
+        game, X, prediction, differ, budget, seed, seed_id, _kernel_estimator(budget),
+        errors,
     )
 
 
-def _permutation_shap(game, X, prediction, differ, budget, seed, seed_id):
+def _permutation_shap(game, X, prediction, differ, budget, seed, seed_id,
+                      errors=False):
     estimator = _permutation_estimator(budget)
-    return _anchored(game, X, prediction, differ, budget, seed, seed_id, estimator)
+    return _anchored(
+        game, X, prediction, differ, budget, seed, seed_id, estimator, errors
+    )
 
 
 # -- LIME and RISE, one design for the mean game over the non-dummy groups ------
-def _reduced(game, X, prediction, dummy, budget, seed, seed_id, design, solve):
+def _reduced(game, X, prediction, dummy, budget, seed, seed_id, design, solve,
+             errors=False):
     """Run ``solve`` on the game of each row's non-dummy groups.
 
-    ``design(k, rng)`` gives (coalitions, weights) over k groups, shared by
-    all rows with k non-dummy groups; ``solve(values, Z, w)`` maps values
+    ``design(k, rng)`` gives (coalitions, weights, counts) over k groups,
+    shared by all rows with k non-dummy groups (counts None when every
+    coalition is taken); ``solve(values, Z, w, counts, errors)`` maps values
     (n_blocks, n_coal, n_out) to (group estimates (n_blocks, k, n_out),
-    dummy value (n_blocks, n_out) or None). Returns the estimates
-    (n_rows, K, n_out) and the dummy values (E_B f where all are dummies).
+    dummy value (n_blocks, n_out) or None), followed with ``errors`` by
+    their standard errors. Returns the estimates (n_rows, K, n_out) and the
+    dummy values (E_B f where all are dummies), then their standard errors.
     """
     n_rows, K = dummy.shape
     n_out = prediction.shape[1]
     phi = np.zeros((n_rows, K, n_out))
     const = np.broadcast_to(game.expected_value, (n_rows, n_out)).copy()
+    phi_se, const_se = np.zeros_like(phi), np.zeros_like(const)
     designs = {}
     for rows in _row_chunks(n_rows, n_out * min(budget, 1 << K)):
         segments = []
@@ -569,25 +649,36 @@ def _reduced(game, X, prediction, dummy, budget, seed, seed_id, design, solve):
             segments.append(_Segment(designs[k][0], rows[blocks], groups))
         for seg, values in zip(segments, _evaluate(game, X, prediction, segments)):
             Z = seg.coalitions
-            est, dummy_value = solve(values, Z, designs[Z.shape[1]][1])
-            phi[seg.rows[:, None], seg.groups] = est
-            if dummy_value is not None:
-                const[seg.rows] = dummy_value
+            out = solve(values, Z, *designs[Z.shape[1]][1:], errors)
+            phi[seg.rows[:, None], seg.groups] = out[0]
+            if out[1] is not None:
+                const[seg.rows] = out[1]
+            if errors:
+                phi_se[seg.rows[:, None], seg.groups] = out[2]
+                if out[3] is not None:
+                    const_se[seg.rows] = out[3]
+    if errors:
+        return phi, const, phi_se, const_se
     return phi, const
 
 
+def _by_group(flat, n_b, n_out):
+    # (n_b * n_out, k) -> (n_b, k, n_out)
+    return flat.reshape(n_b, n_out, -1).transpose(0, 2, 1)
+
+
 def _lime(game, X, prediction, dummy, budget, seed, seed_id, p, kernel,
-          kernel_width, alpha):
+          kernel_width, alpha, errors=False):
     def design(k, rng):
-        Z, w = _bernoulli_design(k, budget, p, rng)
+        Z, w, counts = _bernoulli_design(k, budget, p, rng)
         if kernel == "distance":
             # cosine distance between the presence vector and all-ones (as for
             # LIME on images), exponential kernel sqrt(exp(-d**2 / width**2))
             d = 1.0 - np.sqrt(Z.sum(axis=1) / k)
             w = w * np.sqrt(np.exp(-(d**2) / kernel_width**2))
-        return Z, w / w.sum()
+        return Z, w / w.sum(), counts
 
-    def solve(values, Z, w):
+    def solve(values, Z, w, counts, errors):
         n_b, _, n_out = values.shape
         k = Z.shape[1]
         design_matrix = np.hstack([np.ones((Z.shape[0], 1), dtype=bool), Z])
@@ -603,193 +694,45 @@ def _lime(game, X, prediction, dummy, budget, seed, seed_id, p, kernel,
                 f"(the draws are random: n_samples >= {4 * (k + 1)} rarely fails) "
                 "or set method_params={'alpha': ...} > 0 for a ridge fit."
             )
-        return coef[:, 1:].reshape(n_b, n_out, k).transpose(0, 2, 1), None
+        est = _by_group(coef[:, 1:], n_b, n_out)
+        if not errors:
+            return est, None
+        var = lime_variances(design_matrix, w, counts, budget, gram, coef, y, alpha)
+        return est, None, _by_group(np.sqrt(var[:, 1:]), n_b, n_out), None
 
-    phi, _ = _reduced(game, X, prediction, dummy, budget, seed, seed_id, design, solve)
-    return phi
+    out = _reduced(
+        game, X, prediction, dummy, budget, seed, seed_id, design, solve, errors
+    )
+    return (out[0], out[2]) if errors else out[0]
 
 
-def _rise(game, X, prediction, dummy, budget, seed, seed_id, p):
+def _rise(game, X, prediction, dummy, budget, seed, seed_id, p, errors=False):
     def design(k, rng):
         return _bernoulli_design(k, budget, p, rng)
 
-    def solve(values, Z, w):
+    def solve(values, Z, w, counts, errors):
         n_b, _, n_out = values.shape
         y = _rows_first(values)
         # S_k = E_M[v(M) M_k] / p  (RISE; Petsiuk et al., BMVC 2018)
         S = coalition_moments(Z, w, y) / p
-        mean = coalition_moments(np.ones((Z.shape[0], 1), dtype=bool), w, y)
-        return S.reshape(n_b, n_out, -1).transpose(0, 2, 1), mean.reshape(n_b, n_out)
+        mean = coalition_moments(np.ones((Z.shape[0], 1), dtype=bool), w, y)[:, 0]
+        est = _by_group(S, n_b, n_out), mean.reshape(n_b, n_out)
+        if not errors:
+            return est
+        if counts is None:
+            return est + (np.zeros((n_b, Z.shape[1], n_out)), np.zeros((n_b, n_out)))
+        var, mean_var = rise_variances(Z, w, budget, y, S, mean, p)
+        return est + (_by_group(np.sqrt(var), n_b, n_out),
+                      np.sqrt(mean_var).reshape(n_b, n_out))
 
-    phi, const = _reduced(
-        game, X, prediction, dummy, budget, seed, seed_id, design, solve
+    out = _reduced(
+        game, X, prediction, dummy, budget, seed, seed_id, design, solve, errors
     )
     # a dummy group never changes v(M): its score is the mean E_M[v(M)]
-    return np.where(dummy[:, :, None], const[:, None, :], phi)
-
-
-# -- Integrated Gradients ------------------------------------------------------
-def numeric_matrix(X, feature_names, what):
-    """X as a float64 array, or a ValueError naming the non-numeric columns."""
-    names = (
-        list(X.columns)
-        if isinstance(X, pd.DataFrame)
-        else (list(feature_names) if feature_names is not None else None)
-    )
-    if isinstance(X, pd.DataFrame):
-        bad = [
-            j
-            for j, dt in enumerate(X.dtypes)
-            if not pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt)
-        ]
-    else:
-        arr = np.asarray(X)
-        if arr.dtype.kind in "iuf":
-            bad = []
-        else:
-            bad = []
-            for j in range(arr.shape[1]):
-                col = arr[:, j]
-                if arr.dtype.kind == "b" or any(
-                    isinstance(v, (bool, np.bool_, str, bytes)) for v in col
-                ):
-                    bad.append(j)
-                    continue
-                try:
-                    np.asarray(col, dtype=np.float64)
-                except (TypeError, ValueError):
-                    bad.append(j)
-    if bad:
-        labels = [names[j] for j in bad] if names is not None else bad
-        raise ValueError(
-            f"integrated_gradients interpolates every column between the "
-            f"background and x, but {what} has non-numeric columns {labels}. "
-            "Encode them as numbers first (e.g. one-hot encode them and put "
-            "each encoded block in one group), or use a coalition method such "
-            "as 'kernel_shap', which moves each group as a whole."
-        )
-    if isinstance(X, pd.DataFrame):
-        return X.to_numpy(dtype=np.float64, na_value=np.nan)
-    return np.asarray(X, dtype=np.float64)
-
-
-class _PathPoints:
-    """Column weights alpha of the points on the paths from z to x: (1 - alpha) z + alpha x.
-
-    ``"path"`` scheme, n steps with alpha_t = t / n: the inner grid points
-    t = 1..n-1, then for every step the K - 1 points where groups 0..j-1
-    have moved to alpha_{t+1} (forward order) and the K - 1 points where
-    groups K-j..K-1 have (reverse order). ``"central"`` scheme: for every step
-    and every column, the step midpoint with that column at alpha_t or at
-    alpha_{t+1}.
-    """
-
-    def __init__(self, scheme, n_steps, labels, n_groups):
-        self.scheme = scheme
-        self.n_steps = n_steps
-        self.labels = labels
-        self.n_groups = n_groups
-        n, K, d = n_steps, n_groups, labels.shape[0]
-        if scheme == "path":
-            self.n_points = (n - 1) + 2 * n * (K - 1)
-        else:
-            self.n_points = 2 * n * d
-
-    def alphas(self, ids):
-        n, K = self.n_steps, self.n_groups
-        d = self.labels.shape[0]
-        if self.scheme == "central":
-            t, rest = np.divmod(ids, 2 * d)
-            col, plus = np.divmod(rest, 2)
-            out = np.repeat(((t + 0.5) / n)[:, None], d, axis=1)
-            out[np.arange(ids.size), col] = (t + plus) / n
-            return out
-        group_alpha = np.empty((ids.size, K))
-        grid = ids < n - 1
-        group_alpha[grid] = ((ids[grid] + 1) / n)[:, None]
-        q = ids[~grid] - (n - 1)
-        reverse, q = np.divmod(q, n * (K - 1))
-        t, j = np.divmod(q, K - 1)
-        j = j + 1
-        k = np.arange(K)[None, :]
-        moved = np.where(
-            reverse[:, None] == 1, k >= K - j[:, None], k < j[:, None]
-        )
-        group_alpha[~grid] = np.where(moved, (t + 1)[:, None], t[:, None]) / n
-        return group_alpha[:, self.labels]
-
-
-class _PathData:
-    """Input rows at the path points of (explained row, point) pairs; picklable."""
-
-    def __init__(self, x, background, points, columns):
-        self.x = x
-        self.background = background
-        self.points = points
-        self.columns = columns
-
-    def __call__(self, pairs):
-        rows, ids = np.divmod(pairs, self.points.n_points)
-        a = self.points.alphas(ids)[:, None, :]
-        data = (1.0 - a) * self.background[None, :, :] + a * self.x[rows][:, None, :]
-        data = data.reshape(-1, self.x.shape[1])
-        if self.columns is not None:
-            data = pd.DataFrame(data, columns=self.columns)
-        return data
-
-
-def _path_values(game, x, background, points):
-    """Mean model output over the background at every path point: (n_rows, n_points, n_outputs)."""
-    n_rows = x.shape[0]
-    n_points = points.n_points
-
-    def describe(pair, row):
-        return (
-            f"the path point {pair % n_points} from background row {row} to "
-            f"explained row {pair // n_points}"
-        )
-
-    values = game.mean_predictions(
-        _PathData(x, background, points, game.columns), n_rows * n_points,
-        background.shape[0], describe=describe,
-    )
-    return values.reshape(n_rows, n_points, -1)
-
-
-def _integrated_gradients(game, X, prediction, n_steps, scheme, feature_names=None):
-    """Derivative-free Integrated Gradients over groups, (n_rows, K, n_outputs)."""
-    x = numeric_matrix(X, feature_names, "X")
-    bg = numeric_matrix(game.background, feature_names, "the background")
-    K, labels = game.n_groups, game.labels
-    n_rows, n_out = prediction.shape
-    base = game.expected_value
-    if K == 1 and scheme == "path":
-        return (prediction - base[None, :])[:, None, :]
-    points = _PathPoints(scheme, n_steps, labels, K)
-    V = _path_values(game, x, bg, points) if points.n_points else (
-        np.empty((n_rows, 0, n_out))
-    )
-    n = n_steps
-    if scheme == "central":
-        diff = V.reshape(n_rows, n, x.shape[1], 2, n_out)
-        per_column = (diff[:, :, :, 1] - diff[:, :, :, 0]).sum(axis=1)
-        phi = np.zeros((n_rows, K, n_out))
-        np.add.at(phi, (slice(None), labels), per_column)
+    phi = np.where(dummy[:, :, None], out[1][:, None, :], out[0])
+    if not errors:
         return phi
-    grid = np.concatenate(
-        [np.broadcast_to(base, (n_rows, 1, n_out)), V[:, : n - 1], prediction[:, None]],
-        axis=1,
-    )
-    m = n * (K - 1)
-    phi = np.zeros((n_rows, K, n_out))
-    for r, inner in enumerate((V[:, n - 1 : n - 1 + m], V[:, n - 1 + m :])):
-        stairs = np.concatenate(
-            [grid[:, :-1, None], inner.reshape(n_rows, n, K - 1, n_out), grid[:, 1:, None]],
-            axis=2,
-        )
-        steps = np.diff(stairs, axis=2).sum(axis=1)  # (n_rows, K, n_out) by position
-        phi += steps if r == 0 else steps[:, ::-1]
-    return phi / 2.0
+    return phi, np.where(dummy[:, :, None], out[3][:, None, :], out[2])
 
 
 # -- ArchAttribute and Occlusion ------------------------------------------------
@@ -823,14 +766,16 @@ def single_group_attributions(game, X, methods):
 
 # -- dispatch ------------------------------------------------------------------
 def sampled_attributions(game, X, methods, rng, *, n_samples=None,
-                         method_params=None, feature_names=None):
+                         method_params=None, feature_names=None, errors=None):
     """Attributions of sampled methods for checked X: dict method -> array.
 
     Each array is (n_rows, K) for one output, else (n_rows, K, n_outputs).
     ``rng`` gives one seed; each method draws from its own stream, seeded by
     that seed and the method's fixed ``seed_id`` in the registry, so a
     method's result depends neither on the other methods requested with it
-    nor on the order of the registry.
+    nor on the order of the registry. A dict ``errors`` receives the
+    standard errors of the coalition methods, arrays of the same shapes
+    (see ``_errors``); the estimates are the same with or without it.
     """
     seed = int(rng.randint(np.iinfo(np.int32).max))
     K = game.n_groups
@@ -860,7 +805,7 @@ def sampled_attributions(game, X, methods, rng, *, n_samples=None,
         if dummy is None:
             dummy = dummy_groups(game, X)
         if spec.name == "integrated_gradients":
-            phi = _integrated_gradients(
+            phi = integrated_gradients(
                 game, X, prediction, feature_names=feature_names, **params
             )
             # a dummy's columns never move along the paths
@@ -870,8 +815,14 @@ def sampled_attributions(game, X, methods, rng, *, n_samples=None,
             anchored = spec.name in ("kernel_shap", "permutation_shap")
             given = differ if anchored else dummy
             phi = _ESTIMATORS[spec.name](
-                game, X, prediction, given, budget, seed, spec.seed_id, **params
+                game, X, prediction, given, budget, seed, spec.seed_id, **params,
+                errors=errors is not None,
             )
+            if errors is not None:
+                phi, se = phi
+                errors[method] = (
+                    se[:, :, 0].copy() if n_out == 1 else np.ascontiguousarray(se)
+                )
         out[method] = phi[:, :, 0].copy() if n_out == 1 else np.ascontiguousarray(phi)
     return out
 
