@@ -81,3 +81,62 @@ def test_stronger_pair_terms_give_the_exact_pair_structure(table):
         exact += all((labels[i] == labels[j]) == (truth[i] == truth[j])
                      for i in range(d) for j in range(i))
     assert exact >= 2
+
+
+def _wide_problem(seed, n_pairs, n=5000):
+    """68 real columns (two independent draws of the three tables), a few pair terms."""
+    rng = np.random.RandomState(seed)
+    parts = []
+    for _ in range(2):
+        for loader, names in _SEMI_SYNTHETIC_TABLES.values():
+            X0 = getattr(sklearn.datasets, loader)(as_frame=True).data[names].to_numpy(float)
+            parts.append(X0[rng.randint(0, len(X0), n)]
+                         + rng.normal(size=(n, X0.shape[1])) * 0.1 * X0.std(axis=0))
+    X = np.hstack(parts)
+    d = X.shape[1]
+    R = (np.argsort(np.argsort(X, axis=0), axis=0) / n - 0.5) * np.sqrt(12)
+    corr = np.abs(np.corrcoef(R.T))
+    np.fill_diagonal(corr, 0)
+    # pair columns that have no stand-in (no other column of rank correlation >= 0.5)
+    free = rng.permutation(np.flatnonzero(corr.max(axis=1) < 0.5))[: 2 * n_pairs]
+    pairs = [(int(free[2 * k]), int(free[2 * k + 1])) for k in range(n_pairs)]
+    coef = rng.uniform(0.5, 1.0, d) * rng.choice([-1, 1], d)
+    y = R @ coef
+    scale = np.sqrt(y.var() * 0.05 / (1 - 0.05 * n_pairs))  # 5 % of the variance each
+    for a, b in pairs:
+        y = y + scale * rng.choice([-1, 1]) * R[:, a] * R[:, b] / np.std(R[:, a] * R[:, b])
+    y = y + rng.normal(size=n) * 0.1 * y.std()
+    return X, y, pairs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed, n_pairs", [(0, 3), (1, 3), (2, 0)])
+def test_wide_table_strong_pairs_merged_and_nothing_else(seed, n_pairs):
+    # boosted trees on 68 columns: the price per column pair falls as 20 / d,
+    # so the strong pairs stand out of the chance interactions of the fit
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y, pairs = _wide_problem(seed, n_pairs)
+    model = HistGradientBoostingRegressor(
+        max_iter=1000, learning_rate=0.1, max_depth=3, early_stopping=False,
+        random_state=seed).fit(X[:4000], y[:4000])
+    assert model.score(X[4000:], y[4000:]) > 0.85
+    grouper = AdaptiveGrouper(model, random_state=0).fit(X)
+    merged = sorted(sorted(int(c) for c in g) for g in grouper.groups_ if len(g) > 1)
+    assert merged == sorted(sorted(p) for p in pairs)
+
+
+def test_price_per_column_pair_falls_beyond_twenty_columns():
+    from skdecomp._game import column_pair_price
+
+    assert column_pair_price(0.02, 10) == 0.02
+    assert column_pair_price(0.02, 20) == 0.02
+    assert column_pair_price(0.02, 80) == pytest.approx(0.005)
+    # the score charges the same price: an additive model scores minus the price
+    d = 40
+    X = np.random.RandomState(0).normal(size=(60, d))
+    grouper = AdaptiveGrouper(lambda Z: np.asarray(Z).sum(axis=1), n_groups=d - 1,
+                              random_state=0).fit(X)
+    (big,) = [g for g in grouper.groups_ if len(g) > 1]
+    assert len(big) == 2
+    assert grouper.score(X) == pytest.approx(-0.02 * 20 / d, abs=1e-12)

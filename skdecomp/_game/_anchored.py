@@ -28,7 +28,25 @@ from .._tree import anchored_sums_tree, has_categorical_splits, tree_group_matri
 from ._game import run_blocks
 from ._kernels import anchored_means, interaction_potentials, pair_interaction_strengths
 
-__all__ = ["AnchoredStatistics", "ImageStatistics", "agreement_score"]
+__all__ = ["AnchoredStatistics", "ImageStatistics", "agreement_score", "column_pair_price"]
+
+# Up to this many columns the price of a column pair is group_penalty; on
+# wider tables it falls as 1 / n_columns (see column_pair_price).
+PRICE_WIDTH = 20
+
+
+def column_pair_price(group_penalty, n_columns):
+    """The price of one column pair joined, as a share of the output variance.
+
+    ``group_penalty * min(1, PRICE_WIDTH / n_columns)``. The interactions a
+    fitted model learns by chance are shared out among each column's
+    ``n_columns - 1`` partners, so the gain of merging a pair that does not
+    truly interact falls as the table widens, while that of a true pair term
+    does not; a price that falls as ``1 / n_columns`` beyond ``PRICE_WIDTH``
+    columns keeps the same margin over the chance gains (measured on tables
+    of 68 and 136 columns in ``benchmarks/bench_wide_pairs.py``).
+    """
+    return group_penalty * min(1.0, PRICE_WIDTH / max(int(n_columns), 1))
 
 # Group ids available in one int64 bitmask; id _NEVER marks columns always
 # taken from the anchor row (bit 63 is never set in a non-negative mask).
@@ -387,11 +405,13 @@ class AnchoredStatistics:
     def agreement_score(self, groups, group_penalty):
         """Agreement of a partition against its coarseness; higher is better.
 
-        ``-L / Var(f) - group_penalty * P``, with L the AGREED loss of the
-        groups, Var(f) the variance of the model output on the sample and P
-        the number of pairs of columns that share a group. A merge of groups
-        of a and b columns raises the score iff it lowers ``L / Var(f)`` by
-        more than ``group_penalty * a * b``.
+        ``-L / Var(f) - c * P``, with L the AGREED loss of the groups,
+        Var(f) the variance of the model output on the sample, P the number
+        of pairs of columns that share a group and c the price of a column
+        pair, ``column_pair_price(group_penalty, d)`` for d columns
+        (``group_penalty`` up to 20 columns). A merge of groups of a and b
+        columns raises the score iff it lowers ``L / Var(f)`` by more than
+        ``c * a * b``.
 
         Parameters
         ----------
@@ -406,7 +426,8 @@ class AnchoredStatistics:
         loss = self.loss(groups)
         share = loss / var if var > 0 else 0.0
         pairs = sum(len(g) * (len(g) - 1) // 2 for g in groups)
-        return float(-share - group_penalty * pairs)
+        price = column_pair_price(group_penalty, sum(len(g) for g in groups))
+        return float(-share - price * pairs)
 
     def pair_strengths(self, groups, rows=None, cols=None):
         """Interaction strengths of every pair of groups.
@@ -575,7 +596,7 @@ class AnchoredStatistics:
 def agreement_score(game, X, groups, group_penalty, *, size, random_state=None):
     """The agreement score of a partition on a sample of held-out rows.
 
-    ``-L / Var(f) - group_penalty * P`` (see
+    ``-L / Var(f) - c * P`` (see
     :meth:`AnchoredStatistics.agreement_score`) on ``size`` rows of X drawn
     without replacement (all of them when X has fewer).
 
