@@ -276,7 +276,8 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         Trade-off of :meth:`score` between agreement and granularity: the
         price of every pair of columns that share a group, as a share of the
         variance of the model output (a merge of groups of a and b columns
-        costs ``group_penalty * a * b``). Passed on to a grouper that keeps
+        costs ``group_penalty * a * b``; on d > 20 columns the price is
+        scaled by 20 / d). Passed on to a grouper that keeps
         its default, such as ``AdaptiveGrouper(n_groups="auto")``, which
         stops merging at the same price.
 
@@ -947,7 +948,8 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         Var(f) the variance of the model output, both on a sample of X used
         as B = D (the ``background`` number of rows when it is an int, else
         100; all rows when X has fewer), and P the number of pairs of columns
-        that share a group. The first term is 0 when the model is groupwise
+        that share a group (beyond 20 columns ``group_penalty`` is scaled by
+        20 / d). The first term is 0 when the model is groupwise
         additive over the groups on X; the second prices every pair of
         columns joined, so a merge of groups of a and b columns pays off
         only when it removes more than ``group_penalty * a * b`` of the
