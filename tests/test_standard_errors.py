@@ -1,0 +1,197 @@
+"""Standard errors of the sampled attributions: coverage, scaling, shapes, checks.
+
+Oracles: the exact Shapley values of the same game (``method="shapley"``),
+and for LIME and RISE their own value with every coalition (a budget that
+covers all of them gives each method's closed form).
+"""
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestRegressor
+
+from skdecomp import Explainer, Explanation
+
+from .conftest import random_function
+
+K = 8
+ROWS = 12
+
+
+@pytest.fixture(scope="module")
+def problem():
+    f = random_function(3, K)
+    X = np.random.RandomState(0).normal(size=(60, K))
+    return f, X, X[:5], X[20:20 + ROWS]
+
+
+def _runs(problem, method, n_samples, seeds, **params):
+    f, X, bg, rows = problem
+    est, se = [], []
+    for seed in seeds:
+        ex = Explainer(f, method=method, background=bg, n_samples=n_samples,
+                       random_state=seed, method_params=params or None).fit(X)
+        e = ex.explain(rows, methods=[method])[method]
+        est.append(e.values)
+        se.append(e.standard_errors)
+    return np.array(est), np.array(se)
+
+
+def _reference(problem, method, **params):
+    f, X, bg, rows = problem
+    if method in ("kernel_shap", "permutation_shap"):
+        method, n_samples = "shapley", None
+    else:
+        n_samples = 2**K  # every coalition: the method's closed form
+    ex = Explainer(f, method=method, background=bg, n_samples=n_samples,
+                   method_params=params or None).fit(X)
+    return ex.transform(rows)
+
+
+def _coverage(est, se, target):
+    inside = np.abs(est - target[None]) <= 1.96 * se
+    return inside.mean()
+
+
+@pytest.mark.parametrize("method, n_samples", [
+    ("permutation_shap", 200), ("kernel_shap", 120),
+])
+def test_intervals_cover_the_exact_shapley_values(problem, method, n_samples):
+    est, se = _runs(problem, method, n_samples, range(10))
+    exact = _reference(problem, method)
+    assert np.all(se > 0)
+    # 10 seeds x 12 rows x 8 groups = 960 intervals
+    assert _coverage(est, se, exact) >= 0.88
+    # the standard errors match the spread over seeds
+    ratio = np.median(se.mean(axis=0) / est.std(axis=0, ddof=1))
+    assert 0.75 < ratio < 1.3
+
+
+@pytest.mark.parametrize("method, params", [
+    ("lime", {}), ("lime", {"kernel": "distance", "alpha": 0.01}), ("rise", {}),
+])
+def test_lime_and_rise_cover_their_full_enumeration_value(problem, method, params):
+    est, se = _runs(problem, method, 150, range(10), **params)
+    target = _reference(problem, method, **params)
+    assert _coverage(est, se, target) >= 0.9
+    ratio = np.median(se.mean(axis=0) / est.std(axis=0, ddof=1))
+    assert 0.75 < ratio < 1.3
+
+
+def test_standard_errors_shrink_with_the_budget(problem):
+    se = {b: _runs(problem, "permutation_shap", b, [0])[1].mean()
+          for b in (56, 224)}
+    # four times the permutations, half the standard error
+    assert 1.6 < se[56] / se[224] < 2.5
+    kernel = [_runs(problem, "kernel_shap", b, [0])[1].mean() for b in (40, 100, 200)]
+    assert kernel[0] > kernel[1] > kernel[2] > 0
+
+
+def test_the_estimates_do_not_change(problem):
+    f, X, bg, rows = problem
+    methods = ["kernel_shap", "permutation_shap", "lime", "rise"]
+    ex = Explainer(f, background=bg, n_samples=100, random_state=4).fit(X)
+    res = ex.explain(rows, methods=methods)
+    for m in methods:
+        np.testing.assert_array_equal(
+            res[m].values, ex.set_params(method=m).transform(rows), err_msg=m
+        )
+
+
+def test_exact_results_have_none_and_full_budgets_zero(problem):
+    f, X, bg, rows = problem
+    ex = Explainer(f, background=bg, n_samples=2**K,
+                   method_params={"n_steps": 4}).fit(X)
+    res = ex.explain(rows[:3], methods=["shapley", "banzhaf", "occlusion",
+                                        "integrated_gradients", "kernel_shap",
+                                        "permutation_shap", "lime", "rise"])
+    for m in ("shapley", "banzhaf", "occlusion", "integrated_gradients"):
+        assert res[m].standard_errors is None, m
+        assert "standard_error" not in repr(res[m])
+    for m in ("kernel_shap", "permutation_shap", "lime", "rise"):
+        # every coalition is evaluated: nothing is left to chance
+        np.testing.assert_array_equal(res[m].standard_errors, 0.0, err_msg=m)
+    assert "max_standard_error=0" in repr(res["kernel_shap"])
+
+
+def test_dummy_groups_get_zero():
+    f = random_function(1, K)
+    X = np.random.RandomState(1).normal(size=(30, K))
+    X[:, 4] = 2.0  # every background row equals the explained rows there
+    ex = Explainer(f, background=X[:4], n_samples=60, random_state=0).fit(X)
+    res = ex.explain(X[10:14], methods=["kernel_shap", "permutation_shap", "lime"])
+    for m, e in res.items():
+        assert np.all(e.standard_errors[:, 4] == 0.0), m
+        assert np.all(np.delete(e.standard_errors, 4, axis=1) > 0.0), m
+
+
+@pytest.mark.parametrize("imputer", ["path_dependent", "conditional"])
+def test_games_off_the_anchors(imputer):
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 6))
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + X[:, 3] * X[:, 4]
+    model = RandomForestRegressor(n_estimators=5, max_depth=5, random_state=0)
+    model.fit(X, y)
+    rows = X[:10]
+    exact = Explainer(model, method="shapley", imputer=imputer, random_state=0)
+    exact = exact.fit(X).transform(rows)
+    inside = []
+    for seed in range(6):
+        ex = Explainer(model, method="permutation_shap", imputer=imputer,
+                       n_samples=100, random_state=0).fit(X)
+        e = ex.set_params(random_state=seed).explain(rows, methods=["kernel_shap",
+                                                                    "permutation_shap"])
+        for m in ("kernel_shap", "permutation_shap"):
+            se = e[m].standard_errors
+            assert se.shape == rows.shape and np.all(np.isfinite(se))
+            inside.append(np.abs(e[m].values - exact) <= 1.96 * se + 1e-12)
+    assert np.mean(inside) >= 0.85
+
+
+def test_several_outputs_and_selections():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(60, 5))
+
+    def f(A):
+        A = np.asarray(A)
+        return np.c_[A[:, 0] * A[:, 1], np.sin(A[:, 2]) + A[:, 2] * A[:, 3] * A[:, 4]]
+
+    ex = Explainer(f, background=X[:4], n_samples=20, random_state=0).fit(X)
+    res = ex.explain(X[10:16], methods=["kernel_shap", "permutation_shap", "lime",
+                                        "rise"])
+    for m, e in res.items():
+        se = e.standard_errors
+        assert se.shape == (6, 5, 2), m
+        if m != "lime" and m != "rise":
+            # output 0 has no interaction beyond pairs: estimated exactly
+            assert np.all(se[:, :, 0] < 1e-12), m
+            assert np.all(se[:, 2:, 1] > 0), m
+        one = ex.set_params(target=1).fit(X).explain(X[10:16], methods=[m])[m]
+        np.testing.assert_allclose(one.standard_errors, se[:, :, 1], atol=1e-12)
+        ex.set_params(target=None).fit(X)
+        assert e[0].standard_errors.shape == (5, 2)
+        assert e[:, 1].standard_errors.shape == (6, 2)
+        assert e[..., 1].standard_errors.shape == (6, 5)
+        assert e[2, [0, 3], 1].standard_errors.shape == (2,)
+        np.testing.assert_array_equal(e[2, [0, 3], 1].standard_errors,
+                                      se[2, [0, 3], 1])
+        frame = e.to_frame(standard_errors=True)
+        assert frame.shape == (6, 10)
+        np.testing.assert_array_equal(frame[e.output_names[1]].to_numpy(), se[:, :, 1])
+
+
+def test_the_constructor_checks_the_standard_errors():
+    values = np.zeros((3, 2))
+    e = Explanation(values, standard_errors=np.full((3, 2), 0.1))
+    np.testing.assert_array_equal(e.standard_errors, 0.1)
+    assert e[1:].standard_errors.shape == (2, 2)
+    assert Explanation(values).standard_errors is None
+    with pytest.raises(ValueError, match=r"shape \(2, 2\); expected \(3, 2\)"):
+        Explanation(values, standard_errors=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="finite and >= 0.*at \\(1, 0\\)"):
+        Explanation(values, standard_errors=[[0, 0], [-1, 0], [0, 0]])
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        Explanation(values, standard_errors=np.full((3, 2), np.nan))
+    with pytest.raises(TypeError, match="standard_errors must be real numbers"):
+        Explanation(values, standard_errors=np.full((3, 2), "a"))
+    with pytest.raises(ValueError, match="exact and have no standard errors"):
+        Explanation(values, method="shapley").to_frame(standard_errors=True)
