@@ -195,3 +195,32 @@ def test_the_constructor_checks_the_standard_errors():
         Explanation(values, standard_errors=np.full((3, 2), "a"))
     with pytest.raises(ValueError, match="exact and have no standard errors"):
         Explanation(values, method="shapley").to_frame(standard_errors=True)
+
+
+def test_the_bar_chart_draws_error_bars(problem):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skdecomp.plot import AttributionDisplay
+
+    f, X, bg, rows = problem
+    ex = Explainer(f, background=bg, n_samples=100, random_state=0).fit(X)
+    res = ex.explain(rows[:3], methods=["shapley", "permutation_shap"])
+    for row in (0, None):
+        disp = AttributionDisplay.from_explanation(res, kind="bar", row=row)
+        assert disp.artists_["shapley"].errorbar is None
+        bars = disp.artists_["permutation_shap"].errorbar
+        assert bars is not None
+        se = res["permutation_shap"].standard_errors
+        shown = se[0] if row == 0 else se.mean(axis=0)
+        (segments,) = bars.lines[2]
+        widths = [abs(s[1][0] - s[0][0]) for s in segments.get_segments()]
+        np.testing.assert_allclose(widths, 2 * 1.96 * shown[disp.order_])
+        assert "1.96 " in disp.ax_.get_xlabel()
+        plt.close(disp.figure_)
+    disp = AttributionDisplay.from_explanation(res["shapley"], kind="bar", row=0)
+    assert "1.96" not in disp.ax_.get_xlabel()
+    plt.close(disp.figure_)

@@ -132,7 +132,7 @@ def _explanation_parts(result, methods=None, output=None):
         result = {m: result[m] for m in methods}
     if not result:
         raise ValueError("No attributions to plot.")
-    attributions = {}
+    attributions, errors = {}, {}
     first = None
     for name, expl in result.items():
         if not isinstance(expl.feature_names, list):
@@ -150,6 +150,8 @@ def _explanation_parts(result, methods=None, output=None):
             )
         o = 0 if output is None else output
         attributions[str(name)] = np.asarray(v[:, :, o], dtype=np.float64)
+        if arrays["standard_errors"] is not None:
+            errors[str(name)] = arrays["standard_errors"][:, :, o]
         if first is None:
             first = (arrays, np.asarray(b[:, o], dtype=np.float64))
     shapes = {a.shape for a in attributions.values()}
@@ -176,6 +178,7 @@ def _explanation_parts(result, methods=None, output=None):
         "prediction": prediction,
         "data": np.asarray(arrays["data"]),
         "groups": arrays["groups"],
+        "standard_errors": errors or None,
     }
 
 
@@ -208,7 +211,10 @@ class AttributionDisplay:
       attributions do not add up to ``f(x) - E f`` gets a grey last bar, the
       part it leaves unattributed.
     - ``"bar"``: the attributions of one row, or the mean absolute
-      attribution over the rows, one bar per group and method.
+      attribution over the rows, one bar per group and method. Sampled
+      methods get error bars of 1.96 standard errors each side (about 95%
+      intervals), as the axis label says; over several rows, of the mean
+      standard error, which bounds that of the mean.
 
     Every method has its colour (:func:`~skdecomp.plot.method_color`), the
     same in every Display. Long group names are wrapped, or shortened with
@@ -240,6 +246,11 @@ class AttributionDisplay:
         colours the beeswarm and labels the waterfall.
     groups : list of list of str or None, default=None
         Columns of each group.
+    standard_errors : dict of str to ndarray of shape (n_samples, n_groups) \
+            or None, default=None
+        Standard errors of the methods that have them (see
+        :attr:`Explanation.standard_errors
+        <skdecomp.Explanation.standard_errors>`); the bar view draws them.
 
     Attributes
     ----------
@@ -291,6 +302,7 @@ class AttributionDisplay:
         prediction=None,
         data=None,
         groups=None,
+        standard_errors=None,
     ):
         self.attributions = attributions
         self.group_names = group_names
@@ -298,6 +310,7 @@ class AttributionDisplay:
         self.prediction = prediction
         self.data = data
         self.groups = groups
+        self.standard_errors = standard_errors
 
     @classmethod
     def from_explanation(
@@ -354,6 +367,7 @@ class AttributionDisplay:
             prediction=parts["prediction"],
             data=parts["data"],
             groups=parts["groups"],
+            standard_errors=parts["standard_errors"],
         )
         return disp.plot(kind=kind, max_groups=max_groups, row=row, ax=ax)
 
@@ -426,6 +440,7 @@ class AttributionDisplay:
             prediction=prediction,
             data=parts["data"],
             groups=parts["groups"],
+            standard_errors=parts["standard_errors"],
         )
         return disp.plot(kind=kind, max_groups=max_groups, row=row, ax=ax)
 
@@ -488,6 +503,7 @@ class AttributionDisplay:
                 prediction=parts["prediction"],
                 data=parts["data"],
                 groups=parts["groups"],
+                standard_errors=parts["standard_errors"],
             )
             return disp.plot(kind=kind, max_groups=max_groups, row=row, ax=ax)
         attributions = as_attribution_dict(result, method_names=methods, output=output)
@@ -638,6 +654,7 @@ class AttributionDisplay:
             shown = {m: np.abs(v).mean(axis=0) for m, v in phis.items()}
         else:
             shown = {m: v[row] for m, v in phis.items()}
+        errors = self._bar_errors(phis, row, summary)
         importance = np.mean([np.abs(v) for v in shown.values()], axis=0)
         order = np.argsort(-importance, kind="stable")[:max_groups]
         self.order_ = order
@@ -667,6 +684,8 @@ class AttributionDisplay:
                 height=step * 0.92,
                 color=method_color(m),
                 label=m,
+                xerr=None if m not in errors else 1.96 * errors[m][order],
+                error_kw={"ecolor": "0.15", "elinewidth": 1.0, "capsize": 2.5},
             )
         if n_methods == 1:
             bars = next(iter(artists.values()))
@@ -684,11 +703,13 @@ class AttributionDisplay:
         key = self._group_ticks(ax, positions, labels)
         ax.set_ylim(-0.6, n_shown - 0.4)
         style_axes(ax)
+        bars = "\nerror bars: \u00b11.96 standard errors (95% intervals)" if errors else ""
         if summary:
-            ax.set_xlabel("mean |attribution| (change of the model output)")
+            bars = bars.replace("standard errors (95%", "x mean standard error (>= 95%")
+            ax.set_xlabel("mean |attribution| (change of the model output)" + bars)
             title = f"Mean |attribution| over {n_samples} rows"
         else:
-            ax.set_xlabel("attribution (change of the model output)")
+            ax.set_xlabel("attribution (change of the model output)" + bars)
             title = "Attributions of one row"
             fx, base = self.prediction, self._base(row)
             if fx is not None and base is not None:
@@ -705,6 +726,23 @@ class AttributionDisplay:
         add_note(fig, ax, key)
         self.artists_ = artists
         self._finish(fig, axes)
+
+    def _bar_errors(self, phis, row, summary):
+        """Standard errors of the shown bars, by method (the methods that have them)."""
+        out = {}
+        for m, se in (self.standard_errors or {}).items():
+            if m not in phis or se is None:
+                continue
+            se = np.asarray(se, dtype=np.float64)
+            se = se[None, :] if se.ndim == 1 else se
+            if se.shape != phis[m].shape:
+                raise ValueError(
+                    f"the standard errors of {m!r} have shape {se.shape}, the "
+                    f"attributions {phis[m].shape}; give one per attribution."
+                )
+            if np.any(se > 0):
+                out[m] = se.mean(axis=0) if summary else se[row]
+        return out
 
     # -- waterfall --------------------------------------------------------------
     def _waterfall(self, phis, row, method, max_groups, ax):
