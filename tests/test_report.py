@@ -359,7 +359,10 @@ def test_report_draws_each_method_in_its_display_colour():
 # -- the analysis is unchanged from the recorded one --------------------------------
 #: results the analysis gained after the recording (new sections, not changes)
 ADDED_SINCE_RECORDING = {"results['interactions']['index']", "results['regions']",
-                         "results['agreed']['path']"}
+                         "results['agreed']['path']"} | {
+    f"results['partitions'][{key!r}]['importance_se']"
+    for key in ("columns", "given", "agreed")
+}
 
 
 def _compare(new, old, path="results"):

@@ -7,6 +7,7 @@ covers all of them gives each method's closed form).
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import RandomForestRegressor
 
 from skdecomp import Explainer, Explanation
@@ -224,3 +225,43 @@ def test_the_bar_chart_draws_error_bars(problem):
     disp = AttributionDisplay.from_explanation(res["shapley"], kind="bar", row=0)
     assert "1.96" not in disp.ax_.get_xlabel()
     plt.close(disp.figure_)
+
+
+class _FourWay(RegressorMixin, BaseEstimator):
+    """A fitted model: four columns interact, twelve add a little each."""
+
+    def fit(self, X, y=None):
+        self.n_features_in_ = np.shape(X)[1]
+        return self
+
+    def predict(self, X):
+        a = np.asarray(X, dtype=float)
+        return 3 * a[:, 0] * a[:, 1] * a[:, 2] * a[:, 3] + 0.1 * a[:, 4:].sum(axis=1)
+
+
+def test_the_report_says_which_columns_sampling_cannot_order():
+    import pandas as pd
+
+    from skdecomp._report import _page, analyse
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(-1, 1, size=(200, 16)),
+                     columns=[f"c{i}" for i in range(16)])
+    model = _FourWay().fit(X)
+    y = pd.Series(model.predict(X), name="y")
+    res = analyse(X, y, model=model, groups="columns", n_rows=8, background=10,
+                  methods=["kernel_shap", "permutation_shap"], log=lambda *a, **k: None)
+    part = res["partitions"]["columns"]
+    assert set(part["importance_se"]) == {"kernel_shap", "permutation_shap"}
+    html = _page.render_html(res)
+    said = [s for s in html.split("<p>") if "cannot be told apart" in s]
+    assert said and all(
+        "at this budget (their difference is within 2 standard errors)." in s
+        for s in said
+    )
+    # every pair named is within 2 standard errors of the method's ranking
+    for m in ("kernel_shap", "permutation_shap"):
+        imp, se = np.array(part["importance"][m]), np.array(part["importance_se"][m])
+        for a, b in (map(int, s.split(": c")[1].split(" cannot")[0].split(" and c"))
+                     for s in said if s.startswith(_page.method_label(m) + ":")):
+            assert abs(imp[a] - imp[b]) <= 2 * np.hypot(se[a], se[b])

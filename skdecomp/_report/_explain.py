@@ -107,10 +107,15 @@ def _explain_partition(model, X_fit, rows, groups, methods, *, background, rando
     else:
         log(f"explaining {len(rows)} rows over {what} ({K} groups) with "
             f"{', '.join(chosen)}")
-    res = {}
+    res, importance_se = {}, {}
     for m, e in explainer.explain(rows, methods=chosen).items():
         a = np.asarray(e.values, dtype=float)
         res[m] = a[:, :, 0] if a.ndim == 3 else a
+        if e.standard_errors is not None:
+            se = np.asarray(e.standard_errors, dtype=float)
+            se = se[:, :, 0] if se.ndim == 3 else se
+            # the mean over the rows bounds the standard error of the mean |phi|
+            importance_se[m] = se.mean(axis=0).tolist()
     sample = X_fit.iloc[:1000]
     output = explainer.game_.predict(explainer.game_.check_X(sample))[:, 0]
     spread = float(np.std(output))
@@ -140,6 +145,7 @@ def _explain_partition(model, X_fit, rows, groups, methods, *, background, rando
         "order": [int(k) for k in order],
         "attributions": {m: a.tolist() for m, a in res.items()},
         "importance": importance,
+        "importance_se": importance_se,
         "disagreement_l2": (np.asarray(pair.pairwise) / var).tolist(),
         "mean_disagreement_l2": float(pair.score) / var,
         "disagreement_rms": rms.tolist(),

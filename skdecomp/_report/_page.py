@@ -139,6 +139,36 @@ def _methods_table(part):
                   len(part["order"]) - TABLE_ROWS, what)
 
 
+def _ties(part, methods=None, limit=4):
+    """Sentences naming neighbours in a sampled method's ranking that sampling cannot order.
+
+    Two groups next to each other in the ranking by mean |attribution| cannot
+    be told apart when their difference is within 2 standard errors (that of
+    each mean bounded by the mean standard error over the rows).
+    """
+    out = []
+    errors = part.get("importance_se") or {}
+    for m in part["methods"] if methods is None else methods:
+        if m not in errors:
+            continue
+        imp, se = np.asarray(part["importance"][m]), np.asarray(errors[m])
+        order = np.argsort(-imp, kind="stable")[:TABLE_ROWS]
+        pairs = [
+            (a, b) for a, b in zip(order[:-1], order[1:])
+            if imp[a] > 0 and abs(imp[a] - imp[b]) <= 2 * np.hypot(se[a], se[b])
+        ]
+        names = part["group_labels"]
+        for a, b in pairs[:limit]:
+            out.append(
+                f"{method_label(m)}: {names[a]} and {names[b]} cannot be told apart "
+                "at this budget (their difference is within 2 standard errors)."
+            )
+        if len(pairs) > limit:
+            out.append(f"{method_label(m)}: {len(pairs) - limit} more such pairs "
+                       "further down its ranking.")
+    return out
+
+
 def _agreement(part, what):
     """The agreement of the methods over one partition, in words and numbers."""
     methods = part["methods"]
@@ -358,6 +388,9 @@ def page_context(results, figures=None, title="skdecomp report"):
             "methods_table": _methods_table(first),
             "agreement": _agreement(first, what),
             "sampled": ", ".join(sampled),
+            "main_ties": _ties(first, [first["main_method"]]),
+            "ties": _ties(first, [m for m in first["methods"]
+                                  if m != first["main_method"]]),
         }
     inter = results.get("interactions")
     if inter:
@@ -392,6 +425,7 @@ def page_context(results, figures=None, title="skdecomp report"):
         ctx["agreed_part"] = {
             "agreement": _agreement(agreed, "over the AGREED groups"),
             "drivers": _drivers_table(agreed),
+            "ties": _ties(agreed, [agreed["main_method"]]),
         }
     present = {
         "data-checks": True,
