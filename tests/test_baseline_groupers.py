@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skdecomp import IShapGrouper, RecursiveGrouper
+from skdecomp import Explainer, IShapGrouper, PairwiseGrouper, RecursiveGrouper
 from skdecomp.datasets import make_agreed_example, make_block_function
 
 GROUPERS = [RecursiveGrouper, IShapGrouper]
@@ -349,3 +349,54 @@ def test_tree_path_reads_values_from_the_trees():
     np.testing.assert_allclose(tree.initial_objective_, agnostic.initial_objective_,
                                rtol=1e-8)
     assert tree.groups_ == agnostic.groups_
+
+
+def test_pairwise_grouper_path_past_its_partition():
+    # the clustering's merges to one group, with the AGREED loss of each
+    # partition recomputed independently from the sample's statistics
+    from skdecomp.inspection import agreed_loss
+
+    def f(X):
+        X = np.asarray(X)
+        return X[:, 0] * X[:, 1] + 0.5 * X[:, 2] * X[:, 3] + X[:, 4]
+
+    X = np.random.RandomState(0).normal(size=(80, 5))
+    g = PairwiseGrouper(f, n_groups=3, max_samples=80, random_state=0).fit(X)
+    path = g.path_
+    assert [p["n_groups"] for p in path] == [5, 4, 3, 2, 1]
+    assert [p["chosen"] for p in path] == [False, False, True, False, False]
+    assert g.cut(3) == g.groups_
+    assert path[-1]["loss"] == pytest.approx(0.0, abs=1e-9)
+    assert [p["largest_group"] for p in path][:3] == [1, 2, 2]
+    for p in path:
+        groups = g.cut(p["n_groups"])
+        expl = Explainer(f, groups=groups, background=X).fit(X)
+        assert p["loss"] == pytest.approx(agreed_loss(expl, X), rel=1e-9, abs=1e-12)
+    assert path[2]["remaining_share"] == pytest.approx(path[2]["loss"] / path[0]["loss"])
+    with pytest.raises(ValueError, match="outside the merge path"):
+        g.cut(0)
+
+
+def test_pairwise_grouper_path_with_a_size_bound_stops_when_nothing_fits():
+    X = np.random.RandomState(1).normal(size=(40, 6))
+    g = PairwiseGrouper(lambda Z: np.asarray(Z).prod(axis=1), max_group_size=2,
+                        random_state=0).fit(X)
+    assert g.path_[-1]["n_groups"] == 3
+    assert max(p["largest_group"] for p in g.path_) == 2
+
+
+def test_pairwise_grouper_tradeoff_display():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skdecomp.plot import GroupingDisplay
+
+    X = np.random.RandomState(0).normal(size=(40, 4))
+    g = PairwiseGrouper(lambda Z: np.asarray(Z)[:, 0] * np.asarray(Z)[:, 1],
+                        n_groups=3, random_state=0).fit(X)
+    disp = GroupingDisplay.from_result(g, kind="tradeoff")
+    x, y = disp.lines_["path"].get_data()
+    assert list(x) == [p["largest_group"] for p in g.path_]
+    assert np.allclose(y, [100 * p["remaining_share"] for p in g.path_])
+    assert disp.chosen_ is not None

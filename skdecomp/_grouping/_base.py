@@ -16,6 +16,7 @@ from .._game import AnchoredStatistics, CoalitionGame, make_imputer
 from .._image import as_image_rows, image_ndim
 from .._model import fitted_model, is_fitted, resolve_response
 from .._partition import GroupNamesOutMixin, group_labels
+from ._merge import _ATOL
 
 _MODEL_CONSTRAINT = [
     HasMethods(["predict"]),
@@ -34,6 +35,81 @@ def _canonical(groups):
     """Groups as sorted int arrays, ordered by their smallest column."""
     groups = [np.sort(np.asarray(g, dtype=np.int64)) for g in groups]
     return sorted(groups, key=lambda g: int(g[0]))
+
+
+def column_names(grouper, d):
+    """The names of the d columns a grouper was fitted on, as strings."""
+    names = getattr(grouper, "feature_names_in_", None)
+    return [str(n) for n in names] if names is not None else [f"x{j}" for j in range(d)]
+
+
+def loss_path(stats, merges, names, chosen):
+    """``path_`` of a grouper whose merges are known in order.
+
+    Parameters
+    ----------
+    stats : AnchoredStatistics
+        The sample the grouper was fitted on; one union per merge.
+    merges : list of (list of int, list of int)
+        The column lists merged at every step, from one group per column.
+    names : list of str
+        Column names.
+    chosen : list of list of int
+        The grouper's partition (``groups_``), marked ``"chosen"``.
+
+    Returns
+    -------
+    path : list of dict
+        The keys of ``AdaptiveGrouper.path_``, with ``"held_out_loss"`` None
+        and the disagreement left as a share of the loss on the sample.
+    """
+    d = len(names)
+    empty = np.zeros(0, dtype=np.int64)
+    groups = {(j,): np.array([j], dtype=np.int64) for j in range(d)}
+    rows, cols = stats.union_means(empty, list(groups.values()))
+    contrib = dict(zip(groups, ((rows + cols) ** 2).sum(axis=1)))
+    target = {tuple(sorted(int(j) for j in g)) for g in chosen}
+    tiny = _ATOL * max(stats.variance, np.finfo(float).tiny)
+    path, largest, merged = [], 1, None
+    for t in range(len(merges) + 1):
+        if t:
+            a, b = (tuple(sorted(int(j) for j in m)) for m in merges[t - 1])
+            union = tuple(sorted(a + b))
+            r, c = stats.union_means(empty, [np.asarray(union, dtype=np.int64)])
+            contrib[union] = ((r[0] + c[0]) ** 2).sum(axis=0)
+            del contrib[a], contrib[b]
+            largest = max(largest, len(union))
+            merged = (":".join(names[j] for j in a), ":".join(names[j] for j in b))
+        loss = float(np.sum(list(contrib.values()), axis=0).mean())
+        base = path[0]["loss"] if path else loss
+        path.append({
+            "n_groups": len(contrib),
+            "merged": merged,
+            "loss": loss,
+            "held_out_loss": None,
+            "largest_group": int(largest),
+            "remaining_share": float(loss / base) if base > tiny else 0.0,
+            "chosen": set(contrib) == target,
+        })
+    return path
+
+
+def path_cut(path, merges, n_groups):
+    """The groups of the partition of ``n_groups`` groups along a path."""
+    counts = [p["n_groups"] for p in path]
+    if (not isinstance(n_groups, Integral) or isinstance(n_groups, bool)
+            or n_groups not in counts):
+        raise ValueError(
+            f"n_groups={n_groups!r} is outside the merge path, which goes from "
+            f"{counts[0]} to {counts[-1]} groups; pass an int between them."
+        )
+    groups = {j: [j] for j in range(counts[0])}
+    for a, b in merges[: counts.index(n_groups)]:
+        union = sorted(a + b)
+        for j in a + b:
+            groups.pop(j, None)
+        groups[union[0]] = union
+    return [[int(j) for j in g] for g in _canonical(groups.values())]
 
 
 # -- base class ----------------------------------------------------------------

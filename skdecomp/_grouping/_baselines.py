@@ -17,17 +17,21 @@ from scipy.cluster.hierarchy import cut_tree, fcluster, linkage
 from scipy.spatial.distance import squareform
 from sklearn.utils import check_random_state
 
+from sklearn.utils.validation import check_is_fitted
+
 from .._compat import HasMethods, Interval, StrOptions, _fit_context, transactional_fit
 from .._model import non_numeric_columns
 from .._partition import resolve_groups
-from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _canonical, _progress
+from ._base import (
+    _MODEL_CONSTRAINT, _BaseGrouper, _canonical, _progress, column_names, loss_path, path_cut,
+)
 from ._columns import column_transformer_groups
 from ._merge import _ATOL
 
 __all__ = ["PairwiseGrouper", "CorrelationGrouper", "FixedGrouper"]
 
 
-def _bounded_cluster(distances, n_groups, threshold, method, max_size):
+def _bounded_cluster(distances, n_groups, threshold, method, max_size, merges=None):
     """Agglomerative clustering in which no cluster exceeds ``max_size`` columns.
 
     At every step the two closest clusters whose union has at most
@@ -54,11 +58,36 @@ def _bounded_cluster(distances, n_groups, threshold, method, max_size):
         if pair is None or (n_groups is None and best > threshold):
             break
         a, b = pair
+        if merges is not None:
+            merges.append((clusters[a], clusters[b]))
         clusters[a] = clusters[a] + clusters.pop(b)
     labels = np.empty(d, dtype=np.int64)
     for k, cols in enumerate(clusters):
         labels[cols] = k
     return labels
+
+
+def _merge_sequence(distances, method, max_size=None):
+    """The clustering's merges to one cluster (or until none is admissible).
+
+    A list of pairs of column lists, in merge order: scipy's linkage
+    without a bound, the constrained agglomeration of ``_bounded_cluster``
+    with one, so every partition :func:`_cluster` returns is on it.
+    """
+    d = distances.shape[0]
+    if d == 1:
+        return []
+    if max_size is None:
+        Z = linkage(squareform(distances, checks=False), method=method)
+        members = {j: [j] for j in range(d)}
+        merges = []
+        for t, (a, b) in enumerate(Z[:, :2].astype(np.int64)):
+            merges.append((members[a], members[b]))
+            members[d + t] = members.pop(a) + members.pop(b)
+        return merges
+    merges = []
+    _bounded_cluster(distances, None, np.inf, method, max_size, merges)
+    return merges
 
 
 def _cluster(distances, n_groups, threshold, method, max_size=None):
@@ -162,6 +191,14 @@ class PairwiseGrouper(_BaseGrouper):
     singleton_loss_ : float
         AGREED loss of one group per column, ``sum_j Psi_j``, the scale of
         ``min_interaction``.
+    path_ : list of dict
+        Every partition along the clustering's merges, from one group per
+        column to one group (or until ``max_group_size`` admits no merge),
+        with the keys of :attr:`AdaptiveGrouper.path_`: the AGREED loss on
+        the sample (``"loss"``; one anchored matrix per merge), the largest
+        group, the disagreement left as a share of the initial loss, and
+        ``"chosen"`` for ``groups_``. :meth:`cut` gives the groups of any of
+        them; :class:`~skdecomp.plot.GroupingDisplay` draws the trade-off.
     model_calls_ : int
     estimator_, background_, expected_value_, n_outputs_, output_names_, \
             response_method_
@@ -277,11 +314,30 @@ class PairwiseGrouper(_BaseGrouper):
             distances = np.ones((d, d))
         np.fill_diagonal(distances, 0.0)
         labels = _cluster(distances, self.n_groups, 0.5, self.linkage, self.max_group_size)
-        self.model_calls_ = ev.model_calls
         self._set_partition(
             _groups_from_labels(labels), feature_names=getattr(self, "feature_names_in_", None)
         )
+        merges = _merge_sequence(distances, self.linkage, self.max_group_size)
+        self.path_ = loss_path(ev, merges, column_names(self, d), self.groups_)
+        self._path_merges = merges
+        self.model_calls_ = ev.model_calls
         return self
+
+    def cut(self, n_groups):
+        """The groups of the partition with ``n_groups`` groups along ``path_``.
+
+        Parameters
+        ----------
+        n_groups : int
+            Number of groups, between the last and the first of ``path_``.
+
+        Returns
+        -------
+        groups : list of list of int
+            Column positions of each group, ordered by their first column.
+        """
+        check_is_fitted(self, "path_")
+        return path_cut(self.path_, self._path_merges, n_groups)
 
 
 class CorrelationGrouper(_BaseGrouper):

@@ -296,8 +296,10 @@ class GroupingDisplay:
 
         Parameters
         ----------
-        result : AdaptiveGrouper or list of dict
-            A fitted :class:`~skdecomp.AdaptiveGrouper`, or its ``history_``
+        result : AdaptiveGrouper, PairwiseGrouper or list of dict
+            A fitted :class:`~skdecomp.AdaptiveGrouper` (or
+            :class:`~skdecomp.PairwiseGrouper`, drawn along its ``path_``),
+            or its ``history_``
             (entries with ``"groups"``, ``"names"``, ``"loss_before"``,
             ``"loss_after"`` and ``"n_groups"``).
         curves : dict of str to array-like or None, default=None
@@ -322,7 +324,18 @@ class GroupingDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_result")
         initial_groups = initial_names = None
         grouper = _adaptive_grouper(result)
-        if grouper is not None:
+        if grouper is None and hasattr(result, "path_") and hasattr(result, "cut"):
+            # a grouper with a merge path only (PairwiseGrouper): its merges
+            grouper, path = result, result.path_
+            history = [
+                {"names": p["merged"], "loss_before": q["loss"], "loss_after": p["loss"],
+                 "n_groups": p["n_groups"]}
+                for q, p in zip(path[:-1], path[1:])
+            ]
+            initial_groups = [[j] for j in range(path[0]["n_groups"])]
+            if initial_loss is None:
+                initial_loss = path[0]["loss"]
+        elif grouper is not None:
             history = list(grouper.history_)
             initial_groups = [list(g) for g in grouper.initial_groups_]
             initial_names = list(getattr(grouper, "initial_group_names_", [])) or None
@@ -445,7 +458,7 @@ class GroupingDisplay:
         ax.set_xlim(-0.6, max(len(order) - 0.4, 0.6))
         ax.set_ylim(0, max(height.values(), default=1) + 0.5)
         ax.set_ylabel("merge step")
-        ax.set_title("AGREED merge tree", fontsize="medium")
+        ax.set_title("Merge tree", fontsize="medium")
         style_axes(ax)
         add_note(ax.figure, ax, key)
         return lines
@@ -606,8 +619,8 @@ class GroupingDisplay:
         if not path:
             raise ValueError(
                 "kind='tradeoff' draws the merge path of a fitted AdaptiveGrouper "
-                "(its path_); pass the grouper to GroupingDisplay.from_result or "
-                "from_estimator."
+                "or PairwiseGrouper (its path_); pass the grouper to "
+                "GroupingDisplay.from_result or from_estimator."
             )
         size = np.array([p["largest_group"] for p in path], dtype=float)
         left = np.array([np.nan if p["remaining_share"] is None
