@@ -292,6 +292,19 @@ def test_explain_keeps_rows_in_order(callable_tree, uniform):
         np.testing.assert_allclose(np.asarray(expl["shapley"])[regions == r],
                                    np.asarray(direct["shapley"]))
     assert expl["shapley"].raw_data is X or np.array_equal(expl["shapley"].raw_data, X)
+    assert expl["shapley"].standard_errors is None
+
+
+def test_explain_carries_the_standard_errors_of_sampled_methods(callable_tree, uniform):
+    X = uniform[:30]
+    expl = callable_tree.explain(X, methods=["permutation_shap"])["permutation_shap"]
+    regions = callable_tree.apply(X)
+    assert expl.standard_errors.shape == np.shape(expl.values)
+    for r in range(callable_tree.n_regions_):
+        direct = callable_tree.explainer(r).explain(X[regions == r],
+                                                    methods=["permutation_shap"])
+        np.testing.assert_array_equal(expl.standard_errors[regions == r],
+                                      direct["permutation_shap"].standard_errors)
 
 
 # -- the anchored engine -------------------------------------------------------

@@ -682,16 +682,19 @@ class FDTree(NestedParamsMixin, MetaEstimatorMixin, BaseEstimator):
             values = np.empty((n,) + np.shape(e.values)[1:])
             base = np.empty((n,) + np.shape(e.base_values)[1:])
             data = np.empty((n,) + np.shape(e.data)[1:], dtype=np.asarray(e.data).dtype)
+            se = None if e.standard_errors is None else np.empty_like(values)
             for rows, expl in parts.values():
                 values[rows] = expl[m].values
                 base[rows] = expl[m].base_values
                 data[rows] = expl[m].data
+                if se is not None:
+                    se[rows] = expl[m].standard_errors
             result[m] = Explanation(
                 values, base, data, feature_names=list(e.feature_names),
                 groups=e.groups,
                 raw_data=X, feature_names_in=e.feature_names_in,
                 output_names=e.output_names, method=m, output=e.output,
-                n_samples=e.n_samples,
+                n_samples=e.n_samples, standard_errors=se,
             )
         return result
 
