@@ -15,11 +15,15 @@ Part 2: the peak resident memory of one process that explains
 path, against the size of the rows and of the result; measured in a fresh
 process (``resource.getrusage``), so that only this work counts.
 
-Measured on 2 cores: 200,000 rows in 16 partitions, one process 9.9 s, two
-workers 5.8 s (speed-up 1.71; 1.53 in a run with another job on the
-machine, 1.62 with 32 partitions), largest difference 0; 1,000,000 rows in
-one process: peak resident memory 655 MB, 178 MB above the fitted explainer,
-for 76 MB of rows and 76 MB of result (133 s, serial).
+Both runs are warmed on a whole partition first (small inputs take a numpy
+path that loads no compiled kernel, so a warm-up on a few rows left each
+worker's first real partition to load them). Measured on 2 cores: 200,000
+rows in 16 partitions, one process 9.8 s, two workers 5.6-5.7 s (speed-up
+1.74 and 1.76 in two runs), largest difference 0; with the partitions
+persisted on the workers first the scheduler moved some between workers and
+the speed-up fell to 1.63. 1,000,000 rows in one process: peak resident
+memory 655 MB, 178 MB above the fitted explainer, for 76 MB of rows and
+76 MB of result (133 s, serial).
 
 Run: ``python benchmarks/bench_dask.py [--rows 200000] [--million 1000000]``.
 """
@@ -86,16 +90,17 @@ def main():
 
     ddf = dd.from_map(make_partition, list(range(args.partitions)))
     parts = [make_partition(i) for i in range(args.partitions)]
-    explainer.transform(parts[0].iloc[:100])  # compile
+    explainer.transform(parts[0])  # compile
     start = time.perf_counter()
     local = pd.concat([explainer.transform(p) for p in parts])
     t_local = time.perf_counter() - start
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster):
+                      dashboard_address=None) as cluster, Client(cluster) as client:
         shipped = dask.delayed(explainer, traverse=False)
         meta = local.iloc[:0]
-        ddf.map_partitions(lambda p, e: e.transform(p.iloc[:10]), shipped,
-                           meta=meta).compute()  # warm the workers
+        # warm every worker on a whole partition, as this process was: small
+        # inputs take a numpy path and would not load the compiled kernels
+        client.run(lambda: explainer.transform(parts[0]).shape)
         start = time.perf_counter()
         remote = ddf.map_partitions(lambda p, e: e.transform(p), shipped,
                                     meta=meta).compute()
