@@ -2,7 +2,6 @@
 
 # SPDX-License-Identifier: BSD-3-Clause
 
-import copy
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,7 +21,8 @@ from ._compat import _fit_context, _get_output_config, transactional_fit
 from ._decomposition import Decomposition
 from ._decomposition._kernels import moebius_transform
 from ._explanation import explanations_of
-from ._partition import GroupNamesOutMixin, group_labels, resolve_groups
+from ._partition import GroupNamesOutMixin, fit_grouper as _fit_grouper
+from ._partition import group_labels, resolve_groups
 from ._tree import MAX_LEAF_ORDER, select_algorithm
 from ._image import check_baseline_values, explainer_image_setup, image_model
 from ._methods import (
@@ -46,58 +46,6 @@ from ._game import CoalitionGame, agreement_score, make_imputer
 from ._model import fitted_model, is_fitted, non_numeric_columns, resolve_response
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
-
-
-def _fit_grouper(
-    grouper, X, y, *, estimator, response_method, target, random_state, baseline=None,
-    group_penalty=None, imputer="marginal",
-):
-    """Fit a clone of ``grouper`` for an explainer.
-
-    The explainer's fitted model is passed on when the grouper has an
-    ``estimator`` parameter left at None; its ``response_method`` and
-    ``target`` are passed on when the grouper's are at their defaults, its
-    ``random_state`` when the grouper's is None, its ``group_penalty`` when
-    the grouper's is at its default, its baseline image (an array) when
-    the grouper has a ``baseline`` parameter left at None, and its
-    ``imputer`` when it is not the default and the grouper's is.
-    """
-    # a shallow copy: fitted parameters (e.g. a ColumnTransformer) stay fitted
-    grouper = copy.copy(grouper)
-    params = grouper.get_params(deep=False)
-    updates = {}
-    if "estimator" in params and params["estimator"] is None:
-        updates["estimator"] = estimator
-        if params.get("response_method", None) == "auto":
-            updates["response_method"] = response_method
-        if "target" in params and params["target"] is None:
-            updates["target"] = target
-    if "random_state" in params and params["random_state"] is None:
-        updates["random_state"] = random_state
-    default = getattr(type(grouper).__init__, "__kwdefaults__", None) or {}
-    if (
-        group_penalty is not None
-        and "group_penalty" in params
-        and params["group_penalty"] == default.get("group_penalty")
-    ):
-        updates["group_penalty"] = group_penalty
-    if baseline is not None and "baseline" in params and params["baseline"] is None:
-        updates["baseline"] = baseline
-    if (
-        "imputer" in params
-        and not (isinstance(imputer, str) and imputer == "marginal")
-        and isinstance(params["imputer"], str)
-        and params["imputer"] == "marginal"
-    ):
-        updates["imputer"] = imputer
-    grouper.set_params(**updates)
-    grouper.fit(X, y)
-    if not hasattr(grouper, "groups_"):
-        raise TypeError(
-            f"{type(grouper).__name__} has no groups_ after fit; pass a grouper "
-            "such as AdaptiveGrouper, or a list of column lists."
-        )
-    return grouper
 
 
 def _as_background_array(bg, dtype=None):
@@ -762,14 +710,16 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         F, prediction = self._components(X)
         return Decomposition(F, list(self.group_names_), self.output_names_, prediction)
 
-    def interactions(self, X, index="k-SII", max_order=2):
+    def interactions(self, X, index="k-SII", max_order=2, n_samples=None):
         """Interaction index values between the groups, at the rows of X.
 
         Every index is a weighted sum of the Moebius components of the
-        grouped decomposition (see :ref:`interaction_indices`), computed from
-        one decomposition per row through model calls (at most
-        ``MAX_EXACT_GROUPS`` groups), or on the tree path for orders 1 to 3
-        from per-leaf work, for any number of groups.
+        grouped decomposition (see :ref:`interaction_indices`). The values
+        are exact through model calls up to ``MAX_EXACT_GROUPS`` groups, and
+        on the tree path for orders 1 to 3 for any number of groups. Beyond,
+        or when ``n_samples`` is given, they are estimated from ``n_samples``
+        coalitions per row, with standard errors (see
+        :ref:`sampled_interactions`).
 
         Parameters
         ----------
@@ -780,25 +730,39 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
             The index, named as shapiq names it.
         max_order : int, default=2
             Largest number of groups in a term (1 for "SV" and "BV").
+        n_samples : int, default=None
+            Coalitions per row for an estimate. None gives the exact values
+            where they are in reach, else an estimate with the explainer's
+            ``n_samples``, or 4096 or twice the number of terms if larger.
+            The draws come from ``random_state``.
 
         Returns
         -------
         interactions : InteractionExplanation
             One value per row and term (the empty term first, then by size
-            and lexicographically), with the base values and term names. On
-            the tree path with more than 16,384 terms of at most
-            ``max_order`` groups, the terms of several groups are those whose
-            groups share a root-to-leaf path; the others are exactly 0.
+            and lexicographically), with the base values and term names, and
+            for an estimate the ``standard_errors``. On the tree path with
+            more than 16,384 terms of at most ``max_order`` groups, the terms
+            of several groups are those whose groups share a root-to-leaf
+            path; the others are exactly 0.
         """
         from ._explanation import InteractionExplanation
         from ._methods._indices import index_order, index_terms, index_values
+        from ._methods._sampled_indices import index_budget, sampled_interactions
 
         check_is_fitted(self)
         tree = self.game_.tree
-        spec, order = index_order(index, max_order, self.n_groups_, tree is not None)
+        spec, order = index_order(index, max_order, self.n_groups_)
+        budget = index_budget(order, self.n_groups_, tree is not None, n_samples,
+                              self.n_samples)
         X = self._check_X(X, reset=False)
         base = np.asarray(self.expected_value_, dtype=np.float64)
-        if tree is not None and order <= MAX_LEAF_ORDER:
+        se = None
+        if budget is not None:
+            seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+            values, se = sampled_interactions(self.game_, X, spec, order, budget, seed)
+            terms = index_terms(self.n_groups_, order)
+        elif tree is not None and order <= MAX_LEAF_ORDER:
             # per-leaf work, for any number of groups
             values, terms = self.game_.tree_interactions(X, spec.weight, order)
             if spec.efficient:
@@ -808,13 +772,13 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
             values = np.moveaxis(index_values(F, index, order), 1, -1)
             terms = index_terms(self.n_groups_, order)
         if self.n_outputs_ == 1:
-            values = values[..., 0]
+            values, se = values[..., 0], None if se is None else se[..., 0]
             base = np.full(X.shape[0], float(base))
         else:
             base = np.broadcast_to(base, (X.shape[0], self.n_outputs_)).copy()
         return InteractionExplanation(
-            values, terms, base,
-            [str(g) for g in self.group_names_], index, order, self.output_names_,
+            values, terms, base, [str(g) for g in self.group_names_], index, order,
+            self.output_names_, standard_errors=se,
         )
 
     def explain(self, X, methods=None):

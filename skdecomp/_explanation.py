@@ -759,11 +759,21 @@ class InteractionExplanation:
         Largest number of groups in a term.
     output_names : list of str, default=None
         Names of the explained outputs.
+    standard_errors : array-like of the shape of ``values``, default=None
+        Standard error of each value, finite and >= 0, for an estimate from
+        a budget of coalitions. None for exact values.
 
     Attributes
     ----------
     values, terms, base_values, feature_names, index, max_order, output_names
         As given.
+    standard_errors : ndarray or None
+        Standard error of each value, of the shape of ``values``: how far
+        the estimate may be from the exact value; ``values +- 1.96 *
+        standard_errors`` covers it about 95% of the time (see
+        :ref:`sampled_interactions`). 0 for terms known exactly (the empty
+        term of efficient indices, every term when all coalitions were
+        evaluated); None for exact values.
     term_names : list of str
         ``"age x income"`` for the term of the groups age and income; the
         empty term is ``"()"``. A group whose own name holds ``" x "``
@@ -772,8 +782,9 @@ class InteractionExplanation:
     """
 
     def __init__(self, values, terms, base_values, feature_names, index, max_order,
-                 output_names=None):
+                 output_names=None, standard_errors=None):
         values = real_array(values, "values")
+        se = check_standard_errors(standard_errors, values.shape)
         if feature_names is not None and not isinstance(feature_names, (str, bytes)):
             feature_names = list(feature_names)
         if isinstance(terms, (str, bytes)) or not hasattr(terms, "__iter__"):
@@ -806,6 +817,7 @@ class InteractionExplanation:
         self.feature_names = check_names(feature_names, K, "feature_names", str)
         base = check_base_values(base_values, n, O, values.ndim == 3)
         self.values = values
+        self.standard_errors = se
         self.terms = terms
         self.base_values = base if values.ndim == 3 else base[:, 0]
         self.index = index
@@ -838,10 +850,17 @@ class InteractionExplanation:
         return InteractionExplanation(
             self.values[rows], self.terms, self.base_values[rows], self.feature_names,
             self.index, self.max_order, self.output_names,
+            None if self.standard_errors is None else self.standard_errors[rows],
         )
 
-    def to_frame(self):
+    def to_frame(self, standard_errors=False):
         """Return the values as a DataFrame of rows by terms, for one output.
+
+        Parameters
+        ----------
+        standard_errors : bool, default=False
+            Give the standard errors instead of the values, in the same
+            layout.
 
         Returns
         -------
@@ -854,7 +873,15 @@ class InteractionExplanation:
                 f"{self.values.shape[2]} outputs do not fit one table; explain one "
                 "output (target=...) first."
             )
-        return pd.DataFrame(self.values[:, 1:], columns=self.term_names[1:])
+        v = self.values
+        if standard_errors:
+            if self.standard_errors is None:
+                raise ValueError(
+                    f"the {self.index} values are exact and have no standard errors; "
+                    "call to_frame() for the values."
+                )
+            v = self.standard_errors
+        return pd.DataFrame(v[:, 1:], columns=self.term_names[1:])
 
     def summary(self, top=None):
         """Return the global summary of the terms, strongest first.
@@ -871,7 +898,9 @@ class InteractionExplanation:
             ``order`` (number of groups), ``mean_abs`` (mean absolute value
             over the rows) and ``mean`` (signed mean), sorted by ``mean_abs``
             (ties keep the term order); for several outputs the means are
-            over rows and outputs.
+            over rows and outputs. For an estimate, also ``se_mean``, a bound
+            on the standard error of ``mean``: the mean of the rows'
+            standard errors (the rows share their draws).
         """
         if top is not None and (not isinstance(top, (int, np.integer))
                                 or isinstance(top, bool) or top < 1):
@@ -879,11 +908,17 @@ class InteractionExplanation:
         v = self.values[:, 1:]
         if v.ndim == 3:
             v = np.moveaxis(v, 2, 1).reshape(-1, v.shape[1])
-        frame = pd.DataFrame({
+        columns = {
             "order": [len(t) for t in self.terms[1:]],
             "mean_abs": np.abs(v).mean(axis=0),
             "mean": v.mean(axis=0),
-        }, index=pd.Index(self.term_names[1:], name="term"))
+        }
+        if self.standard_errors is not None:
+            se = self.standard_errors[:, 1:]
+            if se.ndim == 3:
+                se = np.moveaxis(se, 2, 1).reshape(-1, se.shape[1])
+            columns["se_mean"] = se.mean(axis=0)
+        frame = pd.DataFrame(columns, index=pd.Index(self.term_names[1:], name="term"))
         frame = frame.sort_values("mean_abs", ascending=False, kind="stable")
         return frame if top is None else frame.iloc[:top]
 
@@ -926,8 +961,8 @@ class InteractionExplanation:
         Returns
         -------
         values : shapiq.InteractionValues
-            The values of the row, exact (``estimated=False``), with its base
-            value.
+            The values of the row with its base value; ``estimated`` is True
+            for an estimate (shapiq holds no standard errors).
         """
         import shapiq
 
@@ -937,6 +972,6 @@ class InteractionExplanation:
         return shapiq.InteractionValues(
             values=self.values[i].copy(), index=self.index, max_order=self.max_order,
             n_players=len(self.feature_names), min_order=0,
-            interaction_lookup=lookup, estimated=False,
+            interaction_lookup=lookup, estimated=self.standard_errors is not None,
             baseline_value=float(np.ravel(self.base_values[i])[0]),
         )

@@ -2,6 +2,7 @@
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+import copy
 from collections.abc import Mapping
 from itertools import combinations
 
@@ -11,7 +12,9 @@ from sklearn.utils.validation import check_is_fitted
 from ._compat import _check_feature_names_in
 from ._result_checks import short_list
 
-__all__ = ["GroupNamesOutMixin", "resolve_groups", "group_labels", "subset_name"]
+__all__ = [
+    "GroupNamesOutMixin", "fit_grouper", "group_labels", "resolve_groups", "subset_name",
+]
 
 
 class GroupNamesOutMixin:
@@ -212,3 +215,55 @@ def group_terms(n_groups, max_order):
     for size in range(0, max_order + 1):
         terms.extend(combinations(range(n_groups), size))
     return terms
+
+
+def fit_grouper(
+    grouper, X, y, *, estimator, response_method, target, random_state, baseline=None,
+    group_penalty=None, imputer="marginal",
+):
+    """Fit a clone of ``grouper`` for an explainer.
+
+    The explainer's fitted model is passed on when the grouper has an
+    ``estimator`` parameter left at None; its ``response_method`` and
+    ``target`` are passed on when the grouper's are at their defaults, its
+    ``random_state`` when the grouper's is None, its ``group_penalty`` when
+    the grouper's is at its default, its baseline image (an array) when
+    the grouper has a ``baseline`` parameter left at None, and its
+    ``imputer`` when it is not the default and the grouper's is.
+    """
+    # a shallow copy: fitted parameters (e.g. a ColumnTransformer) stay fitted
+    grouper = copy.copy(grouper)
+    params = grouper.get_params(deep=False)
+    updates = {}
+    if "estimator" in params and params["estimator"] is None:
+        updates["estimator"] = estimator
+        if params.get("response_method", None) == "auto":
+            updates["response_method"] = response_method
+        if "target" in params and params["target"] is None:
+            updates["target"] = target
+    if "random_state" in params and params["random_state"] is None:
+        updates["random_state"] = random_state
+    default = getattr(type(grouper).__init__, "__kwdefaults__", None) or {}
+    if (
+        group_penalty is not None
+        and "group_penalty" in params
+        and params["group_penalty"] == default.get("group_penalty")
+    ):
+        updates["group_penalty"] = group_penalty
+    if baseline is not None and "baseline" in params and params["baseline"] is None:
+        updates["baseline"] = baseline
+    if (
+        "imputer" in params
+        and not (isinstance(imputer, str) and imputer == "marginal")
+        and isinstance(params["imputer"], str)
+        and params["imputer"] == "marginal"
+    ):
+        updates["imputer"] = imputer
+    grouper.set_params(**updates)
+    grouper.fit(X, y)
+    if not hasattr(grouper, "groups_"):
+        raise TypeError(
+            f"{type(grouper).__name__} has no groups_ after fit; pass a grouper "
+            "such as AdaptiveGrouper, or a list of column lists."
+        )
+    return grouper

@@ -26,7 +26,10 @@ from .._config import MAX_EXACT_GROUPS
 from .._partition import group_terms as index_terms
 from .._tree import MAX_LEAF_ORDER
 
-__all__ = ["INDICES", "IndexSpec", "get_index", "index_order", "index_terms", "index_values"]
+__all__ = [
+    "INDICES", "IndexSpec", "exact_indices", "get_index", "index_order", "index_terms",
+    "index_values",
+]
 
 
 def _bernoulli(n):
@@ -136,33 +139,26 @@ def get_index(name):
     return INDICES[name]
 
 
-def index_order(index, max_order, n_groups, tree):
-    """The :class:`IndexSpec` and order of a query, or a clear error.
-
-    Through model calls (``tree=False``), and on the tree path above order
-    ``MAX_LEAF_ORDER``, the indices need all 2**K components, so at most
-    ``MAX_EXACT_GROUPS`` groups.
-    """
+def index_order(index, max_order, n_groups):
+    """The :class:`IndexSpec` and order of a query, or a clear error."""
     from numbers import Integral
 
     spec = get_index(index)
     if (not isinstance(max_order, Integral) or isinstance(max_order, bool)
             or max_order < 1):
         raise ValueError(f"max_order must be a positive int, got {max_order!r}.")
-    order = spec.order or min(int(max_order), n_groups)
-    if (not tree or order > MAX_LEAF_ORDER) and n_groups > MAX_EXACT_GROUPS:
-        where = ("through model calls" if not tree
-                 else f"at orders above {MAX_LEAF_ORDER} on the tree path")
-        raise ValueError(
-            f"Interaction indices {where} need all 2**K components, and "
-            f"{n_groups} groups are more than exact enumeration allows (at "
-            f"most {MAX_EXACT_GROUPS}). Merge columns into fewer groups (for "
-            f"example groups=AdaptiveGrouper(n_groups={MAX_EXACT_GROUPS}))"
-            + (", or explain a tree ensemble, whose indices of order up to "
-               f"{MAX_LEAF_ORDER} are exact for any number of groups."
-               if not tree else f", or use max_order <= {MAX_LEAF_ORDER}.")
-        )
-    return spec, order
+    return spec, spec.order or min(int(max_order), n_groups)
+
+
+def exact_indices(order, n_groups, tree):
+    """Whether the values of an order are exact without a budget.
+
+    Through model calls, and on the tree path above order
+    ``MAX_LEAF_ORDER``, the indices need all 2**K components, so at most
+    ``MAX_EXACT_GROUPS`` groups; on the tree path up to that order, any
+    number of groups.
+    """
+    return (tree and order <= MAX_LEAF_ORDER) or n_groups <= MAX_EXACT_GROUPS
 
 
 def index_values(components, index, max_order):

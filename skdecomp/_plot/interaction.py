@@ -171,7 +171,7 @@ class InteractionDisplay:
     Given the strongest terms of an :class:`~skdecomp.InteractionExplanation`
     (``from_result(result, kind="terms")``), it draws one horizontal bar per
     term instead: its mean absolute value over the rows, with the signed
-    mean marked, beside a dot matrix of the groups in the term (the columns
+    mean marked (and its 95% interval for an estimate), beside a dot matrix of the groups in the term (the columns
     are the groups that appear in the terms drawn).
 
     Read more in the :ref:`User Guide <plotting>`.
@@ -190,7 +190,8 @@ class InteractionDisplay:
     terms : DataFrame or None, default=None
         The terms of ``plot(kind="terms")``, strongest first: one row per
         term, indexed by its name, with its ``groups`` (tuple of group
-        positions, into ``names``), ``order``, ``mean_abs`` and ``mean``, as
+        positions, into ``names``), ``order``, ``mean_abs``, ``mean`` and,
+        for an estimate, ``se_mean`` (drawn as error bars), as
         :meth:`InteractionExplanation.summary
         <skdecomp.InteractionExplanation.summary>` gives them plus
         ``groups``; ``attrs["index"]`` names the index. Values at most
@@ -216,6 +217,9 @@ class InteractionDisplay:
         ``kind="terms"``: the bars, one per term, strongest at the top.
     means_ : matplotlib Line2D
         ``kind="terms"``: the markers of the signed means.
+    errorbars_ : matplotlib ErrorbarContainer or None
+        ``kind="terms"`` of an estimate: the 95% intervals of the signed
+        means (``1.96 * se_mean`` either side); None for exact values.
     dots_ : matplotlib PathCollection
         ``kind="terms"``: the dots of the groups in each term.
     columns_ : ndarray of int
@@ -587,6 +591,9 @@ class InteractionDisplay:
         # whichever is larger
         scale = table.attrs.get("scale", float(mean_abs.max()) if n else 1.0)
         mean_abs, mean = round_off(mean_abs, scale), round_off(mean, scale)
+        # an estimate: 95% intervals of the signed means
+        err = (1.96 * np.asarray(table["se_mean"], dtype=np.float64)
+               if "se_mean" in table.columns else None)
         zero = n == 0 or bool(np.all(mean_abs == 0))
         annotate = n <= 30 if annotate is None else annotate
 
@@ -639,13 +646,18 @@ class InteractionDisplay:
         (means,) = bar_ax.plot(
             mean, y, linestyle="none", marker="D", markersize=5, color="black", zorder=3
         )
+        self.errorbars_ = None if err is None else bar_ax.errorbar(
+            mean, y, xerr=err, fmt="none", ecolor="black", elinewidth=1.0,
+            capsize=3, zorder=3,
+        )
         bar_ax.axvline(0.0, color="0.3", lw=0.8, zorder=1)
         style_axes(bar_ax)
         bar_ax.spines["left"].set_visible(False)
         bar_ax.tick_params(axis="y", left=False, labelleft=False)
         bar_ax.set_ylim(n - 0.5, -0.5)
-        lo = min(float(mean.min()) if n else 0.0, 0.0)
-        hi = float(mean_abs.max()) if n and not zero else 1.0
+        spread = np.zeros(n) if err is None else err
+        lo = min(float((mean - spread).min()) if n else 0.0, 0.0)
+        hi = float(np.maximum(mean_abs, mean + spread).max()) if n and not zero else 1.0
         pad = 0.18 * (hi - lo) if annotate else 0.05 * (hi - lo)
         bar_ax.set_xlim(lo - 0.05 * (hi - lo) if lo < 0 else 0.0, hi + pad)
         if annotate:
@@ -655,14 +667,15 @@ class InteractionDisplay:
         index = table.attrs.get("index", "value")
         n_rows = table.attrs.get("n_rows")
         over = f" over {n_rows} rows" if n_rows else " over the rows"
-        bar_ax.set_xlabel(f"mean |{index}|{over} (bar); signed mean (\u25c6)")
+        interval = "" if err is None else " \u00b1 1.96 standard errors"
+        bar_ax.set_xlabel(f"mean |{index}|{over} (bar); signed mean (\u25c6){interval}")
         shown = sorted(set(orders))
         handles = [Patch(color=_ORDER_COLORS[(o - 1) % len(_ORDER_COLORS)])
                    for o in shown]
         handles.append(Line2D([], [], linestyle="none", marker="D", markersize=5,
                               color="black"))
         legend_labels = [f"{o} group" + ("s" if o > 1 else "") for o in shown]
-        legend_labels.append("signed mean")
+        legend_labels.append("signed mean" + ("" if err is None else " \u00b1 1.96 se"))
         bar_ax.legend(handles, legend_labels, loc="lower right", fontsize="small",
                       frameon=False)
         title = f"Strongest {n} interaction terms ({index})"
