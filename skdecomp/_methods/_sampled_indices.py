@@ -9,8 +9,8 @@ discrete derivatives over the coalitions T outside S, with a weight
            (-1)**(|S| - |L|) v(T u L)
          = sum over A of v(A) (-1)**(|S| - |A n S|) p_s(|A \\ S|).
 
-The estimate is regression-adjusted stratified sampling (the control
-variate of Witter, Kolpaczki, Musco and others, "Regression-adjusted Monte
+The estimate is regression-adjusted stratified sampling (a fitted game as
+control variate, as in Witter, Liu and Musco, "Regression-adjusted Monte
 Carlo estimators for Shapley values and probabilistic values", 2025):
 
 1. The coalitions of the KernelSHAP design (``_sampled.kernel_shap_design``):
@@ -39,6 +39,7 @@ control variate whose own sampling error enters only at second order.
 
 from fractions import Fraction
 from functools import lru_cache
+from itertools import combinations
 from math import comb
 from numbers import Integral
 
@@ -114,11 +115,9 @@ def derivative_weights(spec, n_groups, order):
     return table
 
 
-@lru_cache(maxsize=16)
 def _basis(n_groups, q):
-    """Moebius basis terms of 1..q groups, and their members as an index array."""
-    terms = index_terms(n_groups, q)[1:]
-    return terms
+    """Moebius basis terms of 1 to q groups."""
+    return index_terms(n_groups, q)[1:]
 
 
 def _basis_matrix(Z, terms):
@@ -141,8 +140,6 @@ def _surrogate_index(spec, terms, basis, order):
     """Sparse map from (m(empty), basis coefficients) to the index of each term."""
     where = {t: j for j, t in enumerate(terms)}
     rows, cols, vals = [0], [0], [float(spec.weight(0, 0, order))]
-    from itertools import combinations
-
     for b, T in enumerate(basis, start=1):
         t = len(T)
         for s in range(0, min(t, order) + 1):
