@@ -114,8 +114,9 @@ def test_pairwise_recovers(seed):
     data = make_block_function(300, n_features=8, random_state=200 + seed)
     grouper = PairwiseGrouper(data.function, max_samples=40, random_state=seed).fit(data.data)
     assert same_partition(grouper.groups_, data.groups)
-    # closed-form cost: f on the sample, d singles and d (d - 1) / 2 pairs
-    assert grouper.model_calls_ == 40 + (8 + 28) * 40**2
+    # closed-form cost: f on the sample, d singles, d (d - 1) / 2 pairs and
+    # d - 1 merges along the path
+    assert grouper.model_calls_ == 40 + (8 + 28 + 7) * 40**2
     # no interaction across blocks: exactly zero there
     lab = labels_of(data.groups, 8)
     across = lab[:, None] != lab[None, :]

@@ -43,7 +43,7 @@ def column_names(grouper, d):
     return [str(n) for n in names] if names is not None else [f"x{j}" for j in range(d)]
 
 
-def loss_path(stats, merges, names, chosen):
+def loss_path(stats, merges, names, chosen, singles=None):
     """``path_`` of a grouper whose merges are known in order.
 
     Parameters
@@ -56,6 +56,8 @@ def loss_path(stats, merges, names, chosen):
         Column names.
     chosen : list of list of int
         The grouper's partition (``groups_``), marked ``"chosen"``.
+    singles : tuple of ndarray or None, default=None
+        The row and column means of the single columns, when known.
 
     Returns
     -------
@@ -66,7 +68,8 @@ def loss_path(stats, merges, names, chosen):
     d = len(names)
     empty = np.zeros(0, dtype=np.int64)
     groups = {(j,): np.array([j], dtype=np.int64) for j in range(d)}
-    rows, cols = stats.union_means(empty, list(groups.values()))
+    rows, cols = singles if singles is not None else stats.union_means(
+        empty, list(groups.values()))
     contrib = dict(zip(groups, ((rows + cols) ** 2).sum(axis=1)))
     target = {tuple(sorted(int(j) for j in g)) for g in chosen}
     tiny = _ATOL * max(stats.variance, np.finfo(float).tiny)

@@ -121,8 +121,9 @@ class PairwiseGrouper(_BaseGrouper):
     can remove. A pair is thus joined when its score is at least
     ``min_interaction`` times the measured interaction loss, whatever the
     size of the interactions relative to the model's variance. Costs
-    ``N + (d + d (d - 1) / 2) N**2`` model calls, against O(d N**2) per
-    merge for :class:`AdaptiveGrouper`.
+    ``N + (d + d (d - 1) / 2 + d - 1) N**2`` model calls (the last d - 1
+    matrices for the loss along ``path_``), against O(d N**2) per merge for
+    :class:`AdaptiveGrouper`.
 
     Parameters
     ----------
@@ -318,7 +319,7 @@ class PairwiseGrouper(_BaseGrouper):
             _groups_from_labels(labels), feature_names=getattr(self, "feature_names_in_", None)
         )
         merges = _merge_sequence(distances, self.linkage, self.max_group_size)
-        self.path_ = loss_path(ev, merges, column_names(self, d), self.groups_)
+        self.path_ = loss_path(ev, merges, column_names(self, d), self.groups_, (rows, cols))
         self._path_merges = merges
         self.model_calls_ = ev.model_calls
         return self
