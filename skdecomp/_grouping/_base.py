@@ -43,7 +43,7 @@ def column_names(grouper, d):
     return [str(n) for n in names] if names is not None else [f"x{j}" for j in range(d)]
 
 
-def loss_path(stats, merges, names, chosen, singles=None):
+def loss_path(stats, merges, names, chosen, singles=None, unions=None):
     """``path_`` of a grouper whose merges are known in order.
 
     Parameters
@@ -58,6 +58,10 @@ def loss_path(stats, merges, names, chosen, singles=None):
         The grouper's partition (``groups_``), marked ``"chosen"``.
     singles : tuple of ndarray or None, default=None
         The row and column means of the single columns, when known.
+    unions : list of tuple of ndarray or None, default=None
+        The row and column means (each of shape ``(n_outputs, N)``) of the
+        union formed by every merge, when known; None asks ``stats``, one
+        union per merge.
 
     Returns
     -------
@@ -78,8 +82,12 @@ def loss_path(stats, merges, names, chosen, singles=None):
         if t:
             a, b = (tuple(sorted(int(j) for j in m)) for m in merges[t - 1])
             union = tuple(sorted(a + b))
-            r, c = stats.union_means(empty, [np.asarray(union, dtype=np.int64)])
-            contrib[union] = ((r[0] + c[0]) ** 2).sum(axis=0)
+            if unions is None:
+                r, c = stats.union_means(empty, [np.asarray(union, dtype=np.int64)])
+                r, c = r[0], c[0]
+            else:
+                r, c = unions[t - 1]
+            contrib[union] = ((r + c) ** 2).sum(axis=0)
             del contrib[a], contrib[b]
             largest = max(largest, len(union))
             merged = (":".join(names[j] for j in a), ":".join(names[j] for j in b))
