@@ -546,6 +546,32 @@ def test_correlation_grouper_clusters_dependent_columns():
     np.testing.assert_allclose(pearson.correlation_, np.corrcoef(X.T), atol=1e-12)
 
 
+def test_correlation_grouper_path_to_one_group():
+    # the clustering's merges to one group; every cut is the partition a
+    # grouper asked for that many groups returns; no model, so no loss
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 300))
+    X = np.column_stack([a, b, a + 0.1 * rng.normal(size=300), rng.normal(size=300),
+                         -b + 0.1 * rng.normal(size=300)])
+    grouper = CorrelationGrouper().fit(X)
+    path = grouper.path_
+    assert [p["n_groups"] for p in path] == [5, 4, 3, 2, 1]
+    assert [p["chosen"] for p in path] == [False, False, True, False, False]
+    assert [p["largest_group"] for p in path] == [1, 2, 2, 3, 5]
+    assert all(p["loss"] is None and p["remaining_share"] is None for p in path)
+    for k in range(1, 6):
+        assert grouper.cut(k) == CorrelationGrouper(n_groups=k).fit(X).groups_
+    bounded = CorrelationGrouper(max_group_size=2).fit(X)
+    assert bounded.path_[-1]["n_groups"] == 3
+    with pytest.raises(ValueError, match="outside the merge path"):
+        grouper.cut(6)
+    pytest.importorskip("matplotlib")
+    from skdecomp.plot import GroupingDisplay
+
+    with pytest.raises(ValueError, match="uses no model"):
+        GroupingDisplay.from_result(grouper, kind="tradeoff")
+
+
 def test_fixed_grouper_and_column_transformer_groups():
     rng = np.random.default_rng(0)
     df = pd.DataFrame({

@@ -48,8 +48,9 @@ def loss_path(stats, merges, names, chosen, singles=None, unions=None):
 
     Parameters
     ----------
-    stats : AnchoredStatistics
-        The sample the grouper was fitted on; one union per merge.
+    stats : AnchoredStatistics or None
+        The sample the grouper was fitted on; one union per merge. None for
+        a grouper without a model: the path then has no loss.
     merges : list of (list of int, list of int)
         The column lists merged at every step, from one group per column.
     names : list of str
@@ -72,17 +73,22 @@ def loss_path(stats, merges, names, chosen, singles=None, unions=None):
     d = len(names)
     empty = np.zeros(0, dtype=np.int64)
     groups = {(j,): np.array([j], dtype=np.int64) for j in range(d)}
-    rows, cols = singles if singles is not None else stats.union_means(
-        empty, list(groups.values()))
-    contrib = dict(zip(groups, ((rows + cols) ** 2).sum(axis=1)))
+    if stats is None:
+        contrib = dict.fromkeys(groups, np.zeros(1))
+    else:
+        rows, cols = singles if singles is not None else stats.union_means(
+            empty, list(groups.values()))
+        contrib = dict(zip(groups, ((rows + cols) ** 2).sum(axis=1)))
     target = {tuple(sorted(int(j) for j in g)) for g in chosen}
-    tiny = _ATOL * max(stats.variance, np.finfo(float).tiny)
-    path, largest, merged = [], 1, None
+    tiny = 0.0 if stats is None else _ATOL * max(stats.variance, np.finfo(float).tiny)
+    path, largest, merged, base = [], 1, None, None
     for t in range(len(merges) + 1):
         if t:
             a, b = (tuple(sorted(int(j) for j in m)) for m in merges[t - 1])
             union = tuple(sorted(a + b))
-            if unions is None:
+            if stats is None:
+                r = c = np.zeros((1, 1))
+            elif unions is None:
                 r, c = stats.union_means(empty, [np.asarray(union, dtype=np.int64)])
                 r, c = r[0], c[0]
             else:
@@ -92,14 +98,15 @@ def loss_path(stats, merges, names, chosen, singles=None, unions=None):
             largest = max(largest, len(union))
             merged = (":".join(names[j] for j in a), ":".join(names[j] for j in b))
         loss = float(np.sum(list(contrib.values()), axis=0).mean())
-        base = path[0]["loss"] if path else loss
+        base = loss if base is None else base
+        share = float(loss / base) if base > tiny else 0.0
         path.append({
             "n_groups": len(contrib),
             "merged": merged,
-            "loss": loss,
+            "loss": None if stats is None else loss,
             "held_out_loss": None,
             "largest_group": int(largest),
-            "remaining_share": float(loss / base) if base > tiny else 0.0,
+            "remaining_share": None if stats is None else share,
             "chosen": set(contrib) == target,
         })
     return path

@@ -375,6 +375,13 @@ class CorrelationGrouper(_BaseGrouper):
         The partition (see :class:`AdaptiveGrouper`).
     correlation_ : ndarray of shape (n_features_in_, n_features_in_)
         Column correlations (0 for constant columns).
+    path_ : list of dict
+        Every partition along the clustering's merges, from one group per
+        column to one group (or until ``max_group_size`` admits no merge),
+        with the keys of :attr:`AdaptiveGrouper.path_`. The grouper uses no
+        model, so ``"loss"``, ``"held_out_loss"`` and
+        ``"remaining_share"`` are None. :meth:`cut` gives the groups of
+        any of them.
     n_features_in_ : int
         Number of features seen during :term:`fit`.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -453,7 +460,12 @@ class CorrelationGrouper(_BaseGrouper):
         self._set_partition(
             _groups_from_labels(labels), feature_names=getattr(self, "feature_names_in_", None)
         )
+        merges = _merge_sequence(distances, self.linkage, self.max_group_size)
+        self.path_ = loss_path(None, merges, column_names(self, X.shape[1]), self.groups_)
+        self._path_merges = merges
         return self
+
+    cut = PairwiseGrouper.cut
 
 
 def _ranks(column):

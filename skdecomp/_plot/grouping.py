@@ -296,10 +296,9 @@ class GroupingDisplay:
 
         Parameters
         ----------
-        result : AdaptiveGrouper, PairwiseGrouper or list of dict
-            A fitted :class:`~skdecomp.AdaptiveGrouper` (or
-            :class:`~skdecomp.PairwiseGrouper`, drawn along its ``path_``),
-            or its ``history_``
+        result : grouper or list of dict
+            A fitted :class:`~skdecomp.AdaptiveGrouper` (or another grouper
+            of the model with a ``path_``, drawn along it), or its ``history_``
             (entries with ``"groups"``, ``"names"``, ``"loss_before"``,
             ``"loss_after"`` and ``"n_groups"``).
         curves : dict of str to array-like or None, default=None
@@ -327,6 +326,13 @@ class GroupingDisplay:
         if grouper is None and hasattr(result, "path_") and hasattr(result, "cut"):
             # a grouper with a merge path only (PairwiseGrouper): its merges
             grouper, path = result, result.path_
+            if path and path[0]["loss"] is None:
+                raise ValueError(
+                    f"{type(result).__name__} uses no model, so its merge path has "
+                    "no loss to draw; draw the path of a grouper of the model "
+                    "(AdaptiveGrouper, PairwiseGrouper), or read the merges from "
+                    "its path_."
+                )
             history = [
                 {"names": p["merged"], "loss_before": q["loss"], "loss_after": p["loss"],
                  "n_groups": p["n_groups"]}
