@@ -15,10 +15,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context, transactional_fit
 from .._table import Table
-from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _progress
+from ._base import (
+    _MODEL_CONSTRAINT, _BaseGrouper, _progress, column_names, loss_path, path_cut,
+)
 from ._merge import _ATOL
 
 __all__ = ["IShapGrouper"]
@@ -114,6 +117,11 @@ def _pair_p_value(values, in_i, in_j, rng, atol):
     p_j = _welch_p_values(values - partner(none), only_j, partner(both) - values, only_i, atol)
     p = np.minimum(p_i, p_j)[ok]
     return float(p.min())
+
+
+def _potential(rows, cols):
+    """AGREED potential of a group from its row and column means (n_outputs, N)."""
+    return float(((rows + cols) ** 2).sum(axis=0).mean())
 
 
 def _fit_error(target, total):
@@ -218,6 +226,20 @@ class IShapGrouper(_BaseGrouper):
         merged groups, as column lists), ``"objective_before"``,
         ``"objective_after"``, ``"error_after"`` (E after the merge),
         ``"n_groups"`` (after the merge) and ``"model_calls"`` (so far).
+    path_ : list of dict
+        Every partition along the merges, from one group per column, with
+        the keys of :attr:`AdaptiveGrouper.path_` (``"held_out_loss"`` is
+        None): the AGREED loss on the sample, the largest group, the
+        disagreement left as a share of the initial loss, and ``"chosen"``
+        for ``groups_``. With ``n_groups=None`` the path goes on past the
+        stopping point with the same rule (the candidate of lowest
+        objective among the pairs joined by ``interaction_graph_``, whether
+        or not it lowers the objective): to a single group, until no
+        candidate is left, to a loss of 0, or until the merges past the stop
+        have computed as many values v as those up to it (the d singletons
+        and the candidates). With an int ``n_groups`` it ends at
+        ``groups_``. :meth:`cut` gives the groups of any of them;
+        :class:`~skdecomp.plot.GroupingDisplay` draws the trade-off.
     objective_ : float
         Objective of the final partition.
     initial_objective_ : float
@@ -234,7 +256,8 @@ class IShapGrouper(_BaseGrouper):
     model_calls_ : int
         Rows sent to the model during fit: ``N + test_samples * N`` for the
         sample and the test, plus, off the tree path, ``N**2`` for each
-        value v of a group: the d singletons and every candidate merge.
+        value v of a group: the d singletons and every candidate merge, past
+        the stopping point too (the losses of ``path_`` reuse these values).
     estimator_, background_, expected_value_, n_outputs_, output_names_, \
             response_method_
         As in :class:`AdaptiveGrouper`.
@@ -262,7 +285,8 @@ class IShapGrouper(_BaseGrouper):
     Welch's t-test for i and for j at ``alpha / 2`` each; candidate merges
     only between groups joined by at least one significant pair; strict
     improvement; and, with a positive penalty, never ending with a single
-    group (the last merge is undone). Choices where the sources leave room:
+    group (the last merge is undone; it stays on ``path_``). Choices where
+    the sources leave room:
 
     * Globally instead of per instance: the error is averaged over the N
       sample rows, and the test is run at every row and combined with a
@@ -374,10 +398,30 @@ class IShapGrouper(_BaseGrouper):
         rng = check_random_state(self.random_state)
         ev = self._sample(self._fit_model(X, y, rng))
         test_calls = self._test_pairs(ev, d, rng)
-        groups = self._greedy(ev, d, test_calls)
-        self.model_calls_ = ev.model_calls + test_calls
+        groups, singles, merges, unions = self._greedy(ev, d, test_calls)
         self._set_partition(groups, feature_names=getattr(self, "feature_names_in_", None))
+        # the losses along the path from the means the search computed: no model call
+        self.path_ = loss_path(ev, merges, column_names(self, d), self.groups_,
+                               singles=singles, unions=unions)
+        self._path_merges = merges
+        self.model_calls_ = ev.model_calls + test_calls
         return self
+
+    def cut(self, n_groups):
+        """The groups of the partition with ``n_groups`` groups along ``path_``.
+
+        Parameters
+        ----------
+        n_groups : int
+            Number of groups, between the last and the first of ``path_``.
+
+        Returns
+        -------
+        groups : list of list of int
+            Column positions of each group, ordered by their first column.
+        """
+        check_is_fitted(self, "path_")
+        return path_cut(self.path_, self._path_merges, n_groups)
 
     def _test_pairs(self, ev, d, rng):
         """Test every pair on random coalitions; set ``p_values_``, return the model calls."""
@@ -414,19 +458,29 @@ class IShapGrouper(_BaseGrouper):
         return K * N
 
     def _greedy(self, ev, d, test_calls):
-        """The greedy merges of iShap on the graph of significant pairs."""
+        """The greedy merges of iShap on the graph of significant pairs.
+
+        Return the chosen groups, the row and column means of the single
+        columns, every merge (past the stop too) as two column lists, and
+        the row and column means of the union each merge formed.
+        """
         max_size = d if self.max_group_size is None else self.max_group_size
         graph = self.interaction_graph_
         target = ev.anchor_values - ev.anchor_values.mean(axis=0)
-        # v_n(S), the row means of the anchored matrices, as (N, n_outputs) arrays
-        singles = np.transpose(ev.group_means([[k] for k in range(d)])[0], (0, 2, 1))
-        groups = {k: ([k], singles[k]) for k in range(d)}  # id -> (columns, v_n)
+        # v_n(S), the row means of the anchored matrices, as (N, n_outputs)
+        # arrays; the column means give the AGREED loss along the path
+        single_means = ev.group_means([[k] for k in range(d)])
+        singles = np.transpose(single_means[0], (0, 2, 1))
+        # id -> (columns, v_n, Psi)
+        groups = {k: ([k], singles[k], _potential(*(m[k] for m in single_means)))
+                  for k in range(d)}
         total = singles.sum(axis=0)
         error = _fit_error(target, total)
         lam = self.size_penalty * error
         penalty = 0.0
-        # improvements below this are rounding noise
+        # improvements below this are rounding noise, and so is such a loss
         atol = _ATOL * ev.variance
+        loss_atol = _ATOL * max(ev.variance, np.finfo(float).tiny)
         self.initial_objective_ = error
         self.size_penalty_ = lam
 
@@ -436,22 +490,50 @@ class IShapGrouper(_BaseGrouper):
         def admissible(a, b):
             return len(groups[a][0]) + len(groups[b][0]) <= max_size
 
-        # candidate merges: values of the union of two groups joined by the graph
-        candidates, refused = {}, False
+        def loss():
+            return sum(psi for _, _, psi in groups.values())
+
+        # candidate merges: the row and column means of the union of two
+        # groups joined by the graph; ``asked`` counts the values v computed
+        candidates, refused, asked = {}, False, d
         for i in range(d - 1):
             js = [j for j in range(i + 1, d) if graph[i, j]]
             if js and max_size < 2:
                 refused = True
             elif js:
-                rows, _ = ev.union_means([i], [[j] for j in js])
-                candidates.update({(i, j): r.T for j, r in zip(js, rows)})
+                rows, cols = ev.union_means([i], [[j] for j in js])
+                asked += len(js)
+                candidates.update({(i, j): (r, c) for j, r, c in zip(js, rows, cols)})
         fallback = False
-        history, last, stop = [], None, None
+        history, last, stop, at_stop = [], None, None, None
+        merges, unions = [], []
         new = d
+
+        def reach(reason):
+            """Record the stopping point; whether the path goes on past it."""
+            nonlocal stop, at_stop
+            stop = reason
+            at_stop = (dict(groups), error, penalty, last, asked)
+            # as AdaptiveGrouper: no path past a stop at n_groups groups
+            return self.n_groups is None and len(groups) > 1 and loss() > loss_atol
+
+        def path_ends():
+            """Past the stop: one group, a loss of 0, or the budget spent.
+
+            The budget is AdaptiveGrouper's; here it is a guard only, since a
+            merge asks for fewer new values than the candidates it removes.
+            """
+            spent = asked - at_stop[-1] >= max(at_stop[-1], 1)
+            return len(groups) <= 1 or loss() <= loss_atol or spent
+
         while True:
-            if len(groups) == 1 or (self.n_groups is not None and len(groups) <= self.n_groups):
-                stop = "n_groups"
+            if stop is not None and path_ends():
                 break
+            if stop is None and (
+                len(groups) == 1 or (self.n_groups is not None and len(groups) <= self.n_groups)
+            ):
+                if not reach("n_groups"):
+                    break
             if not candidates and self.n_groups is not None and not fallback:
                 # n_groups: any pair of groups may merge once the graph is exhausted
                 fallback = True
@@ -459,56 +541,67 @@ class IShapGrouper(_BaseGrouper):
                 for t, a in enumerate(keys):
                     others = [b for b in keys[t + 1 :] if admissible(a, b)]
                     if others:
-                        rows, _ = ev.union_means(groups[a][0], [groups[b][0] for b in others])
-                        for b, r in zip(others, rows):
-                            candidates[a, b] = r.T
+                        rows, cols = ev.union_means(groups[a][0], [groups[b][0] for b in others])
+                        asked += len(others)
+                        for b, r, c in zip(others, rows, cols):
+                            candidates[a, b] = (r, c)
             if not candidates:
-                stop = "max_group_size" if refused or fallback else "interaction_graph"
+                if stop is None:
+                    reach("max_group_size" if refused or fallback else "interaction_graph")
                 break
             best, best_obj, best_err = None, np.inf, None
-            for (a, b), v in candidates.items():
-                err = _fit_error(target, total - groups[a][1] - groups[b][1] + v)
+            for (a, b), (r, _) in candidates.items():
+                err = _fit_error(target, total - groups[a][1] - groups[b][1] + r.T)
                 size_a, size_b = len(groups[a][0]), len(groups[b][0])
                 obj = err + lam * (penalty + size_a * size_b)
                 if obj < best_obj:
                     best, best_obj, best_err = (a, b), obj, err
             objective = error + lam * penalty
-            if self.n_groups is None and not best_obj < objective - atol:
-                stop = "objective"
-                break
+            if stop is None and self.n_groups is None and not best_obj < objective - atol:
+                if not reach("objective"):
+                    break
             a, b = best
             last = (dict(groups), total, error, penalty)
-            cols_a, v_a = groups.pop(a)
-            cols_b, v_b = groups.pop(b)
-            merged = (sorted(cols_a + cols_b), candidates[a, b])
+            cols_a, v_a, _ = groups.pop(a)
+            cols_b, v_b, _ = groups.pop(b)
+            r, c = candidates[a, b]
+            merged = (sorted(cols_a + cols_b), r.T, _potential(r, c))
             total = total - v_a - v_b + merged[1]
             penalty += len(cols_a) * len(cols_b)
             error = best_err
             groups[new] = merged
+            merges.append((sorted(cols_a), sorted(cols_b)))
+            unions.append((r, c))
             candidates = {p: v for p, v in candidates.items() if a not in p and b not in p}
             others = [k for k in groups if k != new and (fallback or connected(k, new))]
             refused = refused or any(not admissible(k, new) for k in others)
             others = [k for k in others if admissible(k, new)]
-            if others:
-                rows, _ = ev.union_means(merged[0], [groups[k][0] for k in others])
-                for k, r in zip(others, rows):
-                    candidates[k, new] = r.T
-            history.append(
-                {
-                    "groups": (sorted(cols_a), sorted(cols_b)),
-                    "objective_before": objective,
-                    "objective_after": best_obj,
-                    "error_after": best_err,
-                    "n_groups": len(groups),
-                    "model_calls": ev.model_calls + test_calls,
-                }
-            )
+            # past the stop, the values of a merge the path will not make are not needed
+            if others and (stop is None or not path_ends()):
+                rows, cols = ev.union_means(merged[0], [groups[k][0] for k in others])
+                asked += len(others)
+                for k, r, c in zip(others, rows, cols):
+                    candidates[k, new] = (r, c)
+            if stop is None:
+                history.append(
+                    {
+                        "groups": (sorted(cols_a), sorted(cols_b)),
+                        "objective_before": objective,
+                        "objective_after": best_obj,
+                        "error_after": best_err,
+                        "n_groups": len(groups),
+                        "model_calls": ev.model_calls + test_calls,
+                    }
+                )
             new += 1
+        groups, error, penalty, last, _ = at_stop
         if self.n_groups is None and len(groups) == 1 and history and self.size_penalty > 0:
-            # as in the authors' code: a positive penalty never ends with one group
-            groups, total, error, penalty = last
+            # as in the authors' code: a positive penalty never ends with one
+            # group (the merge undone stays on the path)
+            groups, _, error, penalty = last
             history.pop()
         self.history_ = history
         self.stop_reason_ = stop
         self.objective_ = error + lam * penalty
-        return [cols for cols, _ in groups.values()]
+        chosen = [cols for cols, _, _ in groups.values()]
+        return chosen, single_means, merges, unions
