@@ -13,9 +13,18 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context, transactional_fit
-from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _progress
+from ._base import (
+    _MODEL_CONSTRAINT,
+    _BaseGrouper,
+    _progress,
+    column_names,
+    loss_path,
+    path_cut,
+)
+from ._merge import _ATOL
 
 __all__ = ["RecursiveGrouper"]
 
@@ -27,17 +36,77 @@ class _SecondDifferences:
     game has one group per column, so a boolean mask over the columns is a
     coalition and ``ev.matrices`` gives the anchored matrix
     ``G_C[n, m] = f(x^n_C, x^m_{-C}) - f(x^m)`` of any column set C.
+
+    The row and column means of every matrix computed are kept in ``known``
+    (by column set), as :meth:`AnchoredStatistics.union_means` returns them:
+    ``rows[o, n] = mean_m G_C[n, m, o]`` and ``cols[o, m] = mean_n G_C[n, m,
+    o]``; they give the AGREED loss of the partitions of ``path_``.
     """
 
     def __init__(self, ev, n_features):
         self.ev = ev
         self.n_features = n_features
+        empty = np.zeros((ev.n_outputs, ev.n_rows))
+        self.known = {frozenset(): (empty, empty.copy())}
+        self.last_second = (None, None)
 
     def matrices(self, sets):
         masks = np.zeros((len(sets), self.n_features), dtype=bool)
         for k, cols in enumerate(sets):
             masks[k, np.asarray(cols, dtype=np.int64)] = True
-        return self.ev.matrices(masks)
+        G = self.ev.matrices(masks)
+        for cols, G_set in zip(sets, G):
+            self.known[frozenset(int(c) for c in cols)] = (
+                G_set.mean(axis=1).T, G_set.mean(axis=0).T
+            )
+        return G
+
+    def means(self, cols):
+        """Row and column means of the matrix of ``cols``, or None when unknown.
+
+        A set's means also follow from those of its complement, without a
+        model call: ``G_{-C}[n, m] = G_C[m, n] + f(x^n) - f(x^m)``.
+        """
+        key = frozenset(int(c) for c in cols)
+        if key in self.known:
+            return self.known[key]
+        rest = frozenset(range(self.n_features)) - key
+        if rest not in self.known:
+            return None
+        rows, cols_ = self.known[rest]
+        f = self.ev.anchor_values.T
+        mean = f.mean(axis=1, keepdims=True)
+        return cols_ + f - mean, rows + mean - f
+
+    def fill(self, sets):
+        """Compute the means of the sets not known yet (N**2 model calls each).
+
+        ``union_means`` takes disjoint sets at once, so the missing sets are
+        packed into batches of disjoint sets, in order.
+        """
+        batches = []
+        for cols in sets:
+            key = frozenset(int(c) for c in cols)
+            if self.means(key) is not None or any(key in b for b in batches):
+                continue
+            for batch in batches:
+                if all(key.isdisjoint(other) for other in batch):
+                    batch.append(key)
+                    break
+            else:
+                batches.append([key])
+        empty = np.zeros(0, dtype=np.int64)
+        for batch in batches:
+            rows, cols = self.ev.union_means(
+                empty, [np.array(sorted(key), dtype=np.int64) for key in batch]
+            )
+            for k, key in enumerate(batch):
+                self.known[key] = (rows[k], cols[k])
+
+    def potential(self, cols):
+        """Psi of a column set whose means are known."""
+        rows, cols_ = self.means(cols)
+        return float(((rows + cols_) ** 2).sum(axis=0).mean())
 
     def strength(self, first, second, G_first=None, G_second=None):
         """``mean_{n,m} sum_o (G_{A u B} - G_A - G_B)**2`` and ``G_{A u B}``."""
@@ -49,7 +118,9 @@ class _SecondDifferences:
         G = list(self.matrices(sets))
         G_union = G.pop(0)
         G_first = G.pop(0) if G_first is None else G_first
-        G_second = G.pop(0) if G_second is None else G_second
+        if G_second is None:
+            G_second = G.pop(0)
+            self.last_second = (frozenset(int(c) for c in second), G_second)
         inter = G_union - G_first - G_second
         return float(np.mean(np.sum(inter**2, axis=-1))), G_union
 
@@ -87,6 +158,20 @@ class RecursiveGrouper(_BaseGrouper):
     interacts with it. A group of k interacting columns among d costs about
     k log2(d) tests instead of the d (d - 1) / 2 of :class:`PairwiseGrouper`.
 
+    RDG is a sequence of merges from one group per column: every group grows
+    from its first column by one column at a time, in the order RDG finds
+    them (by position within a round of tests), and the groups follow in the
+    order RDG closes them. Past the stopping point the merges of
+    ``n_groups`` go on (the two admissible groups of largest ``I``), to one
+    group, until no pair is admissible (``max_group_size``), until no two
+    groups interact (the best ``I`` or the AGREED loss at most ``1e-9``
+    times the variance), or until the next merge would make the model calls
+    past the stop exceed those up to it, so ``path_`` at most doubles the
+    cost of fit. With ``n_groups`` a number, ``path_`` ends at ``groups_``
+    (as in :class:`AdaptiveGrouper`). The first merge past the stop tests
+    every admissible pair of groups, so when RDG leaves many groups the path
+    may not go past the stop.
+
     Parameters
     ----------
     estimator : estimator, callable or None, default=None
@@ -120,8 +205,9 @@ class RecursiveGrouper(_BaseGrouper):
         Draws the N sample rows.
     max_memory : int, str or None, default=None
         Largest size of one N x N block of anchored values (see
-        :class:`AdaptiveGrouper`); a test holds three such blocks, and with
-        ``n_groups`` one block per group is kept while merging.
+        :class:`AdaptiveGrouper`); a test holds three such blocks, and one
+        block per group is kept for the merges down to ``n_groups`` or past
+        the stopping point.
     verbose : int, default=0
         Show a progress bar over the interaction tests when positive.
     algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
@@ -132,7 +218,8 @@ class RecursiveGrouper(_BaseGrouper):
         closed without further tests, and of the interacting columns found
         for a group only the first (by position) that fit are added; the
         others stay ungrouped and start or join later groups. Merges beyond
-        the bound are refused while merging down to ``n_groups`` too.
+        the bound are refused while merging down to ``n_groups`` and past
+        the stopping point too.
         None sets no bound.
 
     Attributes
@@ -150,10 +237,27 @@ class RecursiveGrouper(_BaseGrouper):
         ``"max_group_size"`` (a group reached the bound or an interacting
         column was refused).
     n_tests_ : int
-        Number of interaction tests.
+        Number of interaction tests (those of the merges past the stopping
+        point are not counted, nor kept in ``history_``).
+    path_ : list of dict
+        Every partition along the merges, from one group per column, past
+        ``groups_`` to where the merging stops (see above), with the keys of
+        :attr:`AdaptiveGrouper.path_`: ``"n_groups"``, ``"merged"`` (the
+        names of the two groups merged into it, None for the first),
+        ``"loss"`` (the AGREED loss on the sample), ``"held_out_loss"``
+        (None), ``"largest_group"``, ``"remaining_share"`` (the share of the
+        first loss left) and ``"chosen"`` (True for ``groups_``). :meth:`cut`
+        gives the groups of any of them;
+        :class:`~skdecomp.plot.GroupingDisplay` draws the trade-off.
     model_calls_ : int
         Rows sent to the model during fit: ``N`` plus ``N**2`` per anchored
-        matrix (about two per test).
+        matrix (about two per test, and one per merge down to ``n_groups``),
+        plus ``N**2`` per group of ``path_`` whose means no matrix gave (a
+        column never tested on its own, e.g. every column with
+        ``max_group_size=1``; of k columns added to a group at once, the k -
+        2 groups in between, and the last when no test follows; none on the
+        tree path, where the trees give them), plus the merges past the
+        stopping point, at most as many calls as all those before them.
     estimator_, background_, expected_value_, n_outputs_, output_names_, \
             response_method_
         As in :class:`AdaptiveGrouper`.
@@ -212,6 +316,8 @@ class RecursiveGrouper(_BaseGrouper):
     ...                            random_state=0).fit(data.data)
     >>> grouper.groups_
     [[0, 1], [2, 3], [4], [5]]
+    >>> [p["n_groups"] for p in grouper.path_]
+    [6, 5, 4]
     """
 
     _parameter_constraints = {
@@ -283,21 +389,58 @@ class RecursiveGrouper(_BaseGrouper):
         ev = self._sample(self._fit_model(X, y, check_random_state(self.random_state)))
         max_size = d if self.max_group_size is None else self.max_group_size
         bar = _progress(self.verbose, None, "interaction tests")
-        rdg = _Recursion(_SecondDifferences(ev, d), self.tol, bar)
+        sd = _SecondDifferences(ev, d)
+        rdg = _Recursion(sd, self.tol, bar)
         groups = rdg.group(d, max_size, keep=self.n_groups is not None)
         self.stop_reason_ = "max_group_size" if rdg.bounded else "tol"
         if self.n_groups is not None and len(groups) > self.n_groups:
             groups, self.stop_reason_ = rdg.merge_down(groups, self.n_groups, max_size)
-        bar.close()
         self.history_ = rdg.history
         self.n_tests_ = len(rdg.history)
-        self.model_calls_ = ev.model_calls
         self._set_partition(groups, feature_names=getattr(self, "feature_names_in_", None))
+        # the path up to the stop: the means no test gave
+        sd.fill([[j] for j in range(d)] + [a + b for a, b in rdg.merges])
+        loss = sum(sd.potential(g) for g in groups)
+        atol = _ATOL * max(ev.variance, np.finfo(float).tiny)
+        if self.n_groups is None and len(groups) > 1 and loss > atol:
+            # past the stop, at most as many model calls as up to it
+            rdg.merge_down(groups, 1, max_size, limit=2 * ev.model_calls, loss=loss, atol=atol)
+        bar.close()
+        merges = [(sorted(a), sorted(b)) for a, b in rdg.merges]
+        singles = [sd.means([j]) for j in range(d)]
+        self.path_ = loss_path(
+            ev, merges, column_names(self, d), self.groups_,
+            (np.stack([r for r, _ in singles]), np.stack([c for _, c in singles])),
+            [sd.means(a + b) for a, b in merges],
+        )
+        self._path_merges = merges
+        self.model_calls_ = ev.model_calls
         return self
+
+    def cut(self, n_groups):
+        """The groups of the partition with ``n_groups`` groups along ``path_``.
+
+        Parameters
+        ----------
+        n_groups : int
+            Number of groups, between the last and the first of ``path_``.
+
+        Returns
+        -------
+        groups : list of list of int
+            Column positions of each group, ordered by their first column.
+        """
+        check_is_fitted(self, "path_")
+        return path_cut(self.path_, self._path_merges, n_groups)
 
 
 class _Recursion:
-    """The RDG recursion and the merges down to ``n_groups``, with their tests."""
+    """The RDG recursion and the merges down to ``n_groups``, with their tests.
+
+    ``merges`` lists the merges in order, as pairs of column lists: the
+    growth of every RDG group by one column at a time, then the merges made
+    by :meth:`merge_down`.
+    """
 
     def __init__(self, sd, tol, bar):
         self.sd = sd
@@ -307,20 +450,22 @@ class _Recursion:
         self.history = []
         self.bounded = False
         self.blocks = []
+        self.merges = []
 
-    def test(self, first, second, G_first=None, G_second=None):
-        """Interaction test of two column sets; recorded in ``history``."""
+    def test(self, first, second, G_first=None, G_second=None, record=True):
+        """Interaction test of two column sets; recorded in ``history`` if ``record``."""
         value, G_union = self.sd.strength(first, second, G_first, G_second)
         interacts = value > self.threshold
-        self.history.append(
-            {
-                "first": sorted(int(c) for c in first),
-                "second": sorted(int(c) for c in second),
-                "score": value / self.var if self.var > 0 else 0.0,
-                "interacts": bool(interacts),
-                "model_calls": self.sd.ev.model_calls,
-            }
-        )
+        if record:
+            self.history.append(
+                {
+                    "first": sorted(int(c) for c in first),
+                    "second": sorted(int(c) for c in second),
+                    "score": value / self.var if self.var > 0 else 0.0,
+                    "interacts": bool(interacts),
+                    "model_calls": self.sd.ev.model_calls,
+                }
+            )
         self.bar.update(1)
         return value, interacts, G_union
 
@@ -338,7 +483,11 @@ class _Recursion:
         )
 
     def group(self, d, max_size, keep):
-        """Recursive differential grouping; keeps the groups' matrices if ``keep``."""
+        """Recursive differential grouping.
+
+        Keeps the matrix of every group in ``blocks``: computed when
+        ``keep``, else only when known (None otherwise), without a model call.
+        """
         remaining = list(range(d))
         groups = []
         group, G_group = [remaining.pop(0)], None
@@ -356,41 +505,88 @@ class _Recursion:
                 if len(found) > room:
                     self.bounded = True
                     found = found[:room]
-                group = group + found
+                # the group grows by one column at a time, in the order found
+                for c in found:
+                    self.merges.append((sorted(group), [int(c)]))
+                    group = group + [c]
                 remaining = [c for c in remaining if c not in found]
                 # the matrix of the new group is known when one column joined
                 G_group = unions[found[0]] if len(found) == 1 else None
                 continue
             groups.append(sorted(group))
-            if keep:
-                if G_group is None:
-                    (G_group,) = self.sd.matrices([group])
-                self.blocks.append(G_group)
+            if keep and G_group is None:
+                (G_group,) = self.sd.matrices([group])
+            elif G_group is None and self.sd.last_second[0] == frozenset(group):
+                # the last column, alone, was the set of the last test
+                G_group = self.sd.last_second[1]
+            self.blocks.append(_own(G_group))
             if not remaining:
                 return groups
             group, G_group = [remaining.pop(0)], None
 
-    def merge_down(self, groups, n_groups, max_size):
-        """Merge the most interacting admissible pair until ``n_groups`` groups remain."""
+    def merge_down(self, groups, n_groups, max_size, limit=None, loss=None, atol=0.0):
+        """Merge the most interacting admissible pair until ``n_groups`` groups remain.
+
+        With ``limit`` (the merges past the stopping point): the tests are
+        not recorded, the missing matrices of ``blocks`` are computed,
+        ``ev.model_calls`` never exceeds ``limit`` (a merge whose tests do
+        not fit is not made), and merging stops when the AGREED loss (from
+        ``loss``) or the interaction of the best pair is at most ``atol``.
+        """
+        past = limit is not None
+        ev, N = self.sd.ev, self.sd.ev.n_rows
+
+        def affords(n_matrices):
+            return not past or ev.model_calls + n_matrices * N * N <= limit
+
         blocks = dict(enumerate(self.blocks))
+        pairs = [(a, b) for a in range(len(groups)) for b in range(a + 1, len(groups))
+                 if len(groups[a]) + len(groups[b]) <= max_size]
+        need = sorted({k for p in pairs for k in p if blocks[k] is None})
+        if not affords(len(need) + len(pairs)):
+            return groups, "budget"
+        for k in need:
+            (blocks[k],) = self.sd.matrices([groups[k]])
         scores = {}
-        for a in range(len(groups)):
-            for b in range(a + 1, len(groups)):
-                if len(groups[a]) + len(groups[b]) <= max_size:
-                    scores[a, b] = self.test(groups[a], groups[b], blocks[a], blocks[b])[0]
+        for a, b in pairs:
+            scores[a, b] = self.test(groups[a], groups[b], blocks[a], blocks[b],
+                                     record=not past)[0]
         groups = dict(enumerate(groups))
         new = len(groups)
         while len(groups) > n_groups:
             if not scores:
                 return list(groups.values()), "max_group_size"
             a, b = max(scores, key=lambda pair: (scores[pair], -pair[0], -pair[1]))
+            if past and (scores[a, b] <= atol or loss <= atol):
+                return list(groups.values()), "tol"
+            self.merges.append((groups[a], groups[b]))
             merged = sorted(groups.pop(a) + groups.pop(b))
             blocks.pop(a), blocks.pop(b)
             scores = {p: s for p, s in scores.items() if a not in p and b not in p}
-            (blocks[new],) = self.sd.matrices([merged])
             groups[new] = merged
+            if past:
+                # the test of the pair gave the means of the union
+                loss += (self.sd.potential(merged) - self.sd.potential(self.merges[-1][0])
+                         - self.sd.potential(self.merges[-1][1]))
+                partners = [k for k in groups
+                            if k != new and len(groups[k]) + len(merged) <= max_size]
+                if (len(groups) <= n_groups or loss <= atol
+                        or not affords(1 + len(partners))):
+                    return list(groups.values()), "budget"
+                if not partners:
+                    # a group that admits no partner never will: no matrix
+                    blocks[new] = None
+                    new += 1
+                    continue
+            (blocks[new],) = self.sd.matrices([merged])
             for k in list(groups):
                 if k != new and len(groups[k]) + len(merged) <= max_size:
-                    scores[k, new] = self.test(groups[k], merged, blocks[k], blocks[new])[0]
+                    scores[k, new] = self.test(groups[k], merged, blocks[k], blocks[new],
+                                               record=not past)[0]
             new += 1
         return list(groups.values()), "n_groups"
+
+
+def _own(G):
+    """``G`` as its own array: a view would keep a test's other blocks alive."""
+    return G if G is None or G.base is None else G.copy()
