@@ -253,7 +253,7 @@ def test_cut_and_n_groups_follow_the_history():
         part.fit(data.data)
         assert part.groups_ == full.cut(k) == part.cut(k)
         assert part.history_ == full.history_[: 8 - k]
-    with pytest.raises(ValueError, match="outside the merge history"):
+    with pytest.raises(ValueError, match="outside the merge path"):
         part.cut(2)
 
 

@@ -883,7 +883,7 @@ class AdaptiveGrouper(_BaseGrouper):
             or not n_end <= n_groups <= n_initial
         ):
             raise ValueError(
-                f"n_groups={n_groups!r} is outside the merge history, which goes "
+                f"n_groups={n_groups!r} is outside the merge path, which goes "
                 f"from {n_initial} to {n_end} groups; refit with a "
                 "smaller n_groups (or rel_tol=0) to go further."
             )
