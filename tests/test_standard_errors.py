@@ -227,6 +227,37 @@ def test_the_bar_chart_draws_error_bars(problem):
     plt.close(disp.figure_)
 
 
+def test_the_waterfall_draws_error_bars_at_the_end_of_each_step(problem):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skdecomp.plot import AttributionDisplay
+
+    f, X, bg, rows = problem
+    ex = Explainer(f, background=bg, n_samples=100, random_state=0).fit(X)
+    res = ex.explain(rows[:2], methods=["permutation_shap", "shapley"])
+    e = res["permutation_shap"]
+    disp = AttributionDisplay.from_explanation(e, kind="waterfall", row=1,
+                                               max_groups=e.values.shape[1] + 1)
+    (segments,) = disp.error_bars_.lines[2]
+    segs = segments.get_segments()
+    # steps from the bottom: the smallest group first; each bar ends where
+    # its interval is centred, and the interval is 1.96 standard errors wide
+    order = disp.order_[::-1]
+    widths = [abs(s[1][0] - s[0][0]) for s in segs]
+    np.testing.assert_allclose(widths, 2 * 1.96 * e.standard_errors[1][order])
+    ends = e.base_values[1] + np.cumsum(e.values[1][order])
+    np.testing.assert_allclose([(s[0][0] + s[1][0]) / 2 for s in segs], ends)
+    assert "1.96 " in disp.ax_.get_xlabel()
+    plt.close(disp.figure_)
+    disp = AttributionDisplay.from_explanation(res["shapley"], kind="waterfall", row=1)
+    assert disp.error_bars_ is None and "1.96" not in disp.ax_.get_xlabel()
+    plt.close(disp.figure_)
+
+
 class _FourWay(RegressorMixin, BaseEstimator):
     """A fitted model: four columns interact, twelve add a little each."""
 

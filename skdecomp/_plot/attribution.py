@@ -250,7 +250,7 @@ class AttributionDisplay:
             or None, default=None
         Standard errors of the methods that have them (see
         :attr:`Explanation.standard_errors
-        <skdecomp.Explanation.standard_errors>`); the bar view draws them.
+        <skdecomp.Explanation.standard_errors>`); the bar and waterfall views draw them.
 
     Attributes
     ----------
@@ -267,6 +267,10 @@ class AttributionDisplay:
         rows of each shown group in turn, groups from top to bottom).
     colorbar_ : matplotlib Colorbar or None
         The feature value colour bar of a beeswarm.
+    error_bars_ : matplotlib ErrorbarContainer or None
+        The 95% intervals (±1.96 standard errors) at the end of every
+        group's step of a waterfall of a sampled method; None otherwise
+        (the bar view draws its own on ``artists_``).
     order_ : ndarray of int
         Group indices shown, from top to bottom.
     kind_ : str
@@ -626,6 +630,7 @@ class AttributionDisplay:
             raise ValueError(f"row={row} is out of range for {n_samples} rows.")
         self.kind_ = kind
         self.colorbar_ = None
+        self.error_bars_ = None
         if kind == "waterfall":
             self._waterfall(phis, row, method, max_groups, ax)
         elif kind == "bar":
@@ -801,11 +806,25 @@ class AttributionDisplay:
         ys = np.arange(n_steps)
         bars = ax.barh(ys, widths, left=lefts, height=0.62, color=colors)
         ends = np.asarray(lefts) + np.asarray(widths)
+        # sampled methods: 95% intervals at the end of every group's step
+        se = self._bar_errors(phis, row, False).get(method)
+        half = np.zeros(n_steps)
+        if se is not None:
+            for i, (_, _, k) in enumerate(steps):
+                if isinstance(k, (int, np.integer)):
+                    half[i] = 1.96 * se[k]
+            shown = half > 0
+            self.error_bars_ = ax.errorbar(
+                ends[shown], ys[shown], xerr=half[shown], fmt="none", ecolor="0.15",
+                elinewidth=1.0, capsize=2.5,
+            )
+        else:
+            self.error_bars_ = None
         for y, left, width, stop in zip(ys, lefts, widths, ends):
             ha = "left" if width >= 0 else "right"
             ax.annotate(
                 format_signed(width),
-                (stop, y),
+                (stop + (half[y] if width >= 0 else -half[y]), y),
                 xytext=(3 if width >= 0 else -3, 0),
                 textcoords="offset points",
                 ha=ha,
@@ -818,7 +837,7 @@ class AttributionDisplay:
         lo_y, hi_y = -1.05, n_steps + 0.05
         ax.plot([base, base], [lo_y, -0.31], color="0.45", lw=0.9, ls="--")
         ax.plot([end, end], [n_steps - 0.69, hi_y], color="0.45", lw=0.9, ls="--")
-        xs = np.concatenate([[base, end], ends, lefts])
+        xs = np.concatenate([[base, end], ends, lefts, ends - half, ends + half])
         span = np.ptp(xs) or max(abs(base), 1.0)
         lo_x, hi_x = xs.min() - 0.18 * span, xs.max() + 0.18 * span
         ax.set_xlim(lo_x, hi_x)
@@ -838,7 +857,9 @@ class AttributionDisplay:
         style_axes(ax)
         ax.spines["left"].set_visible(False)
         ax.tick_params(axis="y", length=0)
-        ax.set_xlabel("model output")
+        ax.set_xlabel("model output" + (
+            "\nerror bars: \u00b11.96 standard errors (95% intervals)"
+            if self.error_bars_ is not None else ""))
         title = f"{method} attributions" + (f" of row {row}" if n_samples > 1 else "")
         ax.set_title(title, fontsize="medium", color=method_color(method))
         add_note(fig, ax, key)
