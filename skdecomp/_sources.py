@@ -159,7 +159,7 @@ def disagreement_sources(estimator, X, *, groups=None, sampler=None, max_samples
                              imputer=imputer,
                              background_prediction=marginal.anchor_values)
         rows_c, cols_c = AnchoredStatistics(
-            game, sample, what="X", anchor_values=marginal.anchor_values
+            game, sample, what="X", anchor_values=marginal.anchor_values, split=False
         ).group_means(positions)
         gaps.append((rows_m - rows_c, cols_m - cols_c))
     var = marginal.variance

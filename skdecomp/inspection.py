@@ -39,7 +39,6 @@ from ._conditional import (
     fit_sampler,
     weighted_score,
 )
-from ._game._kernels import interaction_potentials
 from ._partition import _column_position, group_labels, resolve_groups
 from ._model import as_model, resolve_response
 from ._sources import disagreement_sources
@@ -140,10 +139,10 @@ def _anchored_effects(explainer_or_response, X=None, *, groups=None, masks=None)
 
 
 def _singles_and_pairs(stats, cols, pairwise):
-    rows, means_cols = stats.group_means(cols)
-    out = Bunch(rows=rows, cols=means_cols)
+    means = stats.group_stats(cols)
+    out = Bunch(rows=means[0], cols=means[1], stats=means)
     if pairwise and len(cols) >= 2:
-        pairs, pure, full, joint = stats.pair_strengths(cols, rows, means_cols)
+        pairs, pure, full, joint = stats.pair_strengths(cols, means[0], means[1])
         out.update(pairs=pairs, pure=pure, full=full, joint=joint)
     return out
 
@@ -247,6 +246,10 @@ def cost_of_exclusion(explainer, X=None, *, normalize=False):
     centred = f - f.mean(axis=0)
     resid = centred.T - st.rows.sum(axis=0)  # (n_outputs, N)
     loss = float((resid**2).mean(axis=1).sum())
+    if len(st.stats) == 4:
+        # conditional values: less the squares of the gaps between halves of
+        # the draws (their noise; f itself has none)
+        loss -= float((st.stats[2].sum(axis=0) ** 2).mean(axis=1).sum())
     if normalize:
         var = float((centred**2).mean(axis=0).sum())
         return loss / var if var > 0 else 0.0
@@ -293,7 +296,7 @@ def h_statistic(explainer, X=None, *, pairwise=True):
     """
     stats, cols, names = _anchored_statistics(explainer, X)
     st = _singles_and_pairs(stats, cols, pairwise=pairwise)
-    psi = interaction_potentials(st.rows, st.cols)
+    psi = stats.potentials_from(st.stats)
     var = stats.variance
     group = psi / var if var > 0 else np.zeros_like(psi)
     pw = None

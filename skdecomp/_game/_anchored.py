@@ -73,6 +73,10 @@ class AnchoredStatistics:
         f at the sample rows, when already known.
     what : str, default="the sample"
         Name of the sample in error messages.
+    split : bool, default=True
+        When the values are means over draws, split the draws in two
+        independent halves and centre the effects on the sample (see
+        :meth:`union_stats`); False gives plain means over all draws.
 
     Attributes
     ----------
@@ -86,7 +90,7 @@ class AnchoredStatistics:
     """
 
     def __init__(self, game, sample, *, max_memory=None, anchor_values=None,
-                 what="the sample"):
+                 what="the sample", split=True):
         self.game = game
         # the trees give anchored sums of the marginal game only
         self.tree = game.tree if game.anchored else None
@@ -101,6 +105,14 @@ class AnchoredStatistics:
         self.anchor_values = np.ascontiguousarray(anchor_values, dtype=np.float64)
         self.n_rows, self.n_outputs = self.anchor_values.shape
         self.model_calls = self.n_rows
+        # values that are means over draws carry the draws' noise, which
+        # squares turn into a bias; two independent halves of the draws
+        # remove it (see _game_means)
+        self.halves = None
+        imputer = game.imputer
+        if (split and not game.anchored and getattr(imputer, "n_draws", 0) >= 2
+                and hasattr(imputer, "halves")):
+            self.halves = [game.with_imputer(h) for h in imputer.halves()]
         if self.tree is not None or not game.anchored:
             # the tree kernel sums over rows and columns as it goes: no N x N
             # block; its masks hold at most MAX_MASK_GROUPS group ids, one of
@@ -134,17 +146,31 @@ class AnchoredStatistics:
         """
         cmask = column_masks(masks, labels)
         coalitions = np.concatenate([cmask, ~cmask])
-        values = self.game.values(
-            self.table, coalitions, prediction=self.anchor_values,
-            labels=np.arange(self.n_features, dtype=np.int64),
-        )  # (N, 2 n_masks, n_outputs)
         n_masks = cmask.shape[0]
-        self.model_calls += self.n_rows * 2 * n_masks * getattr(
-            self.game.imputer, "n_draws", 0
-        )
-        rows = values[:, :n_masks] - self.game.expected_value[None, None, :]
-        cols = values[:, n_masks:] - self.anchor_values[:, None, :]
-        return np.transpose(rows, (1, 2, 0)), np.transpose(cols, (1, 2, 0))
+        out = []
+        for game in self.halves or [self.game]:
+            values = game.values(
+                self.table, coalitions, prediction=self.anchor_values,
+                labels=np.arange(self.n_features, dtype=np.int64),
+            )  # (N, 2 n_masks, n_outputs)
+            self.model_calls += self.n_rows * 2 * n_masks * getattr(
+                game.imputer, "n_draws", 0
+            )
+            rows = values[:, :n_masks] - self.game.expected_value[None, None, :]
+            cols = values[:, n_masks:] - self.anchor_values[:, None, :]
+            out.append((np.transpose(rows, (1, 2, 0)), np.transpose(cols, (1, 2, 0))))
+        if self.halves is None:
+            return out[0]
+        # the mean of all draws, and the gap between the halves scaled to the
+        # same noise: for any linear statistic L, L(mean)**2 - L(gap)**2 is
+        # the product of its two halves, an unbiased estimate of its square
+        na, nb = (game.imputer.n_draws for game in self.halves)
+        wa, wb, k = na / (na + nb), nb / (na + nb), np.sqrt(na * nb) / (na + nb)
+        (ra, ca), (rb, cb) = out
+        stats = (wa * ra + wb * rb, wa * ca + wb * cb, k * (ra - rb), k * (ca - cb))
+        # the draws come from the sampler's distribution, not the sample's:
+        # the effects are centred on the sample, as they are in the population
+        return tuple(x - x.mean(axis=-1, keepdims=True) for x in stats)
 
     def _means(self, labels, masks):
         """Row and column means for bitmasks over ``labels`` (one chunk)."""
@@ -178,7 +204,35 @@ class AnchoredStatistics:
         -------
         rows, cols : ndarray of shape (len(parts), n_outputs, N)
         """
-        rows, cols = [], []
+        return self.union_stats(base, parts)[:2]
+
+    def union_stats(self, base, parts):
+        """The statistics of ``base ∪ part`` for every part, for squares.
+
+        ``(rows, cols)`` of :meth:`union_means`; when the values are means
+        over draws (the conditional game), also ``(row_gaps, col_gaps)``,
+        the gaps between two independent halves of the draws, scaled to the
+        noise of the means: :meth:`potentials_from`,
+        :meth:`interactions_from` and :meth:`row_terms` subtract the squares
+        of the gaps from those of the means, which removes the draws' noise
+        from the squares (its bias) on average. The conditional effects are
+        then centred on the sample, as they are on the data (the mean of
+        ``v(S)`` over the data is ``v({})``): the noise of ``v({})``, a mean
+        over draws too, would otherwise add to every group's loss.
+
+        Parameters
+        ----------
+        base : ndarray of int
+            Columns always taken from x (may be empty).
+        parts : list of ndarray of int
+            Column sets, disjoint from each other and from base.
+
+        Returns
+        -------
+        stats : tuple of 2 or 4 ndarray of shape (len(parts), n_outputs, N)
+        """
+        n_stats = 2 if self.halves is None else 4
+        chunks = []
         step = self.masks_per_chunk
         for start in range(0, len(parts), step):
             chunk = parts[start : start + step]
@@ -192,13 +246,10 @@ class AnchoredStatistics:
             )
             if self.tree is not None:
                 labels[labels == _NEVER] = len(chunk) + 1
-            r, c = self._means(labels, masks)
-            rows.append(r)
-            cols.append(c)
-        if not rows:
-            empty = np.zeros((0, self.n_outputs, self.n_rows))
-            return empty, empty.copy()
-        return np.concatenate(rows), np.concatenate(cols)
+            chunks.append(self._means(labels, masks))
+        if not chunks:
+            return tuple(np.zeros((0, self.n_outputs, self.n_rows)) for _ in range(n_stats))
+        return tuple(np.concatenate(part) for part in zip(*chunks))
 
     def matrices(self, masks):
         """The anchored matrices of coalitions of the game's groups.
@@ -368,7 +419,21 @@ class AnchoredStatistics:
         -------
         rows, cols : ndarray of shape (len(groups), n_outputs, N)
         """
-        return self.union_means(
+        return self.group_stats(groups)[:2]
+
+    def group_stats(self, groups):
+        """:meth:`union_stats` of every group (for squares).
+
+        Parameters
+        ----------
+        groups : list of array-like of int
+            Disjoint column sets.
+
+        Returns
+        -------
+        stats : tuple of 2 or 4 ndarray of shape (len(groups), n_outputs, N)
+        """
+        return self.union_stats(
             np.zeros(0, dtype=np.int64), [np.asarray(g, dtype=np.int64) for g in groups]
         )
 
@@ -386,8 +451,7 @@ class AnchoredStatistics:
         -------
         psi : ndarray of shape (len(groups),)
         """
-        rows, cols = self.group_means(groups)
-        return interaction_potentials(rows, cols)
+        return self.potentials_from(self.group_stats(groups))
 
     def loss(self, groups):
         """AGREED loss ``sum_k Psi_k`` of a partition.
@@ -452,10 +516,16 @@ class AnchoredStatistics:
         pure, full, joint : ndarray of shape (n_pairs,)
             The three strengths of every pair, summed over outputs.
         """
-        if rows is None or cols is None:
-            rows, cols = self.group_means(groups)
-        pairs, prow, pcol = self.pair_means(groups)
-        pure, full, joint = pair_interaction_strengths(rows, cols, prow, pcol, pairs)
+        if rows is not None and cols is not None and self.halves is None:
+            singles = (rows, cols)
+        else:
+            singles = self.group_stats(groups)
+        pairs, unions = self.pair_stats(groups)
+        pure, full, joint = pair_interaction_strengths(*singles[:2], *unions[:2], pairs)
+        if len(singles) == 4:
+            # the squares of the gaps between halves: the draws' noise
+            noise = pair_interaction_strengths(*singles[2:], *unions[2:], pairs)
+            pure, full, joint = pure - noise[0], full - noise[1], joint - noise[2]
         return pairs, pure, full, joint
 
     def pair_means(self, groups, progress=None):
@@ -475,19 +545,40 @@ class AnchoredStatistics:
         rows, cols : ndarray of shape (n_pairs, n_outputs, N)
             Means of ``G_{j u k}`` for every pair.
         """
+        pairs, stats = self.pair_stats(groups, progress=progress)
+        return pairs, stats[0], stats[1]
+
+    def pair_stats(self, groups, progress=None):
+        """:meth:`union_stats` of the union of every pair of groups.
+
+        Parameters
+        ----------
+        groups : list of array-like of int
+            Disjoint column sets.
+        progress : object or None, default=None
+            Its ``update(1)`` is called after the pairs of each group.
+
+        Returns
+        -------
+        pairs : ndarray of shape (n_pairs, 2)
+            The pairs (j, k), j < k, in lexicographic order.
+        stats : tuple of 2 or 4 ndarray of shape (n_pairs, n_outputs, N)
+        """
         groups = [np.asarray(g, dtype=np.int64) for g in groups]
         K = len(groups)
         pairs = np.array(list(itertools.combinations(range(K), 2)), dtype=np.int64)
         pairs = pairs.reshape(-1, 2)
-        prow = np.empty((pairs.shape[0], self.n_outputs, self.n_rows))
-        pcol = np.empty_like(prow)
+        n_stats = 2 if self.halves is None else 4
+        stats = tuple(np.empty((pairs.shape[0], self.n_outputs, self.n_rows))
+                      for _ in range(n_stats))
         for i in range(K - 1):
             sel = np.flatnonzero(pairs[:, 0] == i)
-            r, c = self.union_means(groups[i], [groups[j] for j in pairs[sel, 1]])
-            prow[sel], pcol[sel] = r, c
+            got = self.union_stats(groups[i], [groups[j] for j in pairs[sel, 1]])
+            for out, part in zip(stats, got):
+                out[sel] = part
             if progress is not None:
                 progress.update(1)
-        return pairs, prow, pcol
+        return pairs, stats
 
     def pair_scores(self, groups, score="interaction", progress=None):
         """Score of merging every pair of groups, from :meth:`pair_means`.
@@ -510,14 +601,14 @@ class AnchoredStatistics:
         scores : ndarray of shape (n_pairs,)
             Score of every pair, summed over outputs.
         """
-        rows, cols = self.group_means(groups)
-        pairs, prow, pcol = self.pair_means(groups, progress=progress)
+        singles = self.group_stats(groups)
+        pairs, unions = self.pair_stats(groups, progress=progress)
         j, k = pairs[:, 0], pairs[:, 1]
         if score == "loss":
-            psi = self.potentials_from((rows, cols))
-            return pairs, psi[j] + psi[k] - self.potentials_from((prow, pcol))
+            psi = self.potentials_from(singles)
+            return pairs, psi[j] + psi[k] - self.potentials_from(unions)
         return pairs, self.interactions_from(
-            (rows[j], cols[j]), (rows[k], cols[k]), (prow, pcol)
+            tuple(s[j] for s in singles), tuple(s[k] for s in singles), unions
         )
 
     # -- the evaluator of the greedy merge loop ------------------------------
@@ -535,7 +626,7 @@ class AnchoredStatistics:
         statistics : list of tuple of ndarray
             ``(rows, cols)`` of :meth:`union_means` for every request.
         """
-        return [self.union_means(base, parts) for _, base, parts in requests]
+        return [self.union_stats(base, parts) for _, base, parts in requests]
 
     @staticmethod
     def potentials_from(means):
@@ -544,14 +635,38 @@ class AnchoredStatistics:
         Parameters
         ----------
         means : tuple of ndarray
-            ``(rows, cols)``, each of shape (n_groups, n_outputs, N).
+            ``(rows, cols)`` (or the four arrays of :meth:`union_stats`),
+            each of shape (n_groups, n_outputs, N).
 
         Returns
         -------
         psi : ndarray of shape (n_groups,)
-            ``sum_o mean_n (rows + cols)**2``.
+            ``sum_o mean_n (rows + cols)**2``, less the same of the gaps.
         """
-        return interaction_potentials(*means)
+        psi = interaction_potentials(means[0], means[1])
+        if len(means) == 4:
+            psi = psi - interaction_potentials(means[2], means[3])
+        return psi
+
+    @staticmethod
+    def row_terms(means):
+        """Every group's share of the loss at every sample row.
+
+        Parameters
+        ----------
+        means : tuple of ndarray
+            As for :meth:`potentials_from`.
+
+        Returns
+        -------
+        terms : ndarray of shape (n_groups, N)
+            ``sum_o (rows + cols)**2`` (less the same of the gaps); their
+            mean over the rows is :meth:`potentials_from`.
+        """
+        terms = ((means[0] + means[1]) ** 2).sum(axis=1)
+        if len(means) == 4:
+            terms = terms - ((means[2] + means[3]) ** 2).sum(axis=1)
+        return terms
 
     @staticmethod
     def interactions_from(first, second, union):
@@ -573,9 +688,13 @@ class AnchoredStatistics:
         strength : ndarray of shape (n_pairs,)
             Interaction strength of every pair.
         """
-        r_int = union[0] - first[0] - second[0]
-        c_int = union[1] - first[1] - second[1]
-        return (r_int**2).mean(axis=2).sum(axis=1) + (c_int**2).mean(axis=2).sum(axis=1)
+        out = 0.0
+        for t, sign in ((0, 1.0), (2, -1.0))[: len(union) // 2]:
+            r_int = union[t] - first[t] - second[t]
+            c_int = union[t + 1] - first[t + 1] - second[t + 1]
+            out = out + sign * ((r_int**2).mean(axis=-1).sum(axis=-1)
+                                + (c_int**2).mean(axis=-1).sum(axis=-1))
+        return out
 
     def output_variance(self, problem=0):
         """Variance of the model output over the sample (see :attr:`variance`).

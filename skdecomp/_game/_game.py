@@ -15,6 +15,8 @@ the model returns.
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+import copy
+
 import numpy as np
 import pandas as pd
 from joblib import effective_n_jobs
@@ -363,6 +365,25 @@ class CoalitionGame:
             [f"y{o}" for o in range(self.n_outputs)] if output_names is None
             else list(output_names)
         )
+
+    def with_imputer(self, imputer):
+        """The same game with the absent columns filled by ``imputer``.
+
+        Everything else is shared, the value of the empty coalition too.
+
+        Parameters
+        ----------
+        imputer : ConditionalImputer
+            The imputer of the copy.
+
+        Returns
+        -------
+        game : CoalitionGame
+            A shallow copy of the game.
+        """
+        game = copy.copy(self)
+        game.imputer = imputer
+        return game
 
     @property
     def imputation(self):

@@ -225,6 +225,19 @@ class ConditionalImputer:
         seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
         return cls(sampler, n_draws, int(seed))
 
+    def halves(self):
+        """Two imputers that split the draws in two independent halves.
+
+        ``n_draws // 2`` and the rest, with seeds of their own: their values
+        are independent estimates, and the product of two of them an
+        unbiased estimate of a square (see ``AnchoredStatistics``).
+        """
+        first = self.n_draws // 2
+        # a seed drawn from the seed, not seed + 1, which another fit may use
+        second = np.random.RandomState(self.seed).randint(np.iinfo(np.int32).max)
+        return [ConditionalImputer(self.sampler, first, self.seed),
+                ConditionalImputer(self.sampler, self.n_draws - first, int(second))]
+
     def empty_value(self, game):
         """v_x({}): the mean output over the sampler's draws with no column known.
 

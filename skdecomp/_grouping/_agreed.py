@@ -82,8 +82,7 @@ class _HeldOutScore:
         self.leaves = {k: [k] for k in range(len(groups))}
         self.sizes = [len(g) for g in groups]
         empty = np.zeros(0, dtype=np.int64)
-        rows, cols = stats.union_means(empty, [np.asarray(g) for g in groups])
-        c = ((rows + cols) ** 2).sum(axis=1)
+        c = stats.row_terms(stats.union_stats(empty, [np.asarray(g) for g in groups]))
         self.contrib = {k: c[k] for k in range(len(groups))}
         self.losses = [float(c.sum(axis=0).mean())]
         self.errors, self.prices = [], []
@@ -121,8 +120,8 @@ class _HeldOutScore:
         return linked
 
     def __call__(self, problem, i, j, g, units, n_pairs):
-        rows, cols = self.stats.union_means(np.zeros(0, dtype=np.int64), [units])
-        self.contrib[g] = ((rows[0] + cols[0]) ** 2).sum(axis=0)
+        self.contrib[g] = self.stats.row_terms(
+            self.stats.union_stats(np.zeros(0, dtype=np.int64), [units]))[0]
         d = self.contrib.pop(i) + self.contrib.pop(j) - self.contrib[g]
         # past the first refusal (the merge path past the stop) no price is used
         linked = n_pairs if self.refused else self._linked_pairs(i, j, n_pairs)
@@ -354,7 +353,9 @@ class AdaptiveGrouper(_BaseGrouper):
         (the groups then make conditional explanations agree); under
         ``"path_dependent"`` (tree models) by the interactions of the trees'
         cover-weighted game. The conditional sampler is fitted on the data
-        given to :meth:`fit`; every value averages ``max_samples`` draws.
+        given to :meth:`fit`; every value averages ``max_samples`` draws,
+        taken in two independent halves so that the noise of the draws does
+        not add to the loss (see :ref:`imputation`).
         Tabular data only.
 
     Attributes

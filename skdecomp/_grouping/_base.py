@@ -58,11 +58,11 @@ def loss_path(stats, merges, names, chosen, singles=None, unions=None):
     chosen : list of list of int
         The grouper's partition (``groups_``), marked ``"chosen"``.
     singles : tuple of ndarray or None, default=None
-        The row and column means of the single columns, when known.
+        The statistics of the single columns (``stats.union_stats``), when
+        known.
     unions : list of tuple of ndarray or None, default=None
-        The row and column means (each of shape ``(n_outputs, N)``) of the
-        union formed by every merge, when known; None asks ``stats``, one
-        union per merge.
+        The statistics (each of shape ``(n_outputs, N)``) of the union formed
+        by every merge, when known; None asks ``stats``, one union per merge.
 
     Returns
     -------
@@ -76,9 +76,9 @@ def loss_path(stats, merges, names, chosen, singles=None, unions=None):
     if stats is None:
         contrib = dict.fromkeys(groups, np.zeros(1))
     else:
-        rows, cols = singles if singles is not None else stats.union_means(
-            empty, list(groups.values()))
-        contrib = dict(zip(groups, ((rows + cols) ** 2).sum(axis=1)))
+        if singles is None:
+            singles = stats.union_stats(empty, list(groups.values()))
+        contrib = dict(zip(groups, stats.row_terms(singles)))
     target = {tuple(sorted(int(j) for j in g)) for g in chosen}
     tiny = 0.0 if stats is None else _ATOL * max(stats.variance, np.finfo(float).tiny)
     path, largest, merged, base = [], 1, None, None
@@ -87,13 +87,11 @@ def loss_path(stats, merges, names, chosen, singles=None, unions=None):
             a, b = (tuple(sorted(int(j) for j in m)) for m in merges[t - 1])
             union = tuple(sorted(a + b))
             if stats is None:
-                r = c = np.zeros((1, 1))
-            elif unions is None:
-                r, c = stats.union_means(empty, [np.asarray(union, dtype=np.int64)])
-                r, c = r[0], c[0]
+                contrib[union] = np.zeros(1)
             else:
-                r, c = unions[t - 1]
-            contrib[union] = ((r + c) ** 2).sum(axis=0)
+                got = (stats.union_stats(empty, [np.asarray(union, dtype=np.int64)])
+                       if unions is None else tuple(u[None] for u in unions[t - 1]))
+                contrib[union] = stats.row_terms(got)[0]
             del contrib[a], contrib[b]
             largest = max(largest, len(union))
             merged = (":".join(names[j] for j in a), ":".join(names[j] for j in b))

@@ -292,15 +292,16 @@ class PairwiseGrouper(_BaseGrouper):
         ev = self._sample(self._fit_model(X, y, check_random_state(self.random_state)))
         singles = [np.array([j], dtype=np.int64) for j in range(d)]
         bar = _progress(self.verbose, d - 1, "pairwise interactions")
-        rows, cols = ev.group_means(singles)
-        pairs, prow, pcol = ev.pair_means(singles, progress=bar)
+        means = ev.group_stats(singles)
+        pairs, unions = ev.pair_stats(singles, progress=bar)
         bar.close()
         j, k = pairs[:, 0], pairs[:, 1]
-        psi = ev.potentials_from((rows, cols))
+        psi = ev.potentials_from(means)
         if self.pair_score == "loss":
-            scores = psi[j] + psi[k] - ev.potentials_from((prow, pcol))
+            scores = psi[j] + psi[k] - ev.potentials_from(unions)
         else:
-            scores = ev.interactions_from((rows[j], cols[j]), (rows[k], cols[k]), (prow, pcol))
+            scores = ev.interactions_from(tuple(m[j] for m in means),
+                                          tuple(m[k] for m in means), unions)
         score = np.zeros((d, d))
         score[j, k] = scores
         score = score + score.T
@@ -319,7 +320,7 @@ class PairwiseGrouper(_BaseGrouper):
             _groups_from_labels(labels), feature_names=getattr(self, "feature_names_in_", None)
         )
         merges = _merge_sequence(distances, self.linkage, self.max_group_size)
-        self.path_ = loss_path(ev, merges, column_names(self, d), self.groups_, (rows, cols))
+        self.path_ = loss_path(ev, merges, column_names(self, d), self.groups_, means)
         self._path_merges = merges
         self.model_calls_ = ev.model_calls
         return self
