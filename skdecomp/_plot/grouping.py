@@ -464,6 +464,9 @@ class GroupingDisplay:
         ax.set_xlim(-0.6, max(len(order) - 0.4, 0.6))
         ax.set_ylim(0, max(height.values(), default=1) + 0.5)
         ax.set_ylabel("merge step")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole
         ax.set_title("Merge tree", fontsize="medium")
         style_axes(ax)
         add_note(ax.figure, ax, key)
