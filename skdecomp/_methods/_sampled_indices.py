@@ -31,8 +31,10 @@ covers every coalition (then all of them are evaluated and transformed),
 and efficient indices add up to v(N) - v({}) exactly, as the residual sums
 to zero over the terms of each coalition. The standard error is the spread
 of the residual's terms over the independent pairs, layer by layer, with
-the finite population correction (``_errors.Draws``); the surrogate is a
-control variate whose own sampling error enters only at second order.
+the finite population correction (``_errors.Draws``); each residual is
+divided by one minus its leverage in the fit (HC3), since the surrogate was
+fitted on the same draws; the surrogate is a control variate whose own
+sampling error enters only at second order.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -205,6 +207,19 @@ class _Design:
             factor[pairs[:, 0]] = factor[pairs[:, 1]] = population[s] / drawn[s]
         self.W = _term_weights(spec, Z, self.terms, order, factor)
         self.n_inner = n
+        self.scale = None
+        if draws is not None:
+            # residuals of a fit on the same draws are smaller than the
+            # game's distance to the surrogate, the more so the larger the
+            # leverage h of the coalition in the weighted fit: divided by
+            # 1 - h for the standard errors (HC3, the jackknife's residuals)
+            h = np.empty(n)
+            step = max(1, _MAX_TERMS // max(1, len(self.basis)))
+            for lo in range(0, n, step):
+                part = Phi[lo : lo + step]
+                h[lo : lo + step] = w[lo : lo + step] * np.einsum(
+                    "ij,ji->i", part, scipy.linalg.cho_solve(self.chol, part.T))
+            self.scale = 1.0 / np.clip(1.0 - h, 0.05, 1.0)
 
     def estimate(self, values, errors):
         """Values (n_rhs, n_inner + 2) -> index estimates and standard errors."""
@@ -224,7 +239,7 @@ class _Design:
         a, c = self.pairs[:, 0], self.pairs[:, 1]
         step = max(1, _MAX_TERMS // max(1, self.pairs.shape[0] * est.shape[1]))
         for lo in range(0, est.shape[0], step):
-            r = residual[lo : lo + step]
+            r = residual[lo : lo + step] * self.scale[None, :]
             t = (r[:, a, None] * self.W[a][None] + r[:, c, None] * self.W[c][None])
             var[lo : lo + step] = self.draws.variance(t)
         return est, np.sqrt(var)
