@@ -91,6 +91,11 @@ def pair_terms(Z, w, pairs, values, base, phi, gram):
     to ``d b - d A phi`` (r the residuals). As ``M 1 = 0``, its term is
     ``w (r_S - r_~S) M z_S``.
 
+    The residuals come from a fit on the same draws, which they are drawn
+    towards: each is divided by one minus the leverage of its coalition,
+    ``h = w z_S' M z_S`` (the same for the complement, as ``M 1 = 0``), as
+    in the HC3 sandwich.
+
     ``pairs`` is (n_draws, 2): the rows of Z of each drawn pair.
     """
     inv = np.linalg.inv(gram)
@@ -102,7 +107,8 @@ def pair_terms(Z, w, pairs, values, base, phi, gram):
     fitted_C = phi.sum(axis=1, keepdims=True) - fitted_S
     r_S = values[:, pairs[:, 0]] - base[:, None] - fitted_S
     r_C = values[:, pairs[:, 1]] - base[:, None] - fitted_C
-    a = w[pairs[:, 0]][None, :] * (r_S - r_C)
+    h = w[pairs[:, 0]] * np.einsum("uk,uk->u", Q, S)
+    a = w[pairs[:, 0]][None, :] * (r_S - r_C) / np.clip(1.0 - h, 0.05, 1.0)[None, :]
     return a[:, :, None] * Q[None, :, :]
 
 
