@@ -128,6 +128,30 @@ def path_cut(path, merges, n_groups):
     return [[int(j) for j in g] for g in _canonical(groups.values())]
 
 
+class MergePathMixin:
+    """``cut`` along ``path_``, for the groupers whose merges are known in order.
+
+    The grouper sets ``path_`` (see :func:`loss_path`) and ``_path_merges``,
+    the merges as pairs of column lists, in :meth:`fit`.
+    """
+
+    def cut(self, n_groups):
+        """The groups of the partition with ``n_groups`` groups along ``path_``.
+
+        Parameters
+        ----------
+        n_groups : int
+            Number of groups, between the last and the first of ``path_``.
+
+        Returns
+        -------
+        groups : list of list of int
+            Column positions of each group, ordered by their first column.
+        """
+        check_is_fitted(self, "path_")
+        return path_cut(self.path_, self._path_merges, n_groups)
+
+
 # -- base class ----------------------------------------------------------------
 
 

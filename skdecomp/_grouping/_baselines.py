@@ -17,13 +17,12 @@ from scipy.cluster.hierarchy import cut_tree, fcluster, linkage
 from scipy.spatial.distance import squareform
 from sklearn.utils import check_random_state
 
-from sklearn.utils.validation import check_is_fitted
-
 from .._compat import HasMethods, Interval, StrOptions, _fit_context, transactional_fit
 from .._model import non_numeric_columns
 from .._partition import resolve_groups
 from ._base import (
-    _MODEL_CONSTRAINT, _BaseGrouper, _canonical, _progress, column_names, loss_path, path_cut,
+    _MODEL_CONSTRAINT, MergePathMixin, _BaseGrouper, _canonical, _progress, column_names,
+    loss_path,
 )
 from ._columns import column_transformer_groups
 from ._merge import _ATOL
@@ -107,7 +106,7 @@ def _groups_from_labels(labels):
     return _canonical([np.flatnonzero(labels == k) for k in np.unique(labels)])
 
 
-class PairwiseGrouper(_BaseGrouper):
+class PairwiseGrouper(MergePathMixin, _BaseGrouper):
     """The PAIRWISE baseline: all pairwise interactions, then clustering.
 
     Measures the interaction of every pair of columns on N sample rows, as
@@ -325,24 +324,8 @@ class PairwiseGrouper(_BaseGrouper):
         self.model_calls_ = ev.model_calls
         return self
 
-    def cut(self, n_groups):
-        """The groups of the partition with ``n_groups`` groups along ``path_``.
 
-        Parameters
-        ----------
-        n_groups : int
-            Number of groups, between the last and the first of ``path_``.
-
-        Returns
-        -------
-        groups : list of list of int
-            Column positions of each group, ordered by their first column.
-        """
-        check_is_fitted(self, "path_")
-        return path_cut(self.path_, self._path_merges, n_groups)
-
-
-class CorrelationGrouper(_BaseGrouper):
+class CorrelationGrouper(MergePathMixin, _BaseGrouper):
     """Hierarchical clustering of column dependence, the model-free baseline.
 
     Distance between columns is ``1 - |rho|`` with rho the Spearman or
@@ -466,7 +449,6 @@ class CorrelationGrouper(_BaseGrouper):
         self._path_merges = merges
         return self
 
-    cut = PairwiseGrouper.cut
 
 
 def _ranks(column):

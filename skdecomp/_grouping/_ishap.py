@@ -15,12 +15,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context, transactional_fit
 from .._table import Table
 from ._base import (
-    _MODEL_CONSTRAINT, _BaseGrouper, _progress, column_names, loss_path, path_cut,
+    _MODEL_CONSTRAINT, MergePathMixin, _BaseGrouper, _progress, column_names, loss_path,
 )
 from ._merge import _ATOL
 
@@ -129,7 +128,7 @@ def _fit_error(target, total):
     return float(np.mean(np.sum((target - total) ** 2, axis=1)))
 
 
-class IShapGrouper(_BaseGrouper):
+class IShapGrouper(MergePathMixin, _BaseGrouper):
     """IGREEDY: the greedy partition of iShap, with a pairwise significance test.
 
     iShap (Xu, Cüppers and Vreeken) explains a prediction additively over a
@@ -406,22 +405,6 @@ class IShapGrouper(_BaseGrouper):
         self._path_merges = merges
         self.model_calls_ = ev.model_calls + test_calls
         return self
-
-    def cut(self, n_groups):
-        """The groups of the partition with ``n_groups`` groups along ``path_``.
-
-        Parameters
-        ----------
-        n_groups : int
-            Number of groups, between the last and the first of ``path_``.
-
-        Returns
-        -------
-        groups : list of list of int
-            Column positions of each group, ordered by their first column.
-        """
-        check_is_fitted(self, "path_")
-        return path_cut(self.path_, self._path_merges, n_groups)
 
     def _test_pairs(self, ev, d, rng):
         """Test every pair on random coalitions; set ``p_values_``, return the model calls."""

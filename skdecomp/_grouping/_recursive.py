@@ -13,16 +13,15 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context, transactional_fit
 from ._base import (
     _MODEL_CONSTRAINT,
+    MergePathMixin,
     _BaseGrouper,
     _progress,
     column_names,
     loss_path,
-    path_cut,
 )
 from ._merge import _ATOL
 
@@ -125,7 +124,7 @@ class _SecondDifferences:
         return float(np.mean(np.sum(inter**2, axis=-1))), G_union
 
 
-class RecursiveGrouper(_BaseGrouper):
+class RecursiveGrouper(MergePathMixin, _BaseGrouper):
     """RECURSIVE: non-separable groups by recursive differential grouping.
 
     The recursive function decomposition of Shapley Sets (Sivill and Flach,
@@ -416,22 +415,6 @@ class RecursiveGrouper(_BaseGrouper):
         self._path_merges = merges
         self.model_calls_ = ev.model_calls
         return self
-
-    def cut(self, n_groups):
-        """The groups of the partition with ``n_groups`` groups along ``path_``.
-
-        Parameters
-        ----------
-        n_groups : int
-            Number of groups, between the last and the first of ``path_``.
-
-        Returns
-        -------
-        groups : list of list of int
-            Column positions of each group, ordered by their first column.
-        """
-        check_is_fitted(self, "path_")
-        return path_cut(self.path_, self._path_merges, n_groups)
 
 
 class _Recursion:
