@@ -935,3 +935,30 @@ def test_grouping_display_marks_refused_merge():
     assert disp.lines_["refused"].get_linestyle() == "--"
     texts = [t.get_text() for t in disp.merge_key_.get_texts()]
     assert "refused" in texts[1] and "refused" not in texts[0]
+
+
+def test_grouping_display_from_estimator_takes_any_fitted_grouper():
+    import matplotlib.pyplot as plt
+
+    from skdecomp import CorrelationGrouper, IShapGrouper, PairwiseGrouper
+    from skdecomp.plot import GroupingDisplay
+
+    X = np.random.RandomState(0).normal(size=(50, 4))
+
+    def f(Z):
+        Z = np.asarray(Z)
+        return Z[:, 0] * Z[:, 1] + Z[:, 2]
+
+    for grouper in (PairwiseGrouper(f, random_state=0),
+                    IShapGrouper(f, test_samples=50, random_state=0)):
+        with pytest.raises(ValueError, match="is not fitted, or keeps no merge path"):
+            GroupingDisplay.from_estimator(grouper, X, kind="tradeoff")
+        grouper.fit(X)
+        disp = GroupingDisplay.from_estimator(grouper, X, kind="tradeoff")
+        x, _ = disp.lines_["path"].get_data()
+        assert list(x) == [p["largest_group"] for p in grouper.path_]
+        with pytest.raises(ValueError, match="from_result"):
+            GroupingDisplay.from_estimator(grouper, X, methods=["shapley"])
+        plt.close("all")
+    with pytest.raises(ValueError, match="uses no model"):
+        GroupingDisplay.from_estimator(CorrelationGrouper().fit(X), X)

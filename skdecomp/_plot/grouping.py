@@ -211,11 +211,12 @@ class GroupingDisplay:
 
         Parameters
         ----------
-        estimator : AdaptiveGrouper, Explainer or estimator
+        estimator : AdaptiveGrouper, Explainer, grouper or estimator
             A fitted :class:`~skdecomp.AdaptiveGrouper` (or an Explainer
-            fitted with one), used as it is; otherwise a fitted model, grouped
-            by a new ``AdaptiveGrouper(estimator, max_samples=max_samples,
-            n_groups=n_groups)`` fitted on X.
+            fitted with one), used as it is; another fitted grouper, drawn
+            along its ``path_`` as by :meth:`from_result`; otherwise a
+            fitted model, grouped by a new ``AdaptiveGrouper(estimator,
+            max_samples=max_samples, n_groups=n_groups)`` fitted on X.
         X : array-like or DataFrame of shape (n_samples, n_features)
             Data for the grouper; also the rows explained for ``methods``
             and ``metrics`` (keep it small: every curve point needs an exact
@@ -253,6 +254,23 @@ class GroupingDisplay:
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         grouper = _adaptive_grouper(estimator)
+        from .._grouping._base import _BaseGrouper
+
+        if grouper is None and isinstance(estimator, _BaseGrouper):
+            # another grouper: its own merge path, as it was fitted
+            name = type(estimator).__name__
+            if not hasattr(estimator, "path_"):
+                raise ValueError(
+                    f"{name} is not fitted, or keeps no merge path; fit it first and "
+                    "pass it to GroupingDisplay.from_result, or pass the model to "
+                    "from_estimator for a new AdaptiveGrouper."
+                )
+            if methods is not None or metrics is not None:
+                raise ValueError(
+                    f"methods= and metrics= draw curves along an AdaptiveGrouper's "
+                    f"merges; a fitted {name} is drawn with GroupingDisplay.from_result."
+                )
+            return cls.from_result(estimator, kind=kind, ax=ax)
         if grouper is None:
             from .._grouping import AdaptiveGrouper
 
