@@ -3,11 +3,13 @@
 A conditional value v_x(S) is a mean over M draws (M = ``max_samples``), so it
 carries their noise, and every squared PDP-PFI gap of the AGREED loss the
 square of that noise: a positive bias of about Var(f | x_S) / M per value,
-on every group, and a false gain on every merge. The empty coalition's
-value v({}) is a mean over M draws too, and its error enters every group's
-gap alike. The grouper's statistics split the draws in two independent
-halves and subtract the squares of the gaps between them, and centre the
-effects on the sample. Two estimators are compared on the same fits:
+on every group, and a gain of about Var f / M on every merge of an additive
+model. The grouper's statistics split the draws in two independent halves,
+subtract the squares of the gaps between them, and centre the effects on
+the sample. (The empty coalition's value, one for all rows, takes 4,096
+draws; from M draws its error shifted every group's gap alike, and made the
+plain estimate merge pairs of independent columns in 7 of 24 null runs.)
+Two estimators are compared on the same fits:
 
 - ``plain``: the mean over all M draws, squared (``split=False``);
 - ``split``: the estimate the grouper uses.
@@ -31,24 +33,23 @@ Printed: per run the initial loss / Var f and the merges of each estimator;
 then per problem the runs with a false merge (a merge of columns of
 different true blocks) and with the true pair found.
 
-Measured (12 seeds for (a) and (b), 6 for (c); 70 s on 2 cores):
+Measured (12 seeds for (a) and (b), 6 for (c); 60 s on 2 cores):
 
 problem             estimator  initial loss (median)  runs with a false merge  true pair found
-(a) exact sampler   plain        0.073                 3 / 12                   -
+(a) exact sampler   plain        0.063                 0 / 12                   -
 (a) exact sampler   split        0.001                 0 / 12                   -
-(b) copula sampler  plain        0.100                 4 / 12                   -
+(b) copula sampler  plain        0.065                 0 / 12                   -
 (b) copula sampler  split        0.005                 0 / 12                   -
-(c) fitted HGB      plain        0.522                 2 / 6                    6 / 6
+(c) fitted HGB      plain        0.462                 0 / 6                    6 / 6
 (c) fitted HGB      split        0.419                 1 / 6                    6 / 6
 
-On the nulls the plain loss is 6-35 % of Var f and three pairs of
-independent columns are merged in 7 of 24 runs; the split loss is within
-1.2 % of 0 (it can fall slightly below) and nothing is merged. On the
-fitted models both find the pair every time; the plain estimate adds one or
-two false merges in 2 of 6 runs, the split one in 1 of 6: columns 1 and 4
-at seed 3, a borderline pair of the fitted model (its gain in the marginal
-game, 1.1 % of the variance, was refused there; the conditional grouper
-leaves it out at random_state 0, 1 and 2).
+On the nulls the plain loss is about 6 % of Var f where there is none; the
+split loss is within 1.2 % of 0 (it can fall slightly below). Neither merges
+a pair of independent columns. On the fitted models both find the pair every
+time; the split estimate also merges columns 1 and 4 at seed 3, a
+borderline pair of the fitted model (its gain in the marginal game, 1.1 %
+of the variance, was refused there; the conditional grouper leaves it out
+at random_state 0, 1 and 2).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause

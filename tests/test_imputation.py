@@ -317,7 +317,7 @@ def test_conditional_loss_is_free_of_the_draws_noise():
     assert plain.mean() > 0.1
     # unbiased: the split estimate scatters around 0
     assert abs(split.mean()) < 3 * split.std(ddof=1) / np.sqrt(split.size) + 1e-3
-    assert abs(split.mean()) < 0.02 * plain.mean()
+    assert abs(split.mean()) < 0.05 * plain.mean()
     # the same in the held-out loss and on the merge path: nothing to merge
     for seed in range(4):
         g = AdaptiveGrouper(_additive, imputer=_IndependentNormal(), max_samples=60,

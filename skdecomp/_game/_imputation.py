@@ -186,6 +186,10 @@ class _Draws:
         return data
 
 
+#: Draws of the value of the empty coalition, at least (model rows, once).
+EMPTY_DRAWS = 4096
+
+
 class ConditionalImputer:
     """Conditional expectations ``E[f(X) | X_S = x_S]`` from a sampler.
 
@@ -243,12 +247,16 @@ class ConditionalImputer:
 
         The draws of a row with no known column do not depend on the row, so
         this is the same at every row, and the game's values add up to
-        ``f(x) - v({})`` under the sampler's own distribution.
+        ``f(x) - v({})`` under the sampler's own distribution. It is one
+        value for all rows, so it takes at least ``EMPTY_DRAWS`` draws: its
+        error would shift every row's explanation alike.
         """
         x = numeric_rows(game.background[:1] if not isinstance(game.background, pd.DataFrame)
                          else game.background.iloc[:1], "the background")
         none = np.zeros((1, game.n_groups), dtype=bool)
-        return self.values(game, x, none, game.labels)[0, 0]
+        imputer = self if self.n_draws >= EMPTY_DRAWS else ConditionalImputer(
+            self.sampler, EMPTY_DRAWS, self.seed)
+        return imputer.values(game, x, none, game.labels)[0, 0]
 
     def values(self, game, X, coalitions, labels):
         """v_x(S) for the given coalitions, shape (n_rows, n_masks, n_outputs)."""
