@@ -50,6 +50,34 @@ def column_pair_price(group_penalty, n_columns):
 
 # Group ids available in one int64 bitmask; id _NEVER marks columns always
 # taken from the anchor row (bit 63 is never set in a non-negative mask).
+def _less_noise(quadratic, *stats):
+    """``quadratic`` of the means, less the same of the gaps between halves.
+
+    Each of ``stats`` is ``(rows, cols)`` or the four arrays of
+    :meth:`AnchoredStatistics.union_stats`; ``quadratic`` takes the pairs of
+    arrays in turn and returns an array or a tuple of arrays. For any
+    statistic that is a square of a linear one, the difference is an unbiased
+    estimate of it (see :meth:`AnchoredStatistics._game_means`).
+    """
+    out = quadratic(*(x for st in stats for x in st[:2]))
+    if len(stats[0]) == 2:
+        return out
+    noise = quadratic(*(x for st in stats for x in st[2:]))
+    if isinstance(out, tuple):
+        return tuple(a - b for a, b in zip(out, noise))
+    return out - noise
+
+
+def _row_terms(rows, cols):
+    return ((rows + cols) ** 2).sum(axis=1)
+
+
+def _interactions(r_first, c_first, r_second, c_second, r_union, c_union):
+    r_int = r_union - r_first - r_second
+    c_int = c_union - c_first - c_second
+    return (r_int**2).mean(axis=-1).sum(axis=-1) + (c_int**2).mean(axis=-1).sum(axis=-1)
+
+
 _MAX_IDS = 63
 _NEVER = 63
 
@@ -130,6 +158,11 @@ class AnchoredStatistics:
                 "or raise max_memory (or sklearn's working_memory)."
             )
         self.masks_per_chunk = min(self.masks_per_chunk, _MAX_IDS - 1)
+
+    @property
+    def n_stats(self):
+        """Arrays per statistic: 2 (means), or 4 with the gaps between halves."""
+        return 2 if self.halves is None else 4
 
     @property
     def variance(self):
@@ -231,7 +264,6 @@ class AnchoredStatistics:
         -------
         stats : tuple of 2 or 4 ndarray of shape (len(parts), n_outputs, N)
         """
-        n_stats = 2 if self.halves is None else 4
         chunks = []
         step = self.masks_per_chunk
         for start in range(0, len(parts), step):
@@ -248,7 +280,8 @@ class AnchoredStatistics:
                 labels[labels == _NEVER] = len(chunk) + 1
             chunks.append(self._means(labels, masks))
         if not chunks:
-            return tuple(np.zeros((0, self.n_outputs, self.n_rows)) for _ in range(n_stats))
+            return tuple(np.zeros((0, self.n_outputs, self.n_rows))
+                         for _ in range(self.n_stats))
         return tuple(np.concatenate(part) for part in zip(*chunks))
 
     def matrices(self, masks):
@@ -512,7 +545,7 @@ class AnchoredStatistics:
         -------
         pairs : ndarray of shape (n_pairs, 2)
             The pairs (j, k), j < k, in lexicographic order (see
-            :meth:`pair_means`).
+            :meth:`pair_stats`).
         pure, full, joint : ndarray of shape (n_pairs,)
             The three strengths of every pair, summed over outputs.
         """
@@ -521,30 +554,14 @@ class AnchoredStatistics:
         else:
             singles = self.group_stats(groups)
         pairs, unions = self.pair_stats(groups)
-        pure, full, joint = pair_interaction_strengths(*singles[:2], *unions[:2], pairs)
-        if len(singles) == 4:
-            # the squares of the gaps between halves: the draws' noise
-            noise = pair_interaction_strengths(*singles[2:], *unions[2:], pairs)
-            pure, full, joint = pure - noise[0], full - noise[1], joint - noise[2]
+        pure, full, joint = _less_noise(
+            lambda r, c, pr, pc: pair_interaction_strengths(r, c, pr, pc, pairs),
+            singles, unions,
+        )
         return pairs, pure, full, joint
 
     def pair_means(self, groups, progress=None):
-        """Row and column means of the matrix of the union of every pair of groups.
-
-        Parameters
-        ----------
-        groups : list of array-like of int
-            Disjoint column sets.
-        progress : object or None, default=None
-            Its ``update(1)`` is called after the pairs of each group.
-
-        Returns
-        -------
-        pairs : ndarray of shape (n_pairs, 2)
-            The pairs (j, k), j < k, in lexicographic order.
-        rows, cols : ndarray of shape (n_pairs, n_outputs, N)
-            Means of ``G_{j u k}`` for every pair.
-        """
+        """``(pairs, rows, cols)``: the means of :meth:`pair_stats` alone."""
         pairs, stats = self.pair_stats(groups, progress=progress)
         return pairs, stats[0], stats[1]
 
@@ -568,9 +585,8 @@ class AnchoredStatistics:
         K = len(groups)
         pairs = np.array(list(itertools.combinations(range(K), 2)), dtype=np.int64)
         pairs = pairs.reshape(-1, 2)
-        n_stats = 2 if self.halves is None else 4
         stats = tuple(np.empty((pairs.shape[0], self.n_outputs, self.n_rows))
-                      for _ in range(n_stats))
+                      for _ in range(self.n_stats))
         for i in range(K - 1):
             sel = np.flatnonzero(pairs[:, 0] == i)
             got = self.union_stats(groups[i], [groups[j] for j in pairs[sel, 1]])
@@ -581,7 +597,7 @@ class AnchoredStatistics:
         return pairs, stats
 
     def pair_scores(self, groups, score="interaction", progress=None):
-        """Score of merging every pair of groups, from :meth:`pair_means`.
+        """Score of merging every pair of groups, from :meth:`pair_stats`.
 
         Parameters
         ----------
@@ -592,7 +608,7 @@ class AnchoredStatistics:
             :meth:`interactions_from`); "loss": the AGREED loss decrease of
             merging it, ``Psi_j + Psi_k - Psi_{j u k}``.
         progress : object or None, default=None
-            Passed to :meth:`pair_means`.
+            Passed to :meth:`pair_stats`.
 
         Returns
         -------
@@ -643,10 +659,7 @@ class AnchoredStatistics:
         psi : ndarray of shape (n_groups,)
             ``sum_o mean_n (rows + cols)**2``, less the same of the gaps.
         """
-        psi = interaction_potentials(means[0], means[1])
-        if len(means) == 4:
-            psi = psi - interaction_potentials(means[2], means[3])
-        return psi
+        return _less_noise(interaction_potentials, means)
 
     @staticmethod
     def row_terms(means):
@@ -663,10 +676,7 @@ class AnchoredStatistics:
             ``sum_o (rows + cols)**2`` (less the same of the gaps); their
             mean over the rows is :meth:`potentials_from`.
         """
-        terms = ((means[0] + means[1]) ** 2).sum(axis=1)
-        if len(means) == 4:
-            terms = terms - ((means[2] + means[3]) ** 2).sum(axis=1)
-        return terms
+        return _less_noise(_row_terms, means)
 
     @staticmethod
     def interactions_from(first, second, union):
@@ -688,13 +698,7 @@ class AnchoredStatistics:
         strength : ndarray of shape (n_pairs,)
             Interaction strength of every pair.
         """
-        out = 0.0
-        for t, sign in ((0, 1.0), (2, -1.0))[: len(union) // 2]:
-            r_int = union[t] - first[t] - second[t]
-            c_int = union[t + 1] - first[t + 1] - second[t + 1]
-            out = out + sign * ((r_int**2).mean(axis=-1).sum(axis=-1)
-                                + (c_int**2).mean(axis=-1).sum(axis=-1))
-        return out
+        return _less_noise(_interactions, first, second, union)
 
     def output_variance(self, problem=0):
         """Variance of the model output over the sample (see :attr:`variance`).
