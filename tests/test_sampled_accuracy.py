@@ -13,6 +13,7 @@ import pytest
 from sklearn.ensemble import RandomForestRegressor
 
 from skdecomp import Explainer
+from skdecomp._methods._registry import min_samples
 from skdecomp._methods._sampled import kernel_shap_design
 
 from . import _naive
@@ -79,7 +80,7 @@ def test_exact_methods_give_dummies_zero(dummy_data, path):
         np.testing.assert_allclose(phi, np.array(target), atol=1e-9, err_msg=m)
 
 
-@pytest.mark.parametrize("budget", [12, 30])
+@pytest.mark.parametrize("budget", [30, 40])
 def test_sampled_methods_give_dummies_zero(dummy_data, budget):
     X, bg, rows = dummy_data
     dummy = _dummy_mask(rows)
@@ -140,7 +141,8 @@ def _reduced_problem(columns_kept, fixed):
 def test_non_dummies_equal_the_game_without_dummies(dummy_data, method):
     X, bg, rows = dummy_data
     params = {"n_steps": 3} if method == "integrated_gradients" else None
-    full = Explainer(_f, groups=GROUPS, background=bg, method=method, n_samples=12,
+    budget = max(12, min_samples(method, len(GROUPS)))
+    full = Explainer(_f, groups=GROUPS, background=bg, method=method, n_samples=budget,
                      random_state=5, method_params=params).fit(X)
     phi = full.transform(rows)
     for kept_groups, cases in [([0, 2, 4], slice(0, 3)), ([0, 2, 3, 4], slice(3, 4))]:
@@ -149,7 +151,7 @@ def test_non_dummies_equal_the_game_without_dummies(dummy_data, method):
                  for c in GROUPS[k]}
         g, groups = _reduced_problem(cols, fixed)
         reduced = Explainer(g, groups=groups, background=bg[:, cols], method=method,
-                            n_samples=12, random_state=5, method_params=params)
+                            n_samples=budget, random_state=5, method_params=params)
         target = reduced.fit(X[:, cols]).transform(rows[cases][:, cols])
         np.testing.assert_allclose(phi[cases][:, kept_groups], target, atol=1e-12)
 
@@ -157,7 +159,8 @@ def test_non_dummies_equal_the_game_without_dummies(dummy_data, method):
 def test_rows_independent_of_batch_with_dummies(dummy_data):
     X, bg, rows = dummy_data
     for method in ["kernel_shap", "permutation_shap", "lime", "rise"]:
-        ex = Explainer(_f, groups=GROUPS, background=bg, method=method, n_samples=12,
+        ex = Explainer(_f, groups=GROUPS, background=bg, method=method,
+                       n_samples=max(12, min_samples(method, len(GROUPS))),
                        random_state=2).fit(X)
         together = ex.transform(rows)
         for order in ([3, 0], [2], [1, 3, 2, 0]):
@@ -167,7 +170,7 @@ def test_rows_independent_of_batch_with_dummies(dummy_data):
 def test_all_groups_dummies():
     bg = np.tile(np.array([[0.5, -1.0, 2.0, 0.0, 1.0]]), (3, 1))
     X = np.vstack([bg, np.random.RandomState(0).normal(size=(5, 5))])
-    ex = Explainer(_model5, background=bg, n_samples=10, random_state=0,
+    ex = Explainer(_model5, background=bg, n_samples=30, random_state=0,
                    method="integrated_gradients", method_params={"n_steps": 2}).fit(X)
     methods = EXACT + ZERO_SAMPLED
     res = ex.explain(bg[:1], methods=methods)

@@ -12,21 +12,32 @@ without replacement, with the finite population correction):
 
 where d_u is draw u's term. Coalitions taken whole (KernelSHAP's complete
 layers, full enumeration) add nothing. No model call is spent: the terms
-come from the values the estimate was made from. ``benchmarks/
-bench_standard_errors.py`` measures the coverage of the intervals.
+come from the values the estimate was made from.
+
+KernelSHAP and permutation SHAP average independent games, one per
+background row; each game's variance comes from its own draws and the
+variances add up, so two draws per game give one degree of freedom per
+background row. With few degrees of freedom the standard errors are scaled
+by t_{0.975, nu} / 1.96 (``t_scale``), so that ``value +- 1.96 se`` is the
+t interval. ``benchmarks/bench_coverage.py`` and ``benchmarks/
+bench_standard_errors.py`` measure the coverage of the intervals.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
+from scipy.stats import t as student_t
 
 __all__ = [
     "Draws",
+    "t_scale",
     "lime_variances",
     "pair_terms",
     "permutation_terms",
     "rise_variances",
 ]
+
+_Z95 = 1.959963984540054
 
 # floats held at once by the per-draw terms of one block of rows
 _MAX_TERMS = 1 << 22
@@ -65,6 +76,8 @@ class Draws:
             if factor > 0:
                 self.groups.append((at, factor))
         self.n_draws = strata.size
+        # degrees of freedom of the variance estimate
+        self.dof = float(sum(at.size - 1 for at, _ in self.groups))
 
     def variance(self, terms):
         """Variance of the sum of ``terms`` (..., n_draws, k) over the draws."""
@@ -74,6 +87,27 @@ class Draws:
             dev = sub - sub.mean(axis=-2, keepdims=True)
             out += factor * np.einsum("...uk,...uk->...k", dev, dev)
         return out
+
+
+def t_scale(var, var_per_dof):
+    """Factor t_{0.975, nu} / 1.96 for a variance summed from independent estimates.
+
+    ``var`` is the sum of independent variance estimates v_j with d_j
+    degrees of freedom, ``var_per_dof`` the sum of v_j**2 / d_j; nu is
+    their Welch-Satterthwaite degrees of freedom. Scaling a standard error
+    by it makes ``value +- 1.96 se`` the t interval. A number instead of
+    ``var_per_dof`` gives the degrees of freedom themselves. 1 where ``var``
+    is 0.
+    """
+    var = np.asarray(var, dtype=np.float64)
+    out = np.ones(var.shape)
+    if np.ndim(var_per_dof) == 0:  # the degrees of freedom
+        var_per_dof = var**2 / var_per_dof if var_per_dof > 0 else np.zeros(var.shape)
+    live = (var > 0) & (np.asarray(var_per_dof) > 0)
+    if live.any():
+        nu = var[live] ** 2 / np.asarray(var_per_dof)[live]
+        out[live] = student_t.ppf(0.975, nu) / _Z95
+    return out
 
 
 def _blocks(n_rows, per_row):
@@ -156,7 +190,8 @@ def lime_variances(design, w, counts, n_draws, gram, coef, y, ridge):
         h[:, :, 1:] -= ridge * b[:, None, 1:]
         t = h @ inv
         out[block] = np.einsum("u,ruk->rk", a, t * t)
-    return out
+    # the t interval with the residual degrees of freedom of the fit
+    return out * t_scale(1.0, max(n_draws - X.shape[1], 1)) ** 2
 
 
 def rise_variances(Z, w, n_draws, y, scores, mean, p):
@@ -171,4 +206,10 @@ def rise_variances(Z, w, n_draws, y, scores, mean, p):
         out[block] = np.einsum("u,ruk->rk", w, t * t)
     dev = y - mean[:, None]
     mean_var = (dev * dev) @ w
-    return out / (n_draws - 1.0), mean_var / (n_draws - 1.0)
+    # a group no mask kept has score 0 and no spread of its own: take that
+    # of v(M) / p over all masks, as if the group were kept in a share p
+    never = ~Z.any(axis=0)
+    if never.any():
+        out[:, never] = ((y * y) @ w / p)[:, None]
+    scale = t_scale(1.0, n_draws - 1.0) ** 2 / (n_draws - 1.0)
+    return out * scale, mean_var * scale

@@ -340,17 +340,30 @@ def n_coalitions(n_groups):
 
 
 def min_samples(method, n_groups):
-    """Smallest budget ``n_samples`` a method accepts for K groups."""
+    """Smallest budget ``n_samples`` a method accepts for K groups.
+
+    Each is the smallest budget whose standard errors still cover: 95 %
+    intervals holding at least 90 % of the exact values on
+    ``benchmarks/bench_coverage.py`` (see :ref:`standard_errors`). A
+    budget that covers every coalition is exact.
+    """
     full = n_coalitions(n_groups)
+    if n_groups < 2:
+        return 0
     if method == "kernel_shap":
-        # all groups alone and all but one group: the design then has full rank
-        return min(2 * n_groups, full) if n_groups > 1 else 0
+        # the singletons and their complements, then 3K drawn pairs: with
+        # fewer, the drawn pairs dominate the fit and its spread is understated
+        return min(8 * n_groups, full)
     if method == "permutation_shap":
-        # one permutation and its reverse
-        return min(2 * (n_groups - 1), full) if n_groups > 1 else 0
-    if method in ("lime", "rise"):
-        # one coefficient per group and the intercept (LIME); RISE averages
-        # over masks, and fewer than K + 1 leave some group never drawn
+        # two permutations and their reverses per game: one cannot measure
+        # its own spread
+        return min(4 * (n_groups - 1), full)
+    if method == "lime":
+        # twice the coefficients (the groups and the intercept): with fewer,
+        # the fit nearly interpolates its draws and their spread vanishes
+        return min(2 * (n_groups + 1), full)
+    if method == "rise":
+        # fewer than K + 1 masks leave some group never drawn
         return min(n_groups + 1, full)
     return 1
 
@@ -368,7 +381,9 @@ def resolve_budget(method, n_samples, n_groups, check=True):
     if check and n_samples < low:
         raise ValueError(
             f"n_samples={n_samples} is too small for method={method!r} with "
-            f"{n_groups} groups; it needs at least n_samples={low}."
+            f"{n_groups} groups; it needs at least n_samples={low}, the smallest "
+            "budget whose standard errors can be trusted (see the user guide, "
+            "'Standard errors')."
         )
     return int(n_samples)
 

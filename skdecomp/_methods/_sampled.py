@@ -36,8 +36,9 @@ method enumerates all of them and returns its closed form (see
 On request, the coalition methods also give the standard error of every
 estimate, from the same model calls (``_errors``): the spread of one term
 per independent draw (an antithetic pair of permutations, a drawn pair of
-a coalition and its complement, a Bernoulli mask), the terms of a draw
-averaged over the background rows that share it.
+a coalition and its complement, a Bernoulli mask). For KernelSHAP and
+permutation SHAP, each background row's game measures its own spread, and
+the variances of the games add up.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -58,7 +59,14 @@ from ._kernels import (
     hybrid_rows,
     permutation_attributions,
 )
-from ._errors import Draws, lime_variances, pair_terms, permutation_terms, rise_variances
+from ._errors import (
+    Draws,
+    lime_variances,
+    pair_terms,
+    permutation_terms,
+    rise_variances,
+    t_scale,
+)
 from ._paths import integrated_gradients
 from ._registry import check_method_params, get_method, n_coalitions, resolve_budget
 
@@ -480,14 +488,16 @@ def _anchored(game, X, prediction, differ, budget, seed, seed_id, estimator,
     draw's term of their error (n_blocks * n_out, n_draws, k) for the
     independent ``draws`` (None when the design has no random draw).
 
-    With ``errors``, also returns the standard errors: the terms of a draw
-    are averaged over z before their spread is taken, as all z share the
-    draws of the design (each relabelled).
+    With ``errors``, also returns the standard errors: each game's variance
+    from the spread of its own draws, summed over the independent games of
+    the background rows, and scaled by t / 1.96 for the Welch-Satterthwaite
+    degrees of freedom of that sum (``t_scale``).
     """
     n_rows, n_bg, K = differ.shape
     n_out = prediction.shape[1]
     phi = np.zeros((n_rows, K, n_out))
     var = np.zeros((n_rows, K, n_out)) if errors else None
+    var_per_dof = np.zeros((n_rows, K, n_out)) if errors else None
     designs = {}
     # one "background row" standing for the game's empty coalition when the
     # game is not a mean over background rows
@@ -517,7 +527,6 @@ def _anchored(game, X, prediction, differ, budget, seed, seed_id, estimator,
                 coalitions, i, np.take_along_axis(groups, relabel[j], axis=1), j
             ))
             solvers.append((solve, terms, draws))
-        sums = {}
         for seg, (solve, terms, draws), values in zip(
             segments, solvers, _evaluate(game, X, prediction, segments)
         ):
@@ -531,33 +540,33 @@ def _anchored(game, X, prediction, differ, budget, seed, seed_id, estimator,
                 est.reshape(n_b, n_out, k).transpose(0, 2, 1),
             )
             if errors and draws is not None:
-                if k not in sums:
-                    sums[k] = (np.zeros((rows.size, draws.n_draws, K, n_out)), draws)
-                _add_terms(sums[k][0], seg, rows[0], terms, flat, base, est, n_out)
-        for total_terms, draws in sums.values():
-            # the spread over the draws, per stratum
-            v = draws.variance(total_terms.reshape(rows.size, draws.n_draws, K * n_out))
-            var[rows] += v.reshape(rows.size, K, n_out) / n_bg**2
+                _add_variances(var, var_per_dof, seg, terms, draws, flat, base, est,
+                               n_out)
     if errors:
-        return phi / n_bg, np.sqrt(var)
+        return phi / n_bg, np.sqrt(var) / n_bg * t_scale(var, var_per_dof)
     return phi / n_bg
 
 
-def _add_terms(out, seg, first_row, terms, flat, base, est, n_out):
-    """Add the error terms of each block to ``out`` (rows, draws, K, n_out), z by z."""
+def _add_variances(var, var_per_dof, seg, terms, draws, flat, base, est,
+                               n_out):
+    """Add each game's variance, from its own draws, to ``var`` (rows, K, n_out).
+
+    The games of the background rows are independent (each relabels the
+    design by its own random permutation of the groups in play), so the
+    variance of their mean is the sum of their variances over n_bg**2.
+    """
     n_b, k = seg.groups.shape
     flat = flat.reshape(n_b, n_out, -1)
     base = base.reshape(n_b, n_out)
     est = est.reshape(n_b, n_out, k)
-    draw = np.arange(out.shape[1])[None, :, None]
     for j in np.unique(seg.background_rows):
         at = np.flatnonzero(seg.background_rows == j)
         t = terms(flat[at].reshape(at.size * n_out, -1), base[at].reshape(-1),
                   est[at].reshape(at.size * n_out, k))
-        t = t.reshape(at.size, n_out, -1, k).transpose(0, 2, 3, 1)
+        v = draws.variance(t).reshape(at.size, n_out, k).transpose(0, 2, 1)
         # a row meets each z once, so no index repeats
-        local = (seg.rows[at] - first_row)[:, None, None]
-        out[local, draw, seg.groups[at][:, None, :]] += t
+        var[seg.rows[at][:, None], seg.groups[at]] += v
+        var_per_dof[seg.rows[at][:, None], seg.groups[at]] += v * v / draws.dof
 
 
 def _kernel_solver(Z, w):
