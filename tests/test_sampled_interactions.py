@@ -7,6 +7,7 @@ import pytest
 
 from skdecomp import Explainer, InteractionExplanation
 from skdecomp._methods._indices import INDICES
+from skdecomp._methods._sampled_indices import min_budget
 
 INDEX_NAMES = [name for name, spec in INDICES.items() if spec.order is None]
 
@@ -77,6 +78,7 @@ def test_as_close_as_shapiqs_kernelshapiq_on_the_same_game():
     assert mse_ours <= mse_theirs, (mse_ours, mse_theirs)
 
 
+@pytest.mark.slow
 def test_thirty_two_groups_through_model_calls_add_up():
     K, budget = 32, 2048
     ex, X = fitted(K, n_background=10)
@@ -125,7 +127,7 @@ def test_refusals_are_clear():
         ex.interactions(X[:1], index="k-SII", max_order=2, n_samples=0)
     with pytest.raises(ValueError, match="lower max_order or n_samples"):
         ex.interactions(X[:1], index="k-SII", max_order=8, n_samples=4096)
-    res = ex.interactions(X[:1], index="BII", max_order=1, n_samples=100)
+    res = ex.interactions(X[:1], index="BII", max_order=1, n_samples=112)
     with pytest.raises(ValueError, match="standard_errors have shape"):
         InteractionExplanation(res.values, res.terms, res.base_values,
                                res.feature_names, "BII", 1,
@@ -134,3 +136,37 @@ def test_refusals_are_clear():
         InteractionExplanation(res.values, res.terms, res.base_values,
                                res.feature_names, "BII", 1,
                                standard_errors=-np.ones(res.values.shape))
+
+
+def test_smallest_budget_is_named_and_measures_its_spread():
+    # 2K for the groups alone and all but one, then 4 pairs for each other size
+    assert [min_budget(K) for K in (3, 4, 10, 14, 30)] == [6, 14, 52, 76, 172]
+    ex, X = fitted(10)
+    with pytest.raises(ValueError, match="give at least n_samples=52:"):
+        ex.interactions(X[:1], index="k-SII", max_order=2, n_samples=51)
+    exact = ex.interactions(X[:3], index="STII", max_order=2).values
+    for budget in (52, 60, 200):
+        for seed in range(3):
+            ex.set_params(random_state=seed)
+            res = ex.interactions(X[:3], index="STII", max_order=2, n_samples=budget)
+            inexact = np.abs(res.values - exact) > 1e-9
+            assert inexact.any()
+            # a value that is not exact never has a standard error of 0
+            assert (res.standard_errors[inexact] > 0).all(), (budget, seed)
+
+
+def test_intervals_cover_at_the_smallest_budget_and_past_the_fit_of_pairs():
+    # at 2 to 4 coalitions a coefficient of the order-2 fit (55 for 10
+    # groups), where the spread of the residuals alone gave 79 % coverage of
+    # the pairs, and at the smallest budget
+    ex, X = fitted(10, n_background=5)
+    rows = X[10:13]
+    exact = ex.interactions(rows, index="k-SII", max_order=2).values
+    for budget, low in ((52, 0.88), (110, 0.9)):
+        covered = []
+        for seed in range(12):
+            ex.set_params(random_state=seed)
+            est = ex.interactions(rows, index="k-SII", max_order=2, n_samples=budget)
+            err = np.abs(est.values[:, 1:] - exact[:, 1:])
+            covered.append(err <= 1.96 * est.standard_errors[:, 1:] + 1e-12)
+        assert np.mean(covered) >= low, (budget, np.mean(covered))
