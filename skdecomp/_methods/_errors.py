@@ -30,11 +30,11 @@ from scipy.stats import t as student_t
 
 __all__ = [
     "Draws",
-    "t_scale",
     "lime_variances",
     "pair_terms",
     "permutation_terms",
     "rise_variances",
+    "t_scale",
 ]
 
 _Z95 = 1.959963984540054

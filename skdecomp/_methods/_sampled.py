@@ -51,14 +51,6 @@ import pandas as pd
 
 from .._game._game import run_blocks
 from ._dummy import differing_groups, dummy_groups, zero_dummy_groups
-from ._kernels import (
-    coalition_gram,
-    coalition_moments,
-    cholesky_solve,
-    constrained_least_squares,
-    hybrid_rows,
-    permutation_attributions,
-)
 from ._errors import (
     Draws,
     lime_variances,
@@ -66,6 +58,14 @@ from ._errors import (
     permutation_terms,
     rise_variances,
     t_scale,
+)
+from ._kernels import (
+    cholesky_solve,
+    coalition_gram,
+    coalition_moments,
+    constrained_least_squares,
+    hybrid_rows,
+    permutation_attributions,
 )
 from ._paths import integrated_gradients
 from ._registry import check_method_params, get_method, n_coalitions, resolve_budget
