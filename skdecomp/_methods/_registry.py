@@ -375,9 +375,9 @@ def resolve_budget(method, n_samples, n_groups, check=True):
     (groups that are dummies in every row of a call take no budget, so a
     call may run with fewer groups than the minimum counts).
     """
-    if n_samples is None:
-        n_samples = 2 * n_groups + 2048
     low = min_samples(method, n_groups)
+    if n_samples is None:
+        n_samples = max(2 * n_groups + 2048, low)
     if check and n_samples < low:
         raise ValueError(
             f"n_samples={n_samples} is too small for method={method!r} with "
