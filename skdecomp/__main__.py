@@ -19,6 +19,14 @@ def _print_verdict(results, file=None):
         print(f"  - {sentence}", file=file)
 
 
+def demo_plan(X, y):
+    """The plan of the demo's analysis (see :func:`skdecomp._plan.plan_report`)."""
+    from ._plan import plan_report
+
+    return plan_report(X, y, estimator="hgb", groups="auto", n_rows=50, budget=None,
+                       max_memory=None)
+
+
 def _demo(args):
     import time
 
@@ -41,6 +49,7 @@ def _demo(args):
     def log(msg):
         print(f"[skdecomp] {msg}", flush=True)
 
+    log(f"plan: {demo_plan(X, y).summary()}")
     results = analyse(X, y, estimator="hgb", groups="auto", n_rows=50,
                       random_state=args.random_state, n_jobs=args.n_jobs, log=log,
                       verbose=_bars(), started=started)
@@ -79,6 +88,7 @@ def _demo(args):
 
 
 def _report(args):
+    import inspect
     import time
 
     from ._report import (
@@ -100,7 +110,7 @@ def _report(args):
 
     # cheap checks first: output folder, model file, data, options; then the plan
     # (model evaluations, time and memory within the budget); then the work
-    from ._plan import check_model_object, plan_report
+    from ._plan import PlanError, check_model_object, plan_report
 
     action = check_output(args.out, overwrite=args.overwrite)
     model = load_model(args.model) if args.model else None
@@ -118,16 +128,23 @@ def _report(args):
         X, y, model=model, estimator=args.estimator,
         groups=None if args.groups is None else groups, methods=args.methods,
         n_rows=args.n_rows, drop=drop, budget=args.budget, max_memory=args.max_memory,
+        imputer=args.imputer,
     )
     log(f"plan: {plan.summary()}"
         + (f" (budget {args.budget:.0f} s)" if args.budget is not None else ""))
     for change in plan.changes:
         log(f"to fit the budget: {change}")
+    game = {}
+    if "imputer" in inspect.signature(analyse).parameters:
+        game["imputer"] = args.imputer
+    elif args.imputer != "marginal":
+        raise PlanError(f"--imputer {args.imputer} is not available in this version; "
+                        "use --imputer marginal.")
     results = analyse(
         X, y, model=model, estimator=args.estimator, groups=plan.groups,
         methods=plan.methods, n_rows=plan.n_rows, background=plan.background,
         n_jobs=args.n_jobs, random_state=args.random_state, log=log, drop=plan.drop,
-        verbose=_bars(), started=started,
+        verbose=_bars(), started=started, **game,
     )
     if plan.changes:
         results["plan"] = {"changes": plan.changes, "estimate": plan.summary()}
@@ -308,7 +325,7 @@ def _seed(text):
 def main(argv=None):
     """Run the command line; return the exit code."""
     from ._methods import method_names
-    from ._plan import DEFAULT_BUDGET, DEFAULT_MEMORY
+    from ._plan import DEFAULT_BUDGET, DEFAULT_MEMORY, IMPUTERS
     from ._report import ESTIMATORS
 
     parser = argparse.ArgumentParser(
@@ -373,6 +390,15 @@ def main(argv=None):
                      f"(default: {DEFAULT_MEMORY:.0f}; 'none' for no limit)")
     rep.add_argument("--drop", nargs="+", default=None, metavar="COLUMN",
                      help="columns to leave out, e.g. an identifier")
+    rep.add_argument("--imputer", choices=list(IMPUTERS), default="marginal",
+                     help="the game every method explains, i.e. how the absent "
+                     "columns of a row are filled: marginal, from background rows "
+                     "independently of the present columns; path_dependent (tree "
+                     "models), each tree weighs the branches of the absent columns by "
+                     "the training rows that took them, as shap.TreeExplainer does; "
+                     "conditional, drawn given the present columns from a Gaussian "
+                     "copula fitted on the table (through model calls, even for trees) "
+                     "(default: marginal)")
     rep.set_defaults(func=_report)
     args = parser.parse_args(argv)
     if getattr(args, "methods", None):

@@ -51,16 +51,82 @@ BACKGROUND = 50
 SCREEN_COLUMNS = 100
 #: the narrowest first screen of a wide table (else one column per row)
 MIN_SCREEN = 20
-#: table cells a model call goes through per second (hybrid rows included),
-#: for the models the command line fits; a given model is timed instead
-CELLS_PER_SECOND = {"hgb": 2e7, "rf": 5e6, "linear": 2.5e7, "mlp": 1e7}
-#: seconds to fit, per row and column, and per column (binning, encoders)
-FIT_COST = {"hgb": (2e-7, 5e-3), "rf": (2e-6, 1e-4), "linear": (5e-8, 1e-5),
-            "mlp": (5e-6, 1e-4)}
-#: seconds per unit of tree-path work (rows x rows x columns and column pairs)
-TREE_SECOND = 3e-7
-#: fixed cost: reading, figures and the page
-OVERHEAD = 8.0
+#: seconds per model evaluation (one row) of the models the command line fits:
+#: a fixed part (the trees, the network) and a part per numeric and per text
+#: column (the pipeline's encoders); a given model is timed instead
+EVALUATION_SECONDS = {"hgb": (2.5e-5, 2e-7, 6e-7), "rf": (3e-6, 2e-7, 6e-7),
+                      "linear": (5e-7, 5e-8, 6e-7), "mlp": (1.5e-6, 5e-8, 6e-7)}
+#: seconds to fit: per row and column the model reads (a text column one-hot
+#: encoded counts as ENCODED_LEVELS columns for linear and mlp), and a fixed part
+FIT_COST = {"hgb": (1.5e-5, 0.2), "rf": (6e-5, 0.1), "linear": (5e-8, 0.05),
+            "mlp": (1.2e-5, 0.1)}
+ENCODED_LEVELS = 8
+#: nodes of the fitted trees: gradient boosting of about 100 trees of 31
+#: leaves, a forest of 100 trees whose nodes grow with the rows it is fitted on
+HGB_NODES = 100 * 61
+RF_NODES_PER_ROW = 35
+#: seconds per unit of tree-path work, by step: the explanations (node x
+#: group x explained and background row), the interactions (node x pair of
+#: groups), the AGREED grouping (node x pair of columns, on AGREED_ROWS_TREE
+#: rows), the sources and the regions (node)
+TREE_SECOND = {"explain": 2e-9, "interactions": 2.5e-7, "agreed": 8e-7,
+               "sources": 6.5e-5, "regions": 7e-5}
+#: trees that split text columns as sets of categories are read one anchor row
+#: at a time: the AGREED grouping costs this many times more, the sources
+#: SOURCE_CATEGORY_SECOND per column and pair of rows
+CATEGORY_FACTOR = 4.0
+SOURCE_CATEGORY_SECOND = 1.6e-4
+#: rows of the AGREED grouping, on the tree path and through model calls
+AGREED_ROWS, AGREED_ROWS_TREE = 50, 200
+#: the regions step (see skdecomp._report._explain._region_path)
+REGION_ROWS, REGION_ROWS_TREE, REGION_MIN_ROWS = 100, 300, 40
+REGION_EVALUATIONS = 500_000
+REGION_TREE_NODES = 20_000
+#: the sources of disagreement (see skdecomp._report._explain._source_rows)
+SOURCE_ROWS, SOURCE_MIN_ROWS, SOURCE_EVALUATIONS = 100, 20, 100_000
+#: the interaction index through model calls: 2**(INDEX_COLUMNS + 1) coalitions
+#: of which about half are evaluated
+INDEX_COLUMNS = 6
+#: seconds per cell drawn by the conditional game's sampler
+DRAW_SECOND = 1e-7
+#: fixed cost of a step through model calls and on the tree path (the games,
+#: reading the trees)
+STEP_SECONDS, TREE_STEP_SECONDS = 0.1, 0.5
+#: fixed cost: starting, reading, scoring, figures and the page
+OVERHEAD = 6.0
+#: the games the report can explain
+IMPUTERS = ("marginal", "path_dependent", "conditional")
+#: the steps of the analysis, in the order it runs them
+STEPS = ("fit", "columns", "interactions", "sources", "regions", "agreed",
+         "agreed explanation", "other")
+
+
+def step_of(message):
+    """The step of the analysis a line of its log starts, or None.
+
+    Parameters
+    ----------
+    message : str
+        A line the analysis logs.
+
+    Returns
+    -------
+    step : str or None
+        One of :data:`STEPS`.
+    """
+    if message.startswith("fitting"):
+        return "fit"
+    if message.startswith("explaining"):
+        return "agreed explanation" if "AGREED" in message else "columns"
+    if message.startswith("measuring the interactions"):
+        return "interactions"
+    if message.startswith("measuring how"):
+        return "sources"
+    if message.startswith("looking for regions"):
+        return "regions"
+    if message.startswith("grouping"):
+        return "agreed"
+    return None
 
 
 class PlanError(ValueError):
@@ -215,6 +281,12 @@ class Plan:
         Estimated peak memory, in megabytes.
     changes : list of str
         What was changed to fit the budget, in plain words.
+    steps : dict
+        Estimated seconds of every step the analysis runs, by the names of
+        :data:`STEPS` (``"other"``: starting, reading, scoring and writing);
+        they add up to ``seconds``.
+    imputer : str
+        The game explained (one of :data:`IMPUTERS`).
     """
 
     n_rows: int
@@ -226,11 +298,17 @@ class Plan:
     seconds: float = 0.0
     memory: float = 0.0
     changes: list = field(default_factory=list)
+    steps: dict = field(default_factory=dict)
+    imputer: str = "marginal"
 
     def summary(self):
         """One line: evaluations, time and memory."""
         return (f"about {_count(self.evaluations)} model evaluations, roughly "
                 f"{_duration(self.seconds)} and {self.memory:,.0f} MB")
+
+    def breakdown(self):
+        """One line: the estimated time of every step."""
+        return ", ".join(f"{name} {_duration(s)}" for name, s in self.steps.items())
 
 
 def _count(n):
@@ -264,8 +342,22 @@ def _partition_evaluations(K, methods, n_rows, n_bg, tree):
     return float(n_rows * n_bg * (per_row + len(sampled) * n_samples)), 0.0
 
 
-def _estimate(plan, *, n, d, kind, rate_cells, tree, fitted):
-    """Fill in evaluations, seconds and memory of ``plan`` (a new Plan)."""
+def _source_rows(K, n_rows, tree):
+    N = int(np.sqrt(SOURCE_EVALUATIONS / ((2 if tree else 4) * max(K, 1))))
+    return min(n_rows, SOURCE_ROWS, max(SOURCE_MIN_ROWS, N))
+
+
+def _estimate(plan, *, n, d, kind, evaluation_second, tree, fitted, nodes,
+              categorical, n_text=0, model_second=None, imputer="marginal",
+              regions=True):
+    """Fill in evaluations, seconds, steps and memory of ``plan`` (a new Plan).
+
+    Every step the analysis runs has its estimate in ``steps``: model
+    evaluations at ``evaluation_second`` each (``model_second`` for the
+    model's last step alone, on encoded columns), tree-path work by the
+    nodes of the trees (``nodes``), and a fixed part.
+    """
+    model_second = evaluation_second if model_second is None else model_second
     d_model = d - len(plan.drop)
     n_test = int(round(0.25 * n)) if fitted else 0
     n_fit = n - n_test if fitted and n_test >= 10 and n - n_test >= 10 else n
@@ -273,30 +365,72 @@ def _estimate(plan, *, n, d, kind, rate_cells, tree, fitted):
     R = min(plan.n_rows, n_scored)
     B = min(plan.background, n_fit)
     groups = plan.groups
+    conditional = imputer == "conditional"
+    path_dependent = imputer == "path_dependent"
+    tree = tree and not conditional
+    # the path-dependent game reads the trees' cover, not a background
+    B_tree = 1 if path_dependent else B
     K = len(groups) if isinstance(groups, (list, dict)) else d_model
-    evaluations, tree_work = _partition_evaluations(K, plan.methods, R, B, tree)
-    if not isinstance(groups, (list, dict)):
-        G = min(INTERACTION_COLUMNS, d_model) + 1
-        evaluations += 0 if tree else B * B * (1 + G + G * (G - 1) / 2)
-        tree_work += G * G * B * B if tree else 0
-    if groups == "auto" and d_model > 1:
-        N = min(200 if tree else BACKGROUND, n_fit)
-        # anchored N x N statistics of every column, then of each merge
-        if tree:
-            tree_work += 2 * d_model * N * N
-        else:
-            evaluations += 4 * d_model * N * N
-        # the merge loop: pairs of groups, each with its N x N statistics on the
-        # tree path (a rough fit to the runs of benchmarks/bench_plan.py)
-        tree_work += d_model * d_model * (N * N if tree else 1)
-        more, extra_tree = _partition_evaluations(
-            max(2, d_model // 2), plan.methods, R, B, tree)
-        evaluations += more
-        tree_work += extra_tree
-    seconds = OVERHEAD + evaluations * d_model / rate_cells + TREE_SECOND * tree_work
+    # the conditional game draws one row of d_model cells per evaluation
+    per_evaluation = evaluation_second + (DRAW_SECOND * d_model if conditional else 0.0)
+    steps, counts = {}, {}
+
+    def step(name, evaluations=0.0, tree_seconds=0.0):
+        counts[name] = float(evaluations)
+        steps[name] = ((TREE_STEP_SECONDS if tree else STEP_SECONDS)
+                       + evaluations * per_evaluation + tree_seconds)
+
     if fitted:
-        per_cell, per_column = FIT_COST.get(kind, FIT_COST["hgb"])
-        seconds += per_cell * n_fit * d_model + per_column * d_model
+        per_cell, fixed = FIT_COST.get(kind, FIT_COST["hgb"])
+        columns = d_model + (ENCODED_LEVELS - 1) * n_text if kind in ("linear", "mlp") \
+            else d_model
+        steps["fit"] = fixed + per_cell * n_fit * columns
+        counts["fit"] = 0.0
+
+    def partition(K_part, name):
+        evaluations, _ = _partition_evaluations(K_part, plan.methods, R, B, tree)
+        work = nodes * K_part * (R + B_tree) * TREE_SECOND["explain"] if tree else 0.0
+        step(name, evaluations, work)
+
+    partition(K, "columns")
+    per_column = not isinstance(groups, (list, dict))
+    if per_column and d_model > 1:
+        G = min(INTERACTION_COLUMNS, d_model) + 1
+        if tree:
+            step("interactions", 0.0, nodes * G * G * TREE_SECOND["interactions"])
+        else:
+            k = min(INDEX_COLUMNS, G - 1) + 1
+            step("interactions", B * B * (1 + G + G * (G - 1) / 2) + R * B * 2.0 ** (k - 1))
+        # the sources read the model's last step on the encoded columns
+        N = _source_rows(d_model, n_fit, tree)
+        if tree and categorical:
+            step("sources", 0.0, d_model * N * N * SOURCE_CATEGORY_SECOND)
+        elif tree:
+            step("sources", 0.0, nodes * TREE_SECOND["sources"])
+        else:
+            step("sources", 0.0, 4 * d_model * N * N * model_second)
+        if regions and imputer == "marginal":
+            # FDTree's own model calls (see _region_path), without draws
+            if tree and not categorical and nodes <= REGION_TREE_NODES:
+                step("regions", 0.0, nodes * TREE_SECOND["regions"])
+            else:
+                N = int(np.sqrt(REGION_EVALUATIONS / d_model))
+                N = min(n_fit, REGION_ROWS, max(REGION_MIN_ROWS, N))
+                step("regions", 0.0, d_model * N * N * evaluation_second)
+    if groups == "auto" and d_model > 1:
+        N = min(AGREED_ROWS_TREE if tree else AGREED_ROWS, n_fit)
+        if tree:
+            work = nodes * d_model * d_model * (N / AGREED_ROWS_TREE) ** 2
+            step("agreed", 0.0, work * TREE_SECOND["agreed"]
+                 * (CATEGORY_FACTOR if categorical else 1.0))
+        else:
+            # anchored N x N statistics of every column, then of each merge
+            step("agreed", 4 * d_model * N * N + d_model * d_model * N)
+        # the AGREED groups are explained again: about half as many as columns
+        partition(max(2, d_model // 2), "agreed explanation")
+    steps["other"] = OVERHEAD
+    counts["other"] = 0.0
+    steps = {k: steps[k] for k in STEPS if k in steps}
     auto = groups == "auto" and d_model > 1
     N = min(BACKGROUND, n_fit)
     cells = (
@@ -304,13 +438,45 @@ def _estimate(plan, *, n, d, kind, rate_cells, tree, fitted):
         + min(R * B * max(d_model, 1), 2 ** 27)      # one chunk of hybrid rows
         + (4 * d_model * d_model + 2 * N * N * d_model if auto else 0)
     )
-    return replace(plan, evaluations=evaluations, seconds=seconds,
-                   memory=8 * cells / 2**20 + 150)
+    return replace(plan, evaluations=sum(counts.values()), seconds=sum(steps.values()),
+                   steps=steps, memory=8 * cells / 2**20 + 150)
+
+
+def _evaluation_second(kind, X, drop):
+    """Seconds per model evaluation of a fitted model of ``kind``, from the columns."""
+    base, numeric, text = EVALUATION_SECONDS.get(kind, EVALUATION_SECONDS["hgb"])
+    kept = [c for c in X.columns if c not in set(drop)]
+    n_text = sum(not _is_number(X[c]) for c in kept)
+    return base + numeric * (len(kept) - n_text) + text * n_text
+
+
+def _is_number(column):
+    types = pd.api.types
+    return types.is_numeric_dtype(column) or types.is_bool_dtype(column)
+
+
+def _tree_nodes(model):
+    """Nodes of a given tree model, or None when they cannot be counted cheaply."""
+    from ._model import _final_model
+
+    final = _final_model(model)
+    estimators = getattr(final, "estimators_", None)
+    if estimators is not None:
+        trees = np.ravel(np.asarray(estimators, dtype=object))
+        try:
+            return int(sum(t.tree_.node_count for t in trees))
+        except AttributeError:
+            return None
+    predictors = getattr(final, "_predictors", None)
+    if predictors is not None:
+        return int(sum(len(p.nodes) for per_iter in predictors for p in per_iter))
+    tree = getattr(final, "tree_", None)
+    return None if tree is None else int(tree.node_count)
 
 
 def plan_report(X, y, *, model=None, estimator="hgb", groups=None, methods=None,
                 n_rows=None, drop=None, budget=DEFAULT_BUDGET, max_memory=DEFAULT_MEMORY,
-                rate=None):
+                rate=None, imputer="marginal"):
     """Plan ``skdecomp report`` within a budget of time and memory.
 
     Options the user gave (not None) are kept; the others are changed, in
@@ -343,6 +509,12 @@ def plan_report(X, y, *, model=None, estimator="hgb", groups=None, methods=None,
         Megabytes the report may hold; None for no limit.
     rate : float or None, default=None
         Evaluations per second of ``model`` on the table; None times it.
+    imputer : {"marginal", "path_dependent", "conditional"}, default="marginal"
+        The game explained. The conditional game is explained through model
+        calls, even of tree models: each of its values averages as many
+        drawn rows as there are background rows (one model evaluation and
+        one drawn row each); the path-dependent one reads the trees alone,
+        without background rows. Neither searches regions.
 
     Returns
     -------
@@ -354,30 +526,49 @@ def plan_report(X, y, *, model=None, estimator="hgb", groups=None, methods=None,
         When no plan fits, naming the options that would make one fit.
     """
     n, d = X.shape
+    if imputer not in IMPUTERS:
+        raise PlanError(f"imputer must be one of {', '.join(IMPUTERS)}, got {imputer!r}.")
     drop = list(drop or [])
     fitted = model is None
     kind = estimator if fitted else None
     tree = fitted and estimator in ("hgb", "rf")
     if not fitted and _is_tree_model(model):
         tree = True
-    d_model = d - len(drop)
+    kept = [c for c in X.columns if c not in set(drop)]
+    evaluation_second = None
     if fitted:
-        rate_cells = CELLS_PER_SECOND.get(estimator, 1e7)
+        n_test = int(round(0.25 * n))
+        n_fit = n - n_test if n_test >= 10 and n - n_test >= 10 else n
+        nodes = {"hgb": HGB_NODES, "rf": RF_NODES_PER_ROW * n_fit}.get(estimator, 0)
+        # gradient boosting splits text columns natively, as sets of categories
+        categorical = estimator == "hgb" and any(not _is_number(X[c]) for c in kept)
     else:
         rate = measured_rate(model, X) if rate is None else rate
-        rate_cells = (rate or 1e4) * max(d, 1)
-    kept = [c for c in X.columns if c not in set(drop)]
+        evaluation_second = 1.0 / (rate or 1e4)
+        nodes = (_tree_nodes(model) or HGB_NODES) if tree else 0
+        categorical = tree and _has_categories(model)
+    # regions are searched for a regression or two classes, when columns
+    # interact (never in a fitted linear model)
+    regions = not _many_classes(y, model) and not (fitted and estimator == "linear")
     plan = Plan(
         n_rows=DEFAULT_ROWS if n_rows is None else int(n_rows),
         background=BACKGROUND,
         methods=None if methods is None else list(methods),
         groups="auto" if groups is None else groups,
         drop=list(drop),
+        imputer=imputer,
     )
 
     def estimate(p):
-        return _estimate(p, n=n, d=d, kind=kind, rate_cells=rate_cells, tree=tree,
-                         fitted=fitted)
+        second, model_second, n_text = evaluation_second, None, 0
+        if fitted:
+            second = _evaluation_second(estimator, X, p.drop)
+            model_second = EVALUATION_SECONDS.get(estimator, EVALUATION_SECONDS["hgb"])[0]
+            n_text = sum(not _is_number(X[c]) for c in X.columns if c not in set(p.drop))
+        return _estimate(p, n=n, d=d, kind=kind, evaluation_second=second,
+                         model_second=model_second, n_text=n_text, tree=tree,
+                         fitted=fitted, nodes=nodes, categorical=categorical,
+                         imputer=imputer, regions=regions)
 
     def fits(p):
         return ((budget is None or p.seconds <= budget)
@@ -422,7 +613,7 @@ def plan_report(X, y, *, model=None, estimator="hgb", groups=None, methods=None,
         steps.append(lambda p: replace(p, groups="columns", changes=p.changes + [
             "no AGREED grouping, one group per column (--groups auto asks for it)"])
             if p.groups == "auto" else None)
-    if methods is None and not tree:
+    if methods is None and not (tree and imputer != "conditional"):
         steps.append(lambda p: replace(p, methods=list(SAMPLED_DEFAULT), changes=p.changes + [
             "sampled Shapley values only (Kernel SHAP, permutation SHAP; --methods "
             "sets them)"]))
@@ -464,6 +655,26 @@ def _refusal(plan, budget, max_memory, n_rows, groups, methods):
              if plan.changes else "")
     return (f"the report would take {plan.summary()}, {' and '.join(over)}{tried}. "
             f"Use {', or '.join(options)}.")
+
+
+def _many_classes(y, model=None):
+    """Whether the target has more than two classes (the report explains one)."""
+    from ._report import is_classification
+
+    try:
+        classification = is_classification(y) if model is None else \
+            is_classification(y, model)
+    except Exception:  # the analysis checks the target with its own message
+        return False
+    return bool(classification) and pd.Series(y).nunique() > 2
+
+
+def _has_categories(model):
+    """Whether a given gradient-boosting model splits some column as categories."""
+    from ._model import _final_model
+
+    flags = getattr(_final_model(model), "is_categorical_", None)
+    return flags is not None and bool(np.any(flags))
 
 
 def _is_tree_model(model):

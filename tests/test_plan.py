@@ -214,3 +214,96 @@ def test_cli_on_a_30_by_5000_table_ends_within_two_minutes(tmp_path, capsys):
     results = strict_loads((tmp_path / "r" / "results.json").read_text())
     assert "5000 columns" in results["plan"]["changes"][0]
     assert math.isfinite(results["seconds"])
+
+
+# -- every step of the analysis is planned ---------------------------------------------------
+def _interacting(n=80, seed=0, text=False):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.uniform(-1, 1, size=(n, 4)), columns=list("abcd"))
+    y = pd.Series(4 * X["a"] * X["b"] + X["c"] + 0.05 * rng.normal(size=n), name="y")
+    if text:
+        X["e"] = np.asarray(["low", "mid", "high", "top"])[(X["d"] > -0.5).astype(int)
+                                                            + (X["d"] > 0) + (X["d"] > 0.5)]
+        y = y + X["e"].isin(["low", "high"])  # no one threshold on the codes
+    return X, y
+
+
+def _logged_steps(X, y, **options):
+    from skdecomp._plan import step_of
+    from skdecomp._report import analyse
+
+    lines = []
+    analyse(X, y, log=lines.append, n_rows=5, background=10, **options)
+    return [step_of(m) for m in lines if step_of(m)], lines
+
+
+@pytest.mark.parametrize("estimator", ["rf", "linear"])
+def test_every_step_the_analysis_runs_has_an_estimate(estimator):
+    from skdecomp._plan import STEPS
+
+    X, y = _interacting(text=estimator == "rf")
+    plan = plan_report(X, y, estimator=estimator, groups="auto", n_rows=5, budget=None)
+    logged, lines = _logged_steps(X, y, estimator=estimator, groups="auto")
+    assert set(logged) <= set(plan.steps), (set(logged) - set(plan.steps), lines)
+    assert {"fit", "columns", "interactions", "agreed"} <= set(logged)
+    assert list(plan.steps) == [s for s in STEPS if s in plan.steps]
+    assert plan.seconds == pytest.approx(sum(plan.steps.values()))
+    if estimator == "rf":  # the columns interact: the regions are searched and planned
+        assert "regions" in logged
+    else:  # a linear model has no interactions to search regions for
+        assert "regions" not in logged and "regions" not in plan.steps
+
+
+def test_the_imputer_changes_the_plan():
+    import inspect
+
+    from skdecomp._report import analyse
+
+    X, y = _interacting()
+    marginal = plan_report(X, y, estimator="hgb", budget=None)
+    conditional = plan_report(X, y, estimator="hgb", budget=None, imputer="conditional")
+    path = plan_report(X, y, estimator="hgb", budget=None, imputer="path_dependent")
+    # the conditional game is explained through model calls, each value over
+    # as many draws as background rows; neither other game searches regions
+    assert marginal.evaluations < conditional.evaluations
+    assert conditional.evaluations >= 50 * 50 * (2**4 - 1)
+    assert path.evaluations == 0 and "regions" in marginal.steps
+    assert "regions" not in conditional.steps and "regions" not in path.steps
+    with pytest.raises(PlanError, match="imputer must be one of"):
+        plan_report(X, y, imputer="cover")
+    if "imputer" in inspect.signature(analyse).parameters:
+        logged, _ = _logged_steps(X, y, estimator="linear", groups="columns",
+                                  imputer="conditional")
+        plan = plan_report(X, y, estimator="linear", groups="columns", n_rows=5,
+                           budget=None, imputer="conditional")
+        assert set(logged) <= set(plan.steps)
+
+
+def test_cli_imputer_option(capsys):
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    for game in ("marginal", "path_dependent", "conditional"):
+        assert game in help_text
+    with pytest.raises(SystemExit) as info:
+        main(["report", "t.csv", "--target", "y", "--imputer", "cover"])
+    assert info.value.code == 2 and "--imputer" in capsys.readouterr().err
+
+
+def test_regions_of_trees_with_categories_go_through_model_calls():
+    from skdecomp._report._explain import _region_path
+    from skdecomp._report._models import make_model
+
+    def fitted(X):
+        model = make_model("hgb", X, y, random_state=0)[0]
+        return model.set_params(**{f"{model.steps[-1][0]}__max_iter": 10}).fit(X, y)
+
+    X, y = _interacting(n=200, text=True)
+    model = fitted(X)
+    N, function = _region_path(model, X, tree=True)
+    assert function is not None and N == 100
+    assert np.allclose(function(X.iloc[:5]).ravel(), model.predict(X.iloc[:5]))
+    X = X.drop(columns="e")
+    assert _region_path(fitted(X), X, tree=True) == (200, None)  # read from the leaves
+    wide_X = pd.DataFrame(np.zeros((500, 400)))
+    assert _region_path(None, wide_X, tree=False)[0] == 40  # K N**2 within a budget
