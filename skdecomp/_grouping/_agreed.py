@@ -406,10 +406,12 @@ class AdaptiveGrouper(_BaseGrouper):
     useful_partition_ : bool
         False when the final partition leaves more than half of the initial
         loss (``remaining_share_ > 0.5``): the interactions are spread over
-        many pairs of columns, none strong enough to be worth a merge, and
-        no partition at this price makes the explainers agree; the groups
-        are then close to the columns and the disagreement stays (see
-        :ref:`agreed_fitted`). Images: the first image's.
+        many pairs of columns, and no partition at this price makes the
+        explainers agree; the groups are then close to the columns and the
+        disagreement stays (see :ref:`agreed_fitted`). Also False when
+        several columns end in a single group: the explainers then agree
+        only because they no longer tell any column apart. Images: the
+        first image's.
     held_out_initial_loss_ : float or None
         With ``n_groups="auto"``, the AGREED loss of the initial partition on
         the held-out rows.
@@ -657,10 +659,12 @@ class AdaptiveGrouper(_BaseGrouper):
         if tree.stop_reason == "held_out":
             self.loss_ = tree.losses[-2]
         n_kept = tree.n_merges - (tree.stop_reason == "held_out")
+        sizes = dict(n_groups=self.n_groups_, n_initial=len(groups))
         if held is None:
-            self._set_remaining(self.initial_loss_, self.loss_, ev.variance)
+            self._set_remaining(self.initial_loss_, self.loss_, ev.variance, **sizes)
         else:
-            self._set_remaining(held.losses[0], held.losses[n_kept], held.stats.variance)
+            self._set_remaining(held.losses[0], held.losses[n_kept], held.stats.variance,
+                                **sizes)
         self._set_path(full, names, n_kept, held,
                        ev.variance if held is None else held.stats.variance)
         return self
@@ -694,11 +698,17 @@ class AdaptiveGrouper(_BaseGrouper):
                 "chosen": t == n_kept,
             })
 
-    def _set_remaining(self, initial, final, variance):
-        """Set remaining_share_ and useful_partition_ from the loss before and after."""
+    def _set_remaining(self, initial, final, variance, n_groups=None, n_initial=None):
+        """Set remaining_share_ and useful_partition_ from the loss before and after.
+
+        A single group of every column leaves no loss, but it is no partition
+        either: the explanation no longer tells any column apart.
+        """
         tiny = _ATOL * max(variance, np.finfo(float).tiny)
-        self.remaining_share_ = float(final / initial) if initial > tiny else 0.0
-        self.useful_partition_ = bool(self.remaining_share_ <= _USEFUL_SHARE)
+        self.remaining_share_ = float(max(final, 0.0) / initial) if initial > tiny else 0.0
+        one_group = n_groups == 1 and n_initial is not None and n_initial > 1
+        self.useful_partition_ = bool(self.remaining_share_ <= _USEFUL_SHARE
+                                      and not one_group)
 
     def score(self, X, y=None):
         """Held-out agreement of the learned groups; higher is better.

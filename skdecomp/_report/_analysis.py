@@ -11,7 +11,13 @@ import pandas as pd
 from ._common import WIDE_COLUMNS, DataError, _clean, _duration, _share_of
 from ._explain import _explain_partition, _interactions, _regions, _sources
 from ._models import check_estimator, make_model
-from ._options import _check_groups_arg, _without, check_exact_limit, check_methods
+from ._options import (
+    _check_groups_arg,
+    _without,
+    check_exact_limit,
+    check_imputer,
+    check_methods,
+)
 from ._table import (
     _plain,
     _predictive_columns,
@@ -71,10 +77,20 @@ def _score(model, X_test, y_test, classification, held_out, fitted_here=False):
 #: a single column that predicts the target this well is flagged as possible leakage
 
 def _agreed_history(grouper, X, scale):
-    def num(v):
-        return None if v is None else float(_clean(v, scale**2))
+    clipped = []
 
-    return {
+    def num(v, what="a loss"):
+        if v is None:
+            return None
+        v = float(_clean(v, scale**2))
+        if v < 0:
+            # a held-out loss is an unbiased estimate of a square: below 0 it
+            # is noise around a small true value, which reads as 0
+            clipped.append(what)
+            return 0.0
+        return v
+
+    out = {
         "initial_loss": num(grouper.initial_loss_),
         "final_loss": num(grouper.loss_),
         "held_out_initial_loss": num(grouper.held_out_initial_loss_),
@@ -82,7 +98,7 @@ def _agreed_history(grouper, X, scale):
         "n_columns": int(X.shape[1]),
         "largest_group": int(max(len(g) for g in grouper.groups_)),
         "stop_reason": str(grouper.stop_reason_),
-        "remaining_share": float(grouper.remaining_share_),
+        "remaining_share": max(0.0, float(_clean(grouper.remaining_share_, 1.0))),
         "useful_partition": bool(grouper.useful_partition_),
         "groups": [[str(X.columns[j]) for j in g] for g in grouper.groups_],
         "merges": [
@@ -107,12 +123,18 @@ def _agreed_history(grouper, X, scale):
                 "merged": None if p["merged"] is None else [str(n) for n in p["merged"]],
                 "largest_group": int(p["largest_group"]),
                 "remaining_share": (None if p["remaining_share"] is None
-                                    else float(_clean(p["remaining_share"], 1.0))),
+                                    else max(0.0, float(_clean(p["remaining_share"], 1.0)))),
                 "chosen": bool(p["chosen"]),
             }
             for p in getattr(grouper, "path_", [])
         ],
     }
+    if clipped:
+        out["clipped"] = (
+            f"{len(clipped)} loss estimate(s) below 0 read as 0: a loss on held-out "
+            "rows is an unbiased estimate of a mean square, and below 0 it is sampling "
+            "noise around a true value near 0")
+    return out
 
 
 def _evaluation_rate(model, X, response_method):
@@ -135,9 +157,13 @@ def _evaluation_rate(model, X, response_method):
         return None
 
 
+def _without_imputer(common):
+    return {k: v for k, v in common.items() if k != "imputer"}
+
+
 def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
             n_rows=50, background=50, n_jobs=None, random_state=0, log=print,
-            test_size=0.25, drop=None, verbose=0, started=None):
+            test_size=0.25, drop=None, verbose=0, started=None, imputer="marginal"):
     """Fit or take a model, score it, and explain it per column and over AGREED groups.
 
     Every option, the target and the groups are checked before any model is
@@ -179,6 +205,10 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
     started : float or None, default=None
         ``time.perf_counter()`` when the work began (reading the data);
         ``seconds`` counts from it. None counts from this call.
+    imputer : {"marginal", "path_dependent", "conditional"}, default="marginal"
+        The game every method explains (see :class:`~skdecomp.Explainer`):
+        absent columns from background rows, through the trees' cover, or
+        drawn given the present columns.
 
     Returns
     -------
@@ -191,6 +221,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
     if model is None:
         check_estimator(estimator)
     check_methods(methods)
+    check_imputer(imputer, model, estimator)
     if not isinstance(X, pd.DataFrame):
         raise DataError("X must be a pandas DataFrame with named columns.")
     if not 0.0 < float(test_size) < 1.0:
@@ -266,7 +297,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
     bg = min(background, len(X_fit))
     rate = _evaluation_rate(model, X_fit, response_method)
     common = dict(background=bg, random_state=random_state, n_jobs=n_jobs,
-                  target=target_class, response_method=response_method)
+                  target=target_class, response_method=response_method, imputer=imputer)
 
     partitions, history = {}, None
     if isinstance(groups, (list, dict)):
@@ -296,12 +327,16 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
             log(f"done in {_duration(time.perf_counter() - t)}")
         except (ValueError, TypeError) as exc:
             notes.append(f"Dependence between columns was not measured: {exc}")
-        if interactions and interactions["top_pairs"] and target_class is None:
+        if imputer != "marginal":
+            notes.append("Regions of the rows are searched under the marginal game only; "
+                         f"this report explains the {imputer.replace('_', '-')} game, so "
+                         "none were searched.")
+        elif interactions and interactions["top_pairs"] and target_class is None:
             t = time.perf_counter()
             log("looking for regions of the rows in which the columns do not interact")
             try:
                 regions = _regions(model, X_fit, results["columns"]["algorithm"] == "tree",
-                                   **common)
+                                   **_without_imputer(common))
             except (ValueError, TypeError) as exc:
                 notes.append(f"No regions were searched: {exc}")
             log(f"done in {_duration(time.perf_counter() - t)}")
@@ -325,7 +360,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
         grouper = AdaptiveGrouper(
             model, max_samples=N, n_groups=None, target=target_class,
             response_method=response_method, n_jobs=n_jobs, random_state=random_state,
-            verbose=verbose,
+            verbose=verbose, imputer=imputer,
         ).fit(X_fit)
         log(f"done in {_duration(time.perf_counter() - t)}: {grouper.n_groups_} groups")
         history = _agreed_history(grouper, X_fit, scale)
@@ -350,6 +385,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
         "model": type(model).__name__ if not hasattr(model, "steps") else
         " > ".join(type(s).__name__ for _, s in model.steps),
         "n_fit_rows": int(len(X_fit)),
+        "imputer": imputer,
         "score": score,
         "checks": checks,
         "dropped_columns": sorted(dropped),

@@ -40,8 +40,13 @@ INDEX_COLUMNS = 6
 #: terms drawn in the figure of the interaction index
 INDEX_TERMS = 10
 #: rows of the regional tree (FDTree): its N x N matrices per column cost
-#: K * N**2 model evaluations off the tree path
-REGION_ROWS, REGION_ROWS_TREE = 100, 300
+#: K * N**2 model evaluations off the tree path (within REGION_EVALUATIONS, on
+#: at least REGION_MIN_ROWS rows); on the tree path of an ensemble of at most
+#: REGION_TREE_NODES nodes without categorical splits they come from the
+#: leaves, at a cost that grows with the nodes more than with the rows
+REGION_ROWS, REGION_ROWS_TREE, REGION_MIN_ROWS = 100, 300, 40
+REGION_EVALUATIONS = 500_000
+REGION_TREE_NODES = 20_000
 #: regions are shown when they leave at most this share of the interaction loss
 REGIONS_HELP = 0.5
 #: rows on which the sources of disagreement are measured, at most and at least;

@@ -2,14 +2,19 @@
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
 from ._common import (
     INDEX_COLUMNS,
     INTERACTION_COLUMNS,
+    REGION_EVALUATIONS,
+    REGION_MIN_ROWS,
     REGION_ROWS,
     REGION_ROWS_TREE,
+    REGION_TREE_NODES,
     ROUND_OFF,
     SAMPLED_EVALUATIONS,
     SOURCE_COLUMNS,
@@ -23,9 +28,18 @@ from ._common import (
 
 
 def _sampled_budget(K, n_rows, n_background):
-    """Coalitions per explained row for a sampled method: a fixed number of evaluations."""
+    """Coalitions per explained row for a sampled method: a fixed number of evaluations.
+
+    Never below the smallest budget any sampled method accepts (where its
+    standard errors hold), nor above every coalition.
+    """
+    from .._methods import SAMPLED_METHODS
+    from .._methods._registry import min_samples, n_coalitions
+
+    low = max(min_samples(m, K) for m in SAMPLED_METHODS)
     budget = SAMPLED_EVALUATIONS // max(1, n_rows * n_background)
-    return int(min(2 * K + 2048, max(4 * (K + 1), budget)))
+    return int(min(max(2 * K + 2048, low), max(4 * (K + 1), low, budget),
+                   max(n_coalitions(K), 1)))
 
 
 def _direction(values, phi, categorical):
@@ -57,7 +71,7 @@ def _direction(values, phi, categorical):
 
 def _explain_partition(model, X_fit, rows, groups, methods, *, background, random_state,
                        n_jobs, notes, target=None, response_method="auto", verbose=0,
-                       log=print, rate=None, what="the columns"):
+                       log=print, rate=None, what="the columns", imputer="marginal"):
     from .. import metrics
     from .._explainer import MAX_EXACT_GROUPS, Explainer
     from .._methods import (
@@ -74,7 +88,7 @@ def _explain_partition(model, X_fit, rows, groups, methods, *, background, rando
     explainer = Explainer(
         model, method="occlusion", groups=groups, background=background, target=target,
         response_method=response_method, random_state=random_state, n_jobs=n_jobs,
-        verbose=verbose,
+        verbose=verbose, imputer=imputer,
     ).fit(X_fit)
     tree = explainer.algorithm_ == "tree"
     chosen = list(methods) if methods else None
@@ -181,7 +195,7 @@ def _explain_partition(model, X_fit, rows, groups, methods, *, background, rando
 
 
 def _interactions(model, X_fit, rows, part, *, background, random_state, n_jobs, target,
-                  response_method):
+                  response_method, imputer="marginal"):
     """Pairwise interactions of the most important columns, as shares of the spread."""
     from .._explainer import Explainer
     from ..inspection import interaction_matrix
@@ -197,7 +211,7 @@ def _interactions(model, X_fit, rows, part, *, background, random_state, n_jobs,
         groups["other columns"] = rest
     explainer = Explainer(model, groups=groups, background=background, target=target,
                           response_method=response_method, random_state=random_state,
-                          n_jobs=n_jobs).fit(X_fit)
+                          n_jobs=n_jobs, imputer=imputer).fit(X_fit)
     M = interaction_matrix(explainer, kind="full")[: len(columns), : len(columns)]
     var = part["output_spread"] ** 2 or 1.0
     share = np.sqrt(np.clip(M / var, 0.0, None))
@@ -208,7 +222,7 @@ def _interactions(model, X_fit, rows, part, *, background, random_state, n_jobs,
         reverse=True,
     )
     common = dict(background=background, target=target, response_method=response_method,
-                  random_state=random_state, n_jobs=n_jobs)
+                  random_state=random_state, n_jobs=n_jobs, imputer=imputer)
     return {
         "columns": columns,
         "strength": share.tolist(),
@@ -243,15 +257,53 @@ def _index_values(explainer, model, X_fit, rows, columns, common):
     }
 
 
+def _region_path(model, X_fit, tree, response_method="auto"):
+    """How the regions step reads the model: ``(rows, function)``.
+
+    On the tree path of an ensemble of at most ``REGION_TREE_NODES`` nodes
+    without categorical splits, the anchored matrices come from the leaves
+    at little cost, on ``REGION_ROWS_TREE`` rows (``function`` is None: the
+    model itself). Otherwise they take ``K * N**2`` model calls for K columns:
+    a large forest or trees that split on categories cost more through their
+    leaves than through calls, so ``function`` is then the explained output
+    of the model as a plain function, and N is ``REGION_ROWS`` rows, fewer
+    for a wide table so that ``K * N**2`` stays within
+    ``REGION_EVALUATIONS`` (at least ``REGION_MIN_ROWS``).
+    """
+    from .._model import resolve_response
+    from .._tree import has_categorical_splits, select_algorithm
+
+    n, K = X_fit.shape
+    function = None
+    if tree:
+        response, _ = resolve_response(model, response_method, None, X_fit.iloc[:1])
+        trees, _ = select_algorithm("auto", model, response, X_fit.iloc[:20])
+        if (trees is not None and not has_categorical_splits(trees)
+                and trees.node_int.shape[0] <= REGION_TREE_NODES):
+            return min(REGION_ROWS_TREE, n), None
+
+        def function(Z):
+            return response(Z)
+
+    N = int(np.sqrt(REGION_EVALUATIONS / max(K, 1)))
+    return min(n, REGION_ROWS, max(REGION_MIN_ROWS, N)), function
+
+
 def _regions(model, X_fit, tree, *, background, random_state, n_jobs, target,
              response_method):
-    """Regions of the rows where the model is additive over its columns (FDTree)."""
+    """Regions of the rows where the model is additive over its columns (FDTree).
+
+    The rows and the path are those of :func:`_region_path`; the tree is at
+    most two levels deep, with at least a tenth of the rows (10 or more) in
+    every region.
+    """
     from .._grouping import FDTree
 
-    N = min(REGION_ROWS_TREE if tree else REGION_ROWS, len(X_fit))
-    fd = FDTree(model, max_depth=2, min_samples_leaf=max(10, N // 10), max_samples=N,
-                response_method=response_method, random_state=random_state,
-                n_jobs=n_jobs).fit(X_fit)
+    N, function = _region_path(model, X_fit, tree, response_method)
+    fd = FDTree(model if function is None else function, max_depth=2,
+                min_samples_leaf=max(10, N // 10), max_samples=N,
+                response_method=response_method if function is None else "predict",
+                random_state=random_state, n_jobs=n_jobs).fit(X_fit)
     root = fd.loss_root_
     return {
         "n_rows": N,
@@ -280,52 +332,112 @@ def _source_rows(n_columns, n_rows, tree):
     return min(n_rows, SOURCE_ROWS, max(SOURCE_MIN_ROWS, N))
 
 
-def _sources(model, X_fit, tree, *, background, random_state, n_jobs, target,
-             response_method, log=print, rate=None):
-    """How much of the disagreement comes from interactions and from dependence.
+def _encoded(model, X_fit):
+    """The table as the model's last step sees it, and each table column's encoded columns.
 
-    Per column, as shares of the variance of the explained output, measured
-    on a few rows (see :func:`~skdecomp.inspection.disagreement_sources`).
-    Raises ValueError, with a plain reason, when the columns cannot be drawn
-    given each other: text columns or missing values.
+    A pipeline's preprocessing steps (one-hot or ordinal codes, target
+    encoding, imputers, scalers) are applied, so that text columns become the
+    numbers the model reads; returns ``(final_model, Z, groups)`` with
+    ``groups`` mapping each column of the table to its columns of ``Z``.
+    Returns None when the model is not a pipeline of column-wise steps.
+    """
+    from sklearn.pipeline import Pipeline
+
+    from .._tree._extract import _column_sources
+
+    if not isinstance(model, Pipeline) or len(model.steps) < 2:
+        return None
+    pre = Pipeline(model.steps[:-1])
+    try:
+        source = _column_sources(pre, X_fit.shape[1])
+        Z = np.asarray(pre.transform(X_fit), dtype=np.float64)
+    except (ValueError, TypeError):
+        return None
+    groups = {str(c): [int(j) for j in np.flatnonzero(source == k)]
+              for k, c in enumerate(X_fit.columns)}
+    return model.steps[-1][1], Z, {c: g for c, g in groups.items() if g}
+
+
+def _sources(model, X_fit, tree, *, background, random_state, n_jobs, target,
+             response_method, log=print, rate=None, imputer="marginal"):
+    """How far the explanation moves between the marginal and the conditional game.
+
+    Per column, in units of the variance of the explained output, measured on
+    a few rows (see :func:`~skdecomp.inspection.disagreement_sources`): the
+    interaction part (the gap between PDP and occlusion under the marginal
+    game) and the dependence part (the gap between the marginal and the
+    conditional effects). Text columns are encoded as the model's pipeline
+    encodes them, each column's encoded columns drawn as one group. Raises
+    ValueError, with a plain reason, when the columns cannot be drawn given
+    each other.
     """
     from ..inspection import disagreement_sources
 
     text = [c for c, t in X_fit.dtypes.items()
             if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
+    columns = [str(c) for c in X_fit.columns]
+    explained, data, groups = model, X_fit, None
     if text:
-        what = "non-numeric columns" if len(text) > 1 else "a non-numeric column"
-        raise ValueError(
-            f"the table has {what} ({_named(text)}), and drawing a column given the "
-            "others needs numbers."
-        )
-    missing = [c for c in X_fit.columns if X_fit[c].isna().any()]
-    if missing:
+        encoded = _encoded(model, X_fit)
+        if encoded is None:
+            what = "non-numeric columns" if len(text) > 1 else "a non-numeric column"
+            raise ValueError(
+                f"the table has {what} ({_named(text)}) that the model does not encode "
+                "in a pipeline of column-wise steps, and drawing a column given the "
+                "others needs numbers."
+            )
+        explained, data, groups = encoded
+        columns = list(groups)
+    # rows with a missing value cannot be drawn given the others: the sources
+    # are measured on the complete rows when enough of them remain
+    incomplete = (np.isnan(data).any(axis=1) if groups is not None
+                  else X_fit.isna().any(axis=1).to_numpy())
+    n_complete = int((~incomplete).sum())
+    if incomplete.any() and n_complete < SOURCE_MIN_ROWS:
+        missing = ([c for c in columns if np.isnan(data[:, groups[c]]).any()]
+                   if groups is not None else
+                   [str(c) for c in X_fit.columns if X_fit[c].isna().any()])
         what = "columns" if len(missing) > 1 else "column"
         verb = "have" if len(missing) > 1 else "has"
         raise ValueError(
-            f"{what} {_named(missing)} {verb} missing values, and drawing a column "
-            "given the others needs complete rows."
+            f"{what} {_named(missing)} {verb} missing values in all but {n_complete} "
+            f"rows, and drawing a column given the others needs at least "
+            f"{SOURCE_MIN_ROWS} complete rows."
         )
-    K = X_fit.shape[1]
-    N = _source_rows(K, len(X_fit), tree)
+    if incomplete.any():
+        data = data[~incomplete] if groups is not None else data.loc[~incomplete]
+    K = len(columns)
+    N = _source_rows(K, n_complete, tree)
     evaluations = (2 if tree else 4) * K * N * N
     estimate = ""
     if rate and evaluations / rate >= 5:
         estimate = (f": about {evaluations / 1e6:.2g} million model evaluations, "
                     f"roughly {_duration(evaluations / rate)}")
-    log("measuring how much of the disagreement comes from interactions and how much "
-        f"from dependence between columns, on {N} rows{estimate}")
-    res = disagreement_sources(model, X_fit, max_samples=N,
-                               response_method=response_method, target=target,
-                               random_state=random_state)
-    columns = [str(c) for c in X_fit.columns]
-    out = {"n_rows": int(res.n_samples), "columns": columns}
+    log("measuring how far the explanation would move if the absent columns were "
+        f"drawn given the present ones, on {N} rows{estimate}")
+    with warnings.catch_warnings():
+        # the page states the bound of the estimate's error instead
+        warnings.filterwarnings("ignore", message="The dependence estimate may be off")
+        res = disagreement_sources(explained, data, groups=groups, max_samples=N,
+                                   response_method=response_method, target=target,
+                                   random_state=random_state)
+    out = {"n_rows": int(res.n_samples), "columns": columns, "game": imputer,
+           "variance": float(res.variance), "encoded": bool(text),
+           "dependence_noise": float(res.dependence_noise),
+           "complete_rows_only": bool(incomplete.any())}
     for key in ("interaction", "dependence"):
-        per = _clean(np.maximum(getattr(res, f"{key}_per_group"), 0.0), 1.0)
+        raw = np.asarray(getattr(res, f"{key}_per_group"), dtype=float)
+        per = _clean(np.maximum(raw, 0.0), 1.0)
         order = np.argsort(-per, kind="stable")
-        out[key] = float(per.sum())
+        total = float(per.sum())
+        out[key] = total
         out[f"{key}_per_column"] = per.tolist()
-        out[f"top_{key}"] = [{"column": columns[k], "share": float(per[k])}
+        # the parts of the whole, which add up to 1 over the columns
+        out[f"{key}_parts"] = (per / total).tolist() if total > 0 else [0.0] * K
+        out[f"top_{key}"] = [{"column": columns[k], "share": float(per[k] / total)}
                              for k in order[:SOURCE_COLUMNS] if per[k] > 0]
+        if (raw < 0).any():
+            out[f"{key}_clipped"] = (
+                "columns whose unbiased estimate fell below 0 (sampling noise around "
+                "a true value of 0) read as 0")
     return out

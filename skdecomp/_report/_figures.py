@@ -9,6 +9,7 @@ import numpy as np
 
 from .._methods._registry import method_color, method_label
 from ._common import INDEX_TERMS, TABLE_ROWS, _label
+from ._story import between_games, between_methods
 
 
 def _agreed_curve(plt, agreed):
@@ -112,31 +113,44 @@ def _drivers_figure(plt, part):
     fig, ax = plt.subplots(figsize=(8, 0.22 * len(top) * (1 + 0.2 * len(methods)) + 1.5))
     height = 0.8 / len(methods)
     y = np.arange(len(top))
+    errors = part.get("importance_se") or {}
     for i, m in enumerate(methods):
         imp = np.asarray(part["importance"][m])[top]
+        # sampled methods: the 95% interval of each mean |attribution|
+        xerr = 1.96 * np.asarray(errors[m])[top] if m in errors else None
         ax.barh(y + ((len(methods) - 1) / 2 - i) * height, imp, height=height,
-                label=method_label(m), color=method_color(m))
-    return _finish_bars(fig, ax, labels,
-                        "mean |attribution| (units of the explained output)",
+                label=method_label(m), color=method_color(m), xerr=xerr,
+                error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "0.2"})
+    xlabel = "mean |attribution| (units of the explained output)"
+    if any(m in errors for m in methods):
+        xlabel += "\nlines: 95% intervals of the sampled methods"
+    return _finish_bars(fig, ax, labels, xlabel,
                         f"Mean |attribution| over {part['n_rows']} rows",
                         len(part["order"]))
 
 
-def _sources_figure(plt, sources):
-    """Interactions and dependence per column, for the columns carrying most."""
-    inter = np.asarray(sources["interaction_per_column"], dtype=float)
-    dep = np.asarray(sources["dependence_per_column"], dtype=float)
-    top = np.argsort(-(inter + dep), kind="stable")[:TABLE_ROWS][::-1]
-    labels = [_label(c, [c], width=20) for c in np.asarray(sources["columns"])[top]]
+def _sources_figure(plt, methods, games, columns):
+    """Each column's part of the two disagreements, for the columns carrying most."""
+    index = {c: k for k, c in enumerate(columns)}
+    inter = np.zeros(len(columns))
+    if methods and methods["parts"] is not None and methods.get("columns"):
+        for c, v in zip(methods["columns"], methods["parts"]):
+            if c in index:
+                inter[index[c]] = v
+    dep = np.asarray(games["parts"], dtype=float)
+    top = np.argsort(-np.maximum(inter, dep), kind="stable")[:TABLE_ROWS][::-1]
+    labels = [_label(c, [c], width=20) for c in np.asarray(columns)[top]]
     fig, ax = plt.subplots(figsize=(7, 0.3 * len(top) + 1.5))
     y = np.arange(len(top))
-    ax.barh(y + 0.2, 100.0 * inter[top], height=0.4, color="C0", label="interactions")
+    ax.barh(y + 0.2, 100.0 * inter[top], height=0.4, color="C0",
+            label="between the methods\n(interactions)")
     ax.barh(y - 0.2, 100.0 * dep[top], height=0.4, color="C1",
-            label="dependence between columns")
+            label="between the games\n(dependence)")
     return _finish_bars(fig, ax, labels,
-                        "mean squared gap, % of the variance of the explained output",
-                        "Where the disagreement comes from, per column",
-                        len(sources["columns"]))
+                        "% of each disagreement (of its square; each colour adds up "
+                        "to 100%)",
+                        "Which columns carry each disagreement",
+                        len(columns))
 
 
 def _finish_bars(fig, ax, labels, xlabel, title, n):
@@ -198,10 +212,16 @@ def make_figures(results):
                 fig, "Strongest terms of the interaction index (k-SII), mean absolute "
                 "value over the explained rows")]
     sources = results.get("sources")
-    if sources and sources["interaction"] + sources["dependence"] > 0:
-        figures["sources"] = [_png(_sources_figure(plt, sources),
-                                   "Interactions and dependence between columns, per "
-                                   "column")]
+    games = between_games(results)
+    if sources and games and sum(games["parts"]) > 0:
+        methods = between_methods(results)
+        part = results["partitions"].get("columns") or {}
+        if methods is not None:
+            methods["columns"] = (part.get("group_names") if methods["measured_on"]
+                                  == "explained rows" else sources["columns"])
+        figures["sources"] = [_png(_sources_figure(plt, methods, games, sources["columns"]),
+                                   "Each column's part of the disagreement between the "
+                                   "methods and of that between the games")]
     agreed = results.get("agreed")
     if (agreed and agreed["initial_loss"]
             and len([p for p in agreed.get("path") or []

@@ -150,3 +150,29 @@ def _without(groups, dropped):
         return {k: v for k, v in kept.items() if v}
     kept = [[c for c in g if c not in dropped] for g in groups]
     return [g for g in kept if g]
+
+
+#: the games the report explains under, and what each means in a sentence
+IMPUTERS = {
+    "marginal": "the absent columns of a row are filled from background rows, "
+                "independently of the present ones",
+    "path_dependent": "each tree follows its splits on the present columns and weighs "
+                      "both branches of the absent ones by the training rows that took "
+                      "them (the game of shap.TreeExplainer)",
+    "conditional": "the absent columns are drawn given the present ones (a Gaussian "
+                   "copula fitted on the data), so no row is one the data would not hold",
+}
+
+
+def check_imputer(imputer, model=None, estimator="hgb"):
+    """The game of the report: one of :data:`IMPUTERS`; path-dependent needs trees."""
+    if not isinstance(imputer, str) or imputer not in IMPUTERS:
+        raise DataError(
+            f"imputer must be one of {', '.join(IMPUTERS)}, got {imputer!r}."
+        )
+    if imputer == "path_dependent" and model is None and estimator not in ("hgb", "rf"):
+        raise DataError(
+            f"--imputer path_dependent reads the trees' training cover, and the "
+            f"{estimator} model has no trees; use --estimator hgb or rf, or "
+            "--imputer marginal or conditional."
+        )

@@ -20,13 +20,13 @@ from ._common import (
     NOTICEABLE,
     REGIONS_HELP,
     ROUND_OFF,
-    SOURCE_NOTICEABLE,
-    SOURCE_RATIO,
     TABLE_ROWS,
     _agreement_words,
     _duration,
-    _share_of,
 )
+from ._options import IMPUTERS
+from ._story import GAME_NAMES, between_games, between_methods, compare
+from ._story import pct as _pct
 
 #: merges listed in the AGREED table
 MERGE_ROWS = 10
@@ -71,14 +71,6 @@ def _environment():
 def _num(v, fmt="{:.3g}"):
     """A number for a table; exact zeros (and round-off set to 0) show as 0."""
     return "0" if v == 0 else fmt.format(v)
-
-
-def _pct(fraction):
-    """A fraction as a percentage; 0 stays 0."""
-    if not fraction:
-        return "0%"
-    pct = 100.0 * fraction
-    return "<0.1%" if abs(pct) < 0.1 else f"{pct:.1f}%"
 
 
 def _table(header, rows, n_more=0, what="rows"):
@@ -191,6 +183,7 @@ def _agreement(part, what):
                           "value": _pct(pairs[0][0])}
         out["farthest"] = {"pair": f"{pairs[-1][1]} and {pairs[-1][2]}",
                            "value": _pct(pairs[-1][0])}
+    out["above_spread"] = bool(pairs) and pairs[-1][0] > 1.0
     return out
 
 
@@ -199,10 +192,16 @@ def _diff(before, after):
 
 
 def _share(value, total):
-    """A loss decrease as a percentage of the initial loss; round-off shows as 0."""
+    """A loss decrease as a percentage of the initial loss; round-off shows as 0.
+
+    A decrease below 0 is a loss that rose: it says so instead of printing a
+    negative share.
+    """
     if value is None or not total:
         return "-"
     share = 100.0 * value / total
+    if share <= -0.05:
+        return f"none (rose by {-share:.1f}%)"
     return "0%" if abs(share) < 0.05 else f"{share:.1f}%"
 
 
@@ -246,10 +245,11 @@ def _agreed(a, agreed=None):
         n_merged=len(merged),
         more_merged=max(0, len(merged) - TABLE_ROWS),
         n_alone=n_columns - sum(len(g) for g in merged),
-        useless=not a.get("useful_partition", True),
+        one_group=a["n_groups"] == 1,
+        useless=not a.get("useful_partition", True) and a["n_groups"] > 1,
         remaining=f"{100 * a['remaining_share']:.0f}%",
-        largest=(a["largest_group"] if a["largest_group"] > max(2, n_columns // 2)
-                 else None),
+        largest=(a["largest_group"] if a["n_groups"] > 1
+                 and a["largest_group"] > max(2, n_columns // 2) else None),
         explained_again=agreed is not None,
     )
     return out
@@ -294,31 +294,33 @@ def _path_steps(a):
     return steps
 
 
-def _sources(s, agreed):
-    """Interactions against dependence: the two shares, their columns, the remedy."""
-    inter, dep = s["interaction"], s["dependence"]
-    total = inter + dep
-    if max(inter, dep) < SOURCE_NOTICEABLE:
-        state = "neither"
-    elif dep >= SOURCE_RATIO * inter:
-        state = "dependence"
-    elif inter >= SOURCE_RATIO * dep:
-        state = "interactions"
-    else:
-        state = "both"
+def _sources(results, agreed):
+    """The two disagreements: between the methods, and between the games."""
+    s = results["sources"]
+    methods = between_methods(results) or {}
+    games = between_games(results)
 
     def columns(top):
         return [{"column": c["column"], "share": _pct(c["share"])} for c in top]
 
+    inter = methods.get("interaction")
     return {
         "n_rows": s["n_rows"],
-        "state": state,
-        "interaction": _pct(inter),
-        "dependence": _pct(dep),
-        "interaction_share": _share_of(inter / total) if total else "0%",
-        "dependence_share": _share_of(dep / total) if total else "0%",
-        "interaction_columns": columns(s["top_interaction"]),
-        "dependence_columns": columns(s["top_dependence"]),
+        "state": compare(methods, games),
+        "game": GAME_NAMES[games["game"]],
+        "other": GAME_NAMES[games["other"]],
+        "interaction": None if inter is None else _pct(inter),
+        "interaction_on": methods.get("measured_on"),
+        "farthest": bool(methods.get("farthest")) and methods["farthest"]["pair"],
+        "dependence": _pct(games["distance"]),
+        "dependence_noise": _pct(games["noise"]),
+        "resolved": games["resolved"],
+        "above_spread": games["above_spread"],
+        "interaction_columns": columns(methods.get("top") or []),
+        "dependence_columns": columns(games["top"]),
+        "encoded": bool(s.get("encoded")),
+        "complete_rows_only": bool(s.get("complete_rows_only")),
+        "variance": _num(s.get("variance", 0.0)),
         "agreed": agreed,
     }
 
@@ -374,7 +376,11 @@ def page_context(results, figures=None, title="skdecomp report"):
     if first:
         sampled = [method_label(m) for m in first["methods"]
                    if getattr(REGISTRY.get(canonical(m)), "kind", None) == "sampled"]
+        game = results.get("imputer", "marginal")
         ctx["first"] = {
+            "game": GAME_NAMES[game],
+            "game_meaning": IMPUTERS[game],
+            "path_dependent": game == "path_dependent",
             "key": key,
             "single": key == "columns",
             "explained_output": first["explained_output"],
@@ -420,7 +426,7 @@ def page_context(results, figures=None, title="skdecomp report"):
         ctx["agreed"] = _agreed(a, agreed)
     sources = results.get("sources")
     if sources:
-        ctx["sources"] = _sources(sources, bool(a))
+        ctx["sources"] = _sources(results, bool(a))
     if agreed:
         ctx["agreed_part"] = {
             "agreement": _agreement(agreed, "over the AGREED groups"),

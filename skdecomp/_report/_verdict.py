@@ -6,6 +6,7 @@ import numpy as np
 
 from .._methods._registry import method_label
 from ._common import LEAK_RATIO, LEAK_SHARE, NOTICEABLE, _agreement_words
+from ._story import games_sentence, methods_sentence, pct
 
 
 def _leak_check(part, score):
@@ -65,35 +66,15 @@ def _verdict(results):
         what = "one column at a time" if "columns" in results["partitions"] else \
             "over the given groups"
         out.append(f"Explained {what}, the methods "
-                   f"{_agreement_words(cols['mean_disagreement_rms'])}.")
-    inter = results.get("interactions")
-    if inter and inter["top_pairs"]:
-        p = inter["top_pairs"][0]
-        out.append(f"The strongest interaction is between {p['columns'][0]!r} and "
-                   f"{p['columns'][1]!r} ({100 * p['strength']:.1f}% of the prediction "
-                   "spread); interactions are what make the methods disagree.")
+                   f"{_agreement_words(cols['mean_disagreement_rms'])}"
+                   " (root mean square over the pairs of methods).")
+    for sentence in (methods_sentence(results), games_sentence(results)):
+        if sentence:
+            out.append(sentence)
     agreed = results["partitions"].get("agreed")
     a = results.get("agreed")
-    if agreed and a and not a.get("useful_partition", True):
-        out.append(f"No grouping of the columns makes the methods agree: the model's "
-                   f"interactions are spread over many pairs of columns, and the "
-                   f"{len(agreed['groups'])} groups AGREED kept leave "
-                   f"{a['remaining_share']:.0%} of the disagreement between groups. Read "
-                   "the explanation one column at a time, knowing that the methods "
-                   "differ there.")
-    elif agreed and a:
-        out.append(f"Over the {len(agreed['groups'])} groups AGREED chose, the methods "
-                   f"{_agreement_words(agreed['mean_disagreement_rms'])}.")
-    elif a and a["n_groups"] < a["n_columns"]:
-        pair = next(g for g in a["groups"] if len(g) > 1)
-        out.append(f"AGREED merged only {pair[0]!r} and {pair[1]!r}; read the explanation "
-                   "one column at a time, taking these two columns together.")
-    elif a and a.get("no_interactions"):
-        out.append("The model has no interactions between columns, so every method "
-                   "gives the same explanation and no grouping is needed.")
-    elif a:
-        out.append("AGREED found no merge of columns that pays off on held-out rows; "
-                   "read the explanation one column at a time.")
+    if a:
+        out.append(agreed_sentence(a, agreed))
     if cols and cols["mean_disagreement_rms"] >= NOTICEABLE and (
             not agreed or agreed["mean_disagreement_rms"] >= NOTICEABLE):
         out.append("Where the methods disagree, prefer the Shapley values: they share "
@@ -105,3 +86,59 @@ def _verdict(results):
                    f"{'s' if len(warnings_) > 1 else ''} at the top before trusting "
                    "any of this.")
     return out
+
+
+def _next_steps(a):
+    """The first partition past AGREED's choice that halves what it leaves, if any."""
+    path = a.get("path") or []
+    chosen = [t for t, p in enumerate(path) if p["chosen"]]
+    if not chosen or path[chosen[0]]["remaining_share"] is None:
+        return None
+    left = path[chosen[0]]["remaining_share"]
+    return next((p for p in path[chosen[0] + 1:]
+                 if p["remaining_share"] is not None
+                 and p["remaining_share"] <= 0.5 * left), None)
+
+
+def agreed_sentence(a, agreed=None):
+    """What AGREED did, in one sentence that follows the merge table and the trade-off."""
+    n, k = a["n_columns"], a["n_groups"]
+    step = _next_steps(a)
+    coarser = ""
+    if step is not None:
+        coarser = (f"; coarser groups would make the methods agree more ({step['n_groups']} "
+                   f"groups, the largest of {step['largest_group']} columns, leave "
+                   f"{pct(step['remaining_share'])} of the interaction loss), at the "
+                   "price of reading those columns together")
+    if a.get("no_interactions"):
+        return ("The model has no interactions between columns, so every method "
+                "gives the same explanation and no grouping is needed.")
+    if k == 1 and n > 1:
+        return (f"AGREED ended with all {n} columns in one group: the columns interact "
+                "so widely that only reading them all together makes the methods agree, "
+                "which no longer tells any column apart. This is not a useful grouping: "
+                "read the explanation one column at a time, knowing that the methods "
+                "differ there.")
+    if k >= n:
+        first = (a.get("merges") or [None])[0]
+        why = "no merge of columns paid for a coarser explanation on held-out rows"
+        if first is not None and first.get("held_out_loss_before") is not None:
+            before, after = first["held_out_loss_before"], first["held_out_loss_after"]
+            base = a.get("held_out_initial_loss") or before
+            gain = max(before - after, 0.0) / base if base else 0.0
+            why = (f"its best merge ({' + '.join(first['names'])}) removed "
+                   f"{pct(gain)} of the interaction loss on held-out rows, too little to "
+                   "pay for a coarser explanation")
+        return f"AGREED kept the columns apart: {why}{coarser}."
+    if not a.get("useful_partition", True):
+        return (f"No grouping of a readable size makes the methods agree: the "
+                f"{k} groups AGREED kept leave {pct(a['remaining_share'])} of the "
+                "interaction loss between groups on held-out rows, the interactions "
+                f"being spread over many pairs of columns{coarser}. Read the explanation "
+                "one column at a time, knowing that the methods differ there.")
+    if agreed:
+        return (f"Over the {len(agreed['groups'])} groups AGREED chose, the methods "
+                f"{_agreement_words(agreed['mean_disagreement_rms'])}.")
+    pair = next(g for g in a["groups"] if len(g) > 1)
+    return (f"AGREED merged only {pair[0]!r} and {pair[1]!r}; read the explanation one "
+            "column at a time, taking these two columns together.")
