@@ -144,8 +144,12 @@ def _sources_figure(plt, methods, games, columns):
     y = np.arange(len(top))
     ax.barh(y + 0.2, 100.0 * inter[top], height=0.4, color="C0",
             label="between the methods\n(interactions)")
-    ax.barh(y - 0.2, 100.0 * dep[top], height=0.4, color="C1",
-            label="between the games\n(dependence)")
+    if games["resolved"]:
+        ax.barh(y - 0.2, 100.0 * dep[top], height=0.4, color="C1",
+                label="between the games\n(dependence)")
+    else:  # within the noise of its estimate: its parts would be noise
+        ax.barh(y - 0.2, np.zeros(len(top)), height=0.4, color="C1",
+                label="between the games:\nwithin the noise,\nnot drawn")
     return _finish_bars(fig, ax, labels,
                         "% of each disagreement (of its square; each colour adds up "
                         "to 100%)",

@@ -45,6 +45,7 @@ from sklearn.preprocessing import (
     RobustScaler,
     SplineTransformer,
     StandardScaler,
+    TargetEncoder,
 )
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -138,6 +139,11 @@ def _column_sources(transformer, n_in):
         per = transformer.n_features_out_ // max(n_in, 1)
         if per * n_in != transformer.n_features_out_:
             raise _unsupported("cannot map the SplineTransformer's output columns")
+        return np.repeat(np.arange(n_in), per)
+    if isinstance(transformer, TargetEncoder):
+        # one column per input column, one per class and column for a
+        # multiclass target
+        per = len(transformer.classes_) if transformer.target_type_ == "multiclass" else 1
         return np.repeat(np.arange(n_in), per)
     if isinstance(transformer, MissingIndicator):
         return np.asarray(transformer.features_, dtype=np.int64)
