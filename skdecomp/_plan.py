@@ -53,12 +53,15 @@ SCREEN_COLUMNS = 100
 MIN_SCREEN = 20
 #: seconds per model evaluation (one row) of the models the command line fits:
 #: a fixed part (the trees, the network) and a part per numeric and per text
-#: column (the pipeline's encoders); a given model is timed instead
-EVALUATION_SECONDS = {"hgb": (2.5e-5, 2e-7, 6e-7), "rf": (3e-6, 2e-7, 6e-7),
+#: column (the pipeline's encoders); gradient boosting that splits text
+#: columns as categories takes HGB_CATEGORY_SECOND more; a given model is
+#: timed instead
+EVALUATION_SECONDS = {"hgb": (3e-6, 2e-7, 2e-7), "rf": (3e-6, 2e-7, 2e-7),
                       "linear": (5e-7, 5e-8, 6e-7), "mlp": (1.5e-6, 5e-8, 6e-7)}
+HGB_CATEGORY_SECOND = 2e-5
 #: seconds to fit: per row and column the model reads (a text column one-hot
 #: encoded counts as ENCODED_LEVELS columns for linear and mlp), and a fixed part
-FIT_COST = {"hgb": (1.5e-5, 0.2), "rf": (6e-5, 0.1), "linear": (5e-8, 0.05),
+FIT_COST = {"hgb": (3e-6, 0.4), "rf": (6e-5, 0.1), "linear": (5e-8, 0.05),
             "mlp": (1.2e-5, 0.1)}
 ENCODED_LEVELS = 8
 #: nodes of the fitted trees: gradient boosting of about 100 trees of 31
@@ -67,20 +70,24 @@ HGB_NODES = 100 * 61
 RF_NODES_PER_ROW = 35
 #: seconds per unit of tree-path work, by step: the explanations (node x
 #: group x explained and background row), the interactions (node x pair of
-#: groups), the AGREED grouping (node x pair of columns, on AGREED_ROWS_TREE
-#: rows), the sources and the regions (node)
-TREE_SECOND = {"explain": 2e-9, "interactions": 2.5e-7, "agreed": 8e-7,
+#: groups), the AGREED grouping (node x column, on AGREED_ROWS_TREE rows),
+#: the sources and the regions (node)
+TREE_SECOND = {"explain": 2e-9, "interactions": 1e-7, "agreed": 5.5e-6,
                "sources": 6.5e-5, "regions": 7e-5}
-#: trees that split text columns as sets of categories are read one anchor row
-#: at a time: the AGREED grouping costs this many times more, the sources
-#: SOURCE_CATEGORY_SECOND per column and pair of rows
-CATEGORY_FACTOR = 4.0
-SOURCE_CATEGORY_SECOND = 1.6e-4
+#: trees that split text columns as sets of categories are read by slower
+#: kernels: the explanations, interactions and AGREED grouping cost this many
+#: times more, and the sources SOURCE_CATEGORY_SECOND per pair of rows and
+#: square root of the number of columns (a fit to the runs of
+#: benchmarks/bench_plan.py)
+CATEGORY_FACTOR = 6.0
+SOURCE_CATEGORY_SECOND = 4.9e-4
+#: the AGREED grouping of the path-dependent game costs this many times less
+PATH_DEPENDENT_AGREED = 4.0
 #: rows of the AGREED grouping, on the tree path and through model calls
 AGREED_ROWS, AGREED_ROWS_TREE = 50, 200
 #: the regions step (see skdecomp._report._explain._region_path)
 REGION_ROWS, REGION_ROWS_TREE, REGION_MIN_ROWS = 100, 300, 40
-REGION_EVALUATIONS = 500_000
+REGION_EVALUATIONS = 250_000
 REGION_TREE_NODES = 20_000
 #: the sources of disagreement (see skdecomp._report._explain._source_rows)
 SOURCE_ROWS, SOURCE_MIN_ROWS, SOURCE_EVALUATIONS = 100, 20, 100_000
@@ -349,7 +356,7 @@ def _source_rows(K, n_rows, tree):
 
 def _estimate(plan, *, n, d, kind, evaluation_second, tree, fitted, nodes,
               categorical, n_text=0, model_second=None, imputer="marginal",
-              regions=True):
+              interacting=True, regions=True):
     """Fill in evaluations, seconds, steps and memory of ``plan`` (a new Plan).
 
     Every step the analysis runs has its estimate in ``steps``: model
@@ -358,6 +365,7 @@ def _estimate(plan, *, n, d, kind, evaluation_second, tree, fitted, nodes,
     nodes of the trees (``nodes``), and a fixed part.
     """
     model_second = evaluation_second if model_second is None else model_second
+    factor = CATEGORY_FACTOR if tree and categorical else 1.0
     d_model = d - len(plan.drop)
     n_test = int(round(0.25 * n)) if fitted else 0
     n_fit = n - n_test if fitted and n_test >= 10 and n - n_test >= 10 else n
@@ -367,6 +375,9 @@ def _estimate(plan, *, n, d, kind, evaluation_second, tree, fitted, nodes,
     groups = plan.groups
     conditional = imputer == "conditional"
     path_dependent = imputer == "path_dependent"
+    # the sources compare the marginal and conditional games whatever the
+    # game explained; the rest of the conditional game takes model calls
+    source_tree = tree
     tree = tree and not conditional
     # the path-dependent game reads the trees' cover, not a background
     B_tree = 1 if path_dependent else B
@@ -390,26 +401,26 @@ def _estimate(plan, *, n, d, kind, evaluation_second, tree, fitted, nodes,
     def partition(K_part, name):
         evaluations, _ = _partition_evaluations(K_part, plan.methods, R, B, tree)
         work = nodes * K_part * (R + B_tree) * TREE_SECOND["explain"] if tree else 0.0
-        step(name, evaluations, work)
+        step(name, evaluations, work * factor)
 
     partition(K, "columns")
     per_column = not isinstance(groups, (list, dict))
     if per_column and d_model > 1:
         G = min(INTERACTION_COLUMNS, d_model) + 1
         if tree:
-            step("interactions", 0.0, nodes * G * G * TREE_SECOND["interactions"])
+            step("interactions", 0.0, nodes * G * G * TREE_SECOND["interactions"] * factor)
         else:
             k = min(INDEX_COLUMNS, G - 1) + 1
             step("interactions", B * B * (1 + G + G * (G - 1) / 2) + R * B * 2.0 ** (k - 1))
         # the sources read the model's last step on the encoded columns
-        N = _source_rows(d_model, n_fit, tree)
-        if tree and categorical:
-            step("sources", 0.0, d_model * N * N * SOURCE_CATEGORY_SECOND)
-        elif tree:
+        N = _source_rows(d_model, n_fit, source_tree)
+        if source_tree and categorical:
+            step("sources", 0.0, np.sqrt(d_model) * N * N * SOURCE_CATEGORY_SECOND)
+        elif source_tree:
             step("sources", 0.0, nodes * TREE_SECOND["sources"])
         else:
             step("sources", 0.0, 4 * d_model * N * N * model_second)
-        if regions and imputer == "marginal":
+        if regions and interacting and imputer == "marginal":
             # FDTree's own model calls (see _region_path), without draws
             if tree and not categorical and nodes <= REGION_TREE_NODES:
                 step("regions", 0.0, nodes * TREE_SECOND["regions"])
@@ -420,14 +431,17 @@ def _estimate(plan, *, n, d, kind, evaluation_second, tree, fitted, nodes,
     if groups == "auto" and d_model > 1:
         N = min(AGREED_ROWS_TREE if tree else AGREED_ROWS, n_fit)
         if tree:
-            work = nodes * d_model * d_model * (N / AGREED_ROWS_TREE) ** 2
-            step("agreed", 0.0, work * TREE_SECOND["agreed"]
-                 * (CATEGORY_FACTOR if categorical else 1.0))
+            work = nodes * d_model * (N / AGREED_ROWS_TREE) ** 2
+            # the path-dependent game's values, not N x N anchored sums
+            work /= PATH_DEPENDENT_AGREED if path_dependent else 1.0
+            step("agreed", 0.0, work * TREE_SECOND["agreed"] * factor)
         else:
             # anchored N x N statistics of every column, then of each merge
             step("agreed", 4 * d_model * N * N + d_model * d_model * N)
-        # the AGREED groups are explained again: about half as many as columns
-        partition(max(2, d_model // 2), "agreed explanation")
+        # the AGREED groups are explained again (about half as many as columns)
+        # unless no column interacts with another (a linear model)
+        if interacting:
+            partition(max(2, d_model // 2), "agreed explanation")
     steps["other"] = OVERHEAD
     counts["other"] = 0.0
     steps = {k: steps[k] for k in STEPS if k in steps}
@@ -447,6 +461,8 @@ def _evaluation_second(kind, X, drop):
     base, numeric, text = EVALUATION_SECONDS.get(kind, EVALUATION_SECONDS["hgb"])
     kept = [c for c in X.columns if c not in set(drop)]
     n_text = sum(not _is_number(X[c]) for c in kept)
+    if kind == "hgb" and n_text:
+        base += HGB_CATEGORY_SECOND
     return base + numeric * (len(kept) - n_text) + text * n_text
 
 
@@ -547,9 +563,10 @@ def plan_report(X, y, *, model=None, estimator="hgb", groups=None, methods=None,
         evaluation_second = 1.0 / (rate or 1e4)
         nodes = (_tree_nodes(model) or HGB_NODES) if tree else 0
         categorical = tree and _has_categories(model)
-    # regions are searched for a regression or two classes, when columns
-    # interact (never in a fitted linear model)
-    regions = not _many_classes(y, model) and not (fitted and estimator == "linear")
+    # regions are searched for a regression or two classes, and like the AGREED
+    # groups only when columns interact (never in a fitted linear model)
+    regions = not _many_classes(y, model)
+    interacting = not (fitted and estimator == "linear")
     plan = Plan(
         n_rows=DEFAULT_ROWS if n_rows is None else int(n_rows),
         background=BACKGROUND,
@@ -563,12 +580,14 @@ def plan_report(X, y, *, model=None, estimator="hgb", groups=None, methods=None,
         second, model_second, n_text = evaluation_second, None, 0
         if fitted:
             second = _evaluation_second(estimator, X, p.drop)
-            model_second = EVALUATION_SECONDS.get(estimator, EVALUATION_SECONDS["hgb"])[0]
             n_text = sum(not _is_number(X[c]) for c in X.columns if c not in set(p.drop))
+            model_second = EVALUATION_SECONDS.get(estimator, EVALUATION_SECONDS["hgb"])[0]
+            if estimator == "hgb" and n_text:
+                model_second += HGB_CATEGORY_SECOND
         return _estimate(p, n=n, d=d, kind=kind, evaluation_second=second,
                          model_second=model_second, n_text=n_text, tree=tree,
                          fitted=fitted, nodes=nodes, categorical=categorical,
-                         imputer=imputer, regions=regions)
+                         imputer=imputer, interacting=interacting, regions=regions)
 
     def fits(p):
         return ((budget is None or p.seconds <= budget)

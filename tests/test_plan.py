@@ -307,3 +307,4 @@ def test_regions_of_trees_with_categories_go_through_model_calls():
     assert _region_path(fitted(X), X, tree=True) == (200, None)  # read from the leaves
     wide_X = pd.DataFrame(np.zeros((500, 400)))
     assert _region_path(None, wide_X, tree=False)[0] == 40  # K N**2 within a budget
+    assert _region_path(None, wide_X.iloc[:, :50], tree=False)[0] == 70
