@@ -53,11 +53,17 @@ class Draws:
     n_population : ndarray of shape (n_strata,)
         Number of units each stratum draws from (``inf`` with replacement).
 
+    agreeing_floor : bool, default=False
+        Give a group whose draws all agree (to rounding) the variance the
+        estimate would have with one more draw that disagrees by the typical
+        spread of a draw of the other groups (``variance``).
+
     A stratum of one draw cannot measure its own spread: it is pooled with
     its neighbour (collapsed strata, which overstates the variance a little).
     """
 
-    def __init__(self, strata, n_population):
+    def __init__(self, strata, n_population, agreeing_floor=False):
+        self.agreeing_floor = agreeing_floor
         strata = np.asarray(strata, dtype=np.int64)
         n_pop = np.asarray(n_population, dtype=np.float64)
         labels = np.unique(strata)
@@ -80,12 +86,31 @@ class Draws:
         self.dof = float(sum(at.size - 1 for at, _ in self.groups))
 
     def variance(self, terms):
-        """Variance of the sum of ``terms`` (..., n_draws, k) over the draws."""
+        """Variance of the sum of ``terms`` (..., n_draws, k) over the draws.
+
+        With ``agreeing_floor`` (one stratum drawn with replacement), a group
+        whose n terms all agree gets ``n / (n + 1)**2`` times the mean
+        variance of the k groups: n equal draws and one more that differs
+        from them by the root mean square spread of a draw, ``n`` times that
+        mean. Agreeing draws do not show that a group's term is constant:
+        a tree may use the group only in orders that were not drawn. The
+        floor shrinks as ``1 / n**2``, faster than a measured variance, as
+        more agreeing draws make a constant term more likely; it is 0 when
+        every group's draws agree, as they do for a game without
+        interactions beyond pairs, which antithetic pairs estimate exactly.
+        """
         out = np.zeros(terms.shape[:-2] + terms.shape[-1:])
         for at, factor in self.groups:
             sub = terms[..., at, :]
             dev = sub - sub.mean(axis=-2, keepdims=True)
             out += factor * np.einsum("...uk,...uk->...k", dev, dev)
+        if self.agreeing_floor and len(self.groups) == 1 and out.shape[-1] > 1:
+            n = float(self.n_draws)
+            # the spread of the terms is rounding only
+            spread = np.einsum("...uk,...uk->...k", dev, dev)
+            agree = spread <= 1e-20 * np.einsum("...uk,...uk->...k", sub, sub)
+            floor = out.mean(axis=-1, keepdims=True) * n / (n + 1.0) ** 2
+            out = np.where(agree, np.broadcast_to(floor, out.shape), out)
         return out
 
 
@@ -201,15 +226,19 @@ def rise_variances(Z, w, n_draws, y, scores, mean, p):
         return np.zeros((y.shape[0], k)), np.zeros(y.shape[0])
     Zf = Z.astype(np.float64)
     out = np.empty((y.shape[0], k))
+    agree = np.empty((y.shape[0], k), dtype=bool)
     for block in _blocks(y.shape[0], Z.shape[0] * k):
-        t = y[block][:, :, None] * Zf[None, :, :] / p - scores[block][:, None, :]
+        kept = y[block][:, :, None] * Zf[None, :, :] / p
+        t = kept - scores[block][:, None, :]
         out[block] = np.einsum("u,ruk->rk", w, t * t)
+        # the terms agree to rounding
+        agree[block] = out[block] <= 1e-20 * np.einsum("u,ruk->rk", w, kept * kept)
     dev = y - mean[:, None]
     mean_var = (dev * dev) @ w
-    # a group no mask kept has score 0 and no spread of its own: take that
-    # of v(M) / p over all masks, as if the group were kept in a share p
-    never = ~Z.any(axis=0)
-    if never.any():
-        out[:, never] = ((y * y) @ w / p)[:, None]
+    # a group whose terms all agree (no mask kept it, or v(M) was 0 in every
+    # mask that did) has no spread of its own: take that of v(M) / p over
+    # all masks, as if the group were kept in a share p
+    if agree.any():
+        out = np.where(agree, ((y * y) @ w / p)[:, None], out)
     scale = t_scale(1.0, n_draws - 1.0) ** 2 / (n_draws - 1.0)
     return out * scale, mean_var * scale

@@ -609,7 +609,8 @@ def _permutation_estimator(budget):
             return permutation_terms(orders, index, values)
 
         n_pairs = orders.shape[0] // 2
-        return Z, solve, terms, Draws(np.zeros(n_pairs), [np.inf])
+        return Z, solve, terms, Draws(np.zeros(n_pairs), [np.inf],
+                                      agreeing_floor=True)
 
     return estimator
 
