@@ -43,7 +43,14 @@ from ._methods import (
 )
 from ._config import MAX_EXACT_GROUPS
 from ._game import CoalitionGame, agreement_score, make_imputer
-from ._model import fitted_model, is_fitted, non_numeric_columns, resolve_response
+from ._model import (
+    FrameContainer,
+    fitted_model,
+    is_fitted,
+    non_numeric_columns,
+    resolve_response,
+    to_pandas,
+)
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
 
@@ -464,6 +471,7 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
 
     # -- input checks ---------------------------------------------------------
     def _check_X(self, X, reset):
+        X = to_pandas(X)  # polars rows are read as pandas, names and types kept
         if isinstance(X, pd.DataFrame):
             X = validate_data(self, X, skip_check_array=True, reset=reset)
             if X.shape[0] == 0:
@@ -503,6 +511,7 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
                 "sample from X, or the background rows as a 2-D array or "
                 "DataFrame (a 1-D array for a single row)."
             )
+        bg = to_pandas(bg)
         if isinstance(bg, pd.Series):
             bg = bg.to_frame().T
         if isinstance(X, pd.DataFrame):
@@ -580,6 +589,8 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         self : Explainer
             The fitted explainer.
         """
+        # a model fitted on polars rows is called with polars rows
+        container, given = FrameContainer.of(X), X
         X = self._check_X(X, reset=True)
         rng = check_random_state(self.random_state)
         if self.n_jobs == 0:
@@ -590,7 +601,9 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         check_baseline_values(self.baseline)
         _check_grouper_spec(self.groups)
 
-        self.estimator_ = fitted_model(self.estimator, X, y, "Explainer")
+        self.estimator_ = fitted_model(
+            self.estimator, X if container is None else given, y, "Explainer"
+        )
 
         feature_names = getattr(self, "feature_names_in_", None)
         spec = self.groups
@@ -637,6 +650,7 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         response, self.output_names_ = resolve_response(
             self.estimator_, self.response_method, self.target, bg.iloc[:1]
             if isinstance(bg, pd.DataFrame) else bg[:1], what="the background",
+            container=container,
         )
         self.response_method_ = response.method
         imputer, tree, self.algorithm_ = make_imputer(

@@ -37,6 +37,7 @@ from ._boosters import (
 )
 
 __all__ = [
+    "FrameContainer",
     "FunctionModel",
     "ClippedLogOddsWarning",
     "InvalidProbabilityError",
@@ -52,6 +53,7 @@ __all__ = [
     "log_odds",
     "non_numeric_columns",
     "resolve_response",
+    "to_pandas",
 ]
 
 RESPONSE_METHODS = ("predict", "predict_proba", "decision_function", "log_odds", "margin")
@@ -144,6 +146,61 @@ def log_odds(proba):
     if logp.shape[1] == 2:
         return logp[:, 1:] - logp[:, :1]
     return logp - logp.mean(axis=1, keepdims=True)
+
+def _is_polars_frame(X):
+    return type(X).__module__.split(".")[0] == "polars" and type(X).__name__ == "DataFrame"
+
+
+def to_pandas(X):
+    """A polars DataFrame as a pandas DataFrame; anything else as is.
+
+    Column names and types are kept: text stays text, and ``Categorical``
+    and ``Enum`` columns become pandas categories.
+
+    Parameters
+    ----------
+    X : object
+        Rows, of any container.
+
+    Returns
+    -------
+    X : object
+        A pandas DataFrame for a polars DataFrame, else X itself.
+    """
+    return X.to_pandas() if _is_polars_frame(X) else X
+
+
+class FrameContainer:
+    """Turns pandas rows back into polars rows with the column types of X.
+
+    A model fitted on a polars DataFrame is called with one, with the column
+    names and types of the rows it was fitted on, so that scikit-learn finds
+    the feature names it was fitted with.
+
+    Parameters
+    ----------
+    X : polars DataFrame
+        Rows whose column types the model is given.
+    """
+
+    def __init__(self, X):
+        if not _is_polars_frame(X):
+            raise TypeError(f"{type(X).__name__} is not a polars DataFrame.")
+        self.schema = dict(X.schema)
+
+    @classmethod
+    def of(cls, X):
+        """The container of X: None for anything but a polars DataFrame."""
+        return cls(X) if _is_polars_frame(X) else None
+
+    def __call__(self, frame):
+        """The pandas DataFrame ``frame`` as a polars DataFrame."""
+        import polars as pl
+
+        out = pl.from_pandas(frame)
+        schema = {c: t for c, t in self.schema.items() if c in out.columns}
+        return out.cast(schema)
+
 
 class FunctionModel(RegressorMixin, BaseEstimator):
     """A plain callable ``f(X) -> array`` seen as a fitted regressor."""
@@ -440,13 +497,18 @@ class ResponseFunction:
     sign : float
         -1 to score the negative class of a binary ``decision_function``
         or of binary log-odds.
+    container : FrameContainer or None, default=None
+        For a model fitted on a polars DataFrame: pandas rows are converted
+        to polars before each call (see :class:`FrameContainer`). None calls
+        the model with the rows as given.
     """
 
-    def __init__(self, estimator, method, columns=None, sign=1.0):
+    def __init__(self, estimator, method, columns=None, sign=1.0, container=None):
         self.estimator = estimator
         self.method = method
         self.columns = columns
         self.sign = sign
+        self.container = container
 
     @property
     def model_method(self):
@@ -467,11 +529,15 @@ class ResponseFunction:
         if function is None:
             # built once: the margin of XGBoost reads the model's trees
             function = self._function = _model_function(self.estimator, self.method)
+        if self.container is not None and isinstance(data, pd.DataFrame):
+            data = self.container(data)
         return function(data)
 
     def select(self, columns=None, sign=1.0):
         """The same response with other output columns or sign."""
-        response = ResponseFunction(self.estimator, self.method, columns, sign)
+        response = ResponseFunction(
+            self.estimator, self.method, columns, sign, self.container
+        )
         if "_function" in self.__dict__:
             response._function = self._function
         return response
@@ -541,7 +607,9 @@ class ResponseFunction:
             )
 
 
-def resolve_response(estimator, response_method, target, probe, what="the data"):
+def resolve_response(
+    estimator, response_method, target, probe, what="the data", container=None
+):
     """Choose the response method and the output columns to explain.
 
     Parameters
@@ -559,6 +627,9 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
     probe : data accepted by the estimator, used to learn the output shape.
     what : str, default="the data"
         Name of the probe's data in error messages.
+    container : FrameContainer or None, default=None
+        The dataframe library the model is called with (see
+        :class:`ResponseFunction`).
 
     Returns
     -------
@@ -578,7 +649,7 @@ def resolve_response(estimator, response_method, target, probe, what="the data")
                 f"{name} has no method {_model_method(method)!r}; use "
                 f"response_method='auto' or one of {available}."
             )
-    base = ResponseFunction(estimator, method)
+    base = ResponseFunction(estimator, method, container=container)
     try:
         raw = np.asarray(base.model_output(probe))
     except (ValueError, TypeError) as exc:
