@@ -12,7 +12,7 @@ import pandas as pd
 from sklearn.utils import check_random_state
 from sklearn.utils.random import sample_without_replacement
 
-from ._game._imputation import ConditionalImputer, numeric_rows
+from ._game._imputation import ConditionalImputer, checked_draws, numeric_rows
 
 __all__ = ["conditional_dependence", "conditional_scores", "fit_sampler", "weighted_score"]
 
@@ -45,7 +45,7 @@ def conditional_scores(estimator, X, X_num, y, sample_weight, cols, random_state
     X_perm = X.iloc[rows].copy() if hasattr(X, "iloc") else X[rows].copy()
     known = np.ones((rows.size, X.shape[1]), dtype=bool)
     known[:, cols] = False
-    draws = sampler.sample(X_num[rows], known, n_repeats, random_state=random_state)
+    draws = checked_draws(sampler, X_num[rows], known, n_repeats, random_state)
     scores = []
     for r in range(n_repeats):
         if hasattr(X_perm, "iloc"):
@@ -66,7 +66,11 @@ def conditional_scores(estimator, X, X_num, y, sample_weight, cols, random_state
 
 
 def fit_sampler(imputer, X, random_state):
-    """The conditional sampler fitted on X, or None for the marginal form."""
+    """The conditional sampler fitted on X, or None for the marginal form.
+
+    The sampler is checked and fitted by ``ConditionalImputer.fit``; draw
+    from it with ``checked_draws``, as the conditional game does.
+    """
     if isinstance(imputer, str) and imputer == "marginal":
         return None, None
     sampler = None if isinstance(imputer, str) else imputer
@@ -91,7 +95,7 @@ def conditional_dependence(response, sampler, X, X_num, cols, points, rng):
     for point in points:
         row = X_num[:1].copy()
         row[0, cols] = point
-        draws = sampler.sample(row, known, n, random_state=seed)[0]
+        draws = checked_draws(sampler, row, known, n, seed)[0]
         if hasattr(X, "iloc"):
             frame = pd.DataFrame(draws, columns=X.columns, index=X.index)
             for j, name in enumerate(X.columns):

@@ -1302,3 +1302,140 @@ def test_inputs_are_never_modified_in_place(as_frame):
     np.testing.assert_array_equal(attributions, attributions_before)
     for k in named:
         np.testing.assert_array_equal(named[k], named_before[k])
+
+
+# -- conditional samplers: one contract, checked on every conditional path -----
+class _Means:
+    """A user sampler: the absent columns at their means (well behaved)."""
+
+    def fit(self, X):
+        self.mean_ = np.asarray(X).mean(axis=0)
+        return self
+
+    def sample(self, X, known, n_draws, random_state=None):
+        out = np.broadcast_to(self.mean_, (X.shape[0], n_draws, X.shape[1])).copy()
+        return np.where(known[:, None, :], X[:, None, :], out)
+
+
+class _NaNDraws(_Means):
+    def sample(self, X, known, n_draws, random_state=None):
+        return np.full((X.shape[0], n_draws, X.shape[1]), np.nan)
+
+
+class _InfDraws(_Means):
+    def sample(self, X, known, n_draws, random_state=None):
+        draws = super().sample(X, known, n_draws)
+        draws[..., -1] = np.inf
+        return draws
+
+
+class _OneDraw(_Means):
+    def sample(self, X, known, n_draws, random_state=None):
+        return super().sample(X, known, 1)
+
+
+class _TwoDimensional(_Means):
+    def sample(self, X, known, n_draws, random_state=None):
+        return super().sample(X, known, n_draws)[:, 0]
+
+
+class _ColumnShort(_Means):
+    def sample(self, X, known, n_draws, random_state=None):
+        return super().sample(X, known, n_draws)[:, :, 1:]
+
+
+class _Strings(_Means):
+    def sample(self, X, known, n_draws, random_state=None):
+        return super().sample(X, known, n_draws).astype(str)
+
+
+@functools.cache
+def _sampler_data():
+    rng = np.random.default_rng(0)
+    Xs = rng.normal(size=(40, 3))
+    ys = Xs @ np.array([1.0, 2.0, -1.0]) + Xs[:, 0] * Xs[:, 1]
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    hgb = HistGradientBoostingRegressor(max_iter=5, min_samples_leaf=5).fit(Xs, ys)
+    return Xs, ys, LinearRegression().fit(Xs, ys), hgb
+
+
+def _on_path(path, sampler, nan_model=False):
+    """Run one conditional path with a sampler (a model that accepts NaN, or not)."""
+    Xs, ys, linear, hgb = _sampler_data()
+    model = hgb if nan_model else linear
+
+    def call():
+        if path == "explainer":
+            Explainer(model, imputer=sampler, background=4, random_state=0).fit(
+                Xs).transform(Xs[:2])
+        elif path == "permutation_importance":
+            inspection.permutation_importance(model, Xs, ys, imputer=sampler,
+                                              n_repeats=2, random_state=0)
+        elif path == "partial_dependence":
+            inspection.partial_dependence(model, Xs, 0, grid=[[0.5]], imputer=sampler,
+                                          random_state=0)
+        elif path == "disagreement_sources":
+            inspection.disagreement_sources(model, Xs, sampler=sampler, max_samples=20,
+                                            random_state=0)
+        else:
+            AdaptiveGrouper(model, imputer=sampler, max_samples=20,
+                            random_state=0).fit(Xs)
+
+    return call
+
+
+SAMPLER_PATHS = ["explainer", "permutation_importance", "partial_dependence",
+                 "disagreement_sources", "grouper"]
+SAMPLER_CASES = [
+    # (sampler, model accepts NaN, error, fragment)
+    pytest.param(_NaNDraws, True, ValueError, "_NaNDraws.sample returned",
+                 id="nan-draws-model-takes-nan"),
+    pytest.param(_NaNDraws, False, ValueError, "must draw finite values",
+                 id="nan-draws-model-refuses-nan"),
+    pytest.param(_InfDraws, False, ValueError, "NaN or infinite draws",
+                 id="inf-draws"),
+    pytest.param(_OneDraw, False, ValueError, "returned 1 draw per row, but n_draws=",
+                 id="too-few-draws"),
+    pytest.param(_TwoDimensional, False, ValueError, "returned draws of shape",
+                 id="two-dimensional-draws"),
+    pytest.param(_ColumnShort, False, ValueError, "(n_rows, n_draws, n_features)",
+                 id="draws-missing-a-column"),
+    pytest.param(_Strings, False, TypeError, "not numbers", id="string-draws"),
+    pytest.param(lambda: __import__("skdecomp").GaussianCopulaSampler, False, TypeError,
+                 "pass an instance, e.g. GaussianCopulaSampler()", id="copula-class"),
+    pytest.param(lambda: __import__("skdecomp").KNeighborsSampler, False, TypeError,
+                 "pass an instance, e.g. KNeighborsSampler()", id="kneighbors-class"),
+]
+
+
+@pytest.mark.parametrize("path", SAMPLER_PATHS)
+@pytest.mark.parametrize("make, nan_model, expected, fragment", SAMPLER_CASES)
+def test_sampler_contract_on_every_path(path, make, nan_model, expected, fragment):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(expected, match=re.escape(fragment)):
+            _on_path(path, make(), nan_model)()
+
+
+def test_pandas_bool_column_is_numeric_under_the_conditional_game():
+    rng = np.random.default_rng(1)
+    ints = pd.DataFrame({"a": rng.normal(size=60),
+                         "b": (rng.random(60) > 0.5).astype(int)})
+    bools = ints.assign(b=ints["b"].astype(bool))
+
+    def f(D):
+        return D["a"].to_numpy() + 2.0 * D["b"].to_numpy(dtype=float)
+
+    kw = {"imputer": "conditional", "background": 8, "random_state": 0}
+    as_bool = Explainer(f, **kw).fit(bools)
+    as_int = Explainer(f, **kw).fit(ints)
+    np.testing.assert_allclose(as_bool.transform(bools.iloc[:5]),
+                               as_int.transform(ints.iloc[:5]))
+    y_ = f(ints)
+    model = LinearRegression().fit(ints, y_)
+    pfi = {"imputer": "conditional", "n_repeats": 2, "random_state": 0}
+    np.testing.assert_allclose(
+        inspection.permutation_importance(model, bools, y_, **pfi).importances,
+        inspection.permutation_importance(model, ints, y_, **pfi).importances)
+    assert bools["b"].dtype == bool  # the user's frame keeps its dtype

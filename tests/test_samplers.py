@@ -433,3 +433,107 @@ def test_fit_on_a_frame_and_a_failed_refit(cls, X_fit):
         est.fit(bad)
     assert set(before) == {k for k in vars(est) if k.endswith("_")}
     assert est.n_features_in_ == P
+
+
+# -- the contract on every conditional path ----------------------------------------
+class _Joint(GaussianCopulaSampler):
+    """Draws every column from the joint and puts the known ones back."""
+
+    def sample(self, X, known, n_draws, random_state=None):
+        draws = super().sample(X, np.zeros_like(known), n_draws, random_state)
+        return np.where(known[:, None, :], X[:, None, :], draws)
+
+
+class _JointLeavesKnown(GaussianCopulaSampler):
+    """The draws of ``_Joint`` without the known columns put back."""
+
+    def sample(self, X, known, n_draws, random_state=None):
+        return super().sample(X, np.zeros_like(known), n_draws, random_state)
+
+
+class _Scribbles(GaussianCopulaSampler):
+    """Well-behaved draws, then it writes over the arrays it was given."""
+
+    def fit(self, X, y=None):
+        super().fit(X)
+        X[:] = -1e6
+        return self
+
+    def sample(self, X, known, n_draws, random_state=None):
+        draws = super().sample(X, known, n_draws, random_state)
+        X[:] = 1e6
+        known[:] = ~known
+        return draws
+
+
+@pytest.fixture(scope="module")
+def problem():
+    from sklearn.linear_model import LinearRegression
+
+    X = _gaussian(40, seed=3, p=3)
+    y = X @ np.array([1.0, 2.0, -1.0]) + X[:, 0] * X[:, 1]
+    return X, y, LinearRegression().fit(X, y)
+
+
+def _every_path(sampler, X, y, model):
+    from skdecomp import AdaptiveGrouper, Explainer
+    from skdecomp.inspection import (
+        disagreement_sources,
+        partial_dependence,
+        permutation_importance,
+    )
+
+    explainer = Explainer(model, imputer=sampler, background=4, random_state=0).fit(X)
+    sources = disagreement_sources(model, X, sampler=sampler, max_samples=20,
+                                   random_state=0)
+    grouper = AdaptiveGrouper(model, imputer=sampler, max_samples=20, n_groups=2,
+                              random_state=0).fit(X)
+    return {
+        "explainer": explainer.transform(X[:3]),
+        "pfi": permutation_importance(model, X, y, imputer=sampler, n_repeats=2,
+                                      random_state=0).importances,
+        "pdp": partial_dependence(model, X, 0, grid=[[2.0], [-1.0]], imputer=sampler,
+                                  random_state=0).average,
+        "sources": np.array([sources.interaction, sources.dependence]),
+        "grouper": np.append(grouper.labels_, grouper.loss_),
+    }
+
+
+def _assert_same_results(got, want):
+    assert got.keys() == want.keys()
+    for key in want:
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-12, atol=1e-12,
+                                   err_msg=key)
+
+
+def test_sampler_writing_into_its_input_changes_no_result(problem):
+    X, y, model = problem
+    before = X.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _assert_same_results(_every_path(_Scribbles(), X, y, model),
+                             _every_path(GaussianCopulaSampler(), X, y, model))
+    np.testing.assert_array_equal(X, before)  # the user's data too
+
+
+def test_known_columns_are_put_back_on_every_path(problem):
+    X, y, model = problem
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        left = _every_path(_JointLeavesKnown(), X, y, model)
+        _assert_same_results(left, _every_path(_Joint(), X, y, model))
+    # the other columns drawn alike at both grid points (the draws ignore the
+    # known ones): the M-plot of the linear model moves by its coefficient
+    slope = (left["pdp"][0, 0] - left["pdp"][0, 1]) / 3.0
+    np.testing.assert_allclose(slope, model.coef_[0], rtol=1e-9)
+
+
+def test_a_frame_is_not_modified_by_a_sampler_that_writes_into_its_input(problem):
+    from skdecomp import Explainer
+
+    X = problem[0]
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    before = frame.copy()
+    Explainer(lambda D: D.to_numpy().sum(axis=1), imputer=_Scribbles(), background=4,
+              random_state=0).fit(frame).transform(frame.iloc[:2])
+    pd.testing.assert_frame_equal(frame, before)

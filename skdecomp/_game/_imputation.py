@@ -37,6 +37,8 @@ __all__ = [
     "ConditionalImputer",
     "PathDependentImputer",
     "check_imputer",
+    "check_sampler",
+    "checked_draws",
     "make_imputer",
     "numeric_rows",
 ]
@@ -46,6 +48,115 @@ IMPUTERS = ("marginal", "path_dependent", "conditional")
 
 def _is_sampler(obj):
     return callable(getattr(obj, "fit", None)) and callable(getattr(obj, "sample", None))
+
+
+def check_sampler(sampler):
+    """The sampler, or a TypeError when it is not a sampler instance.
+
+    Parameters
+    ----------
+    sampler : object
+        An object with ``fit(X)`` and ``sample(X, known, n_draws,
+        random_state)``.
+
+    Returns
+    -------
+    sampler : object
+        The sampler passed.
+    """
+    if isinstance(sampler, type):
+        name = sampler.__name__
+        raise TypeError(
+            f"The conditional sampler must be an instance, but the class {name} "
+            f"was passed; pass an instance, e.g. {name}()."
+        )
+    if not _is_sampler(sampler):
+        raise TypeError(
+            "A conditional sampler needs fit(X) and sample(X, known, n_draws, "
+            f"random_state) methods; got {type(sampler).__name__}."
+        )
+    return sampler
+
+
+def checked_draws(sampler, X, known, n_draws, random_state):
+    """The sampler's draws of the unknown cells of X, checked against its contract.
+
+    Every conditional path draws through this function. The sampler gets
+    copies of ``X`` and ``known``, so one that writes into its input changes
+    neither the caller's arrays nor the values put back. Its draws must be
+    numbers of shape (n_rows, n_draws, n_features), finite in the cells it
+    draws; the known cells are set to the row's values (a sampler that
+    leaves them as drawn is corrected).
+
+    Parameters
+    ----------
+    sampler : object
+        A fitted sampler with ``sample(X, known, n_draws, random_state)``.
+    X : ndarray of shape (n_rows, n_features)
+        Float rows whose known cells are conditioned on.
+    known : ndarray of bool, shape (n_rows, n_features) or (n_features,)
+        True for the conditioning cells.
+    n_draws : int
+        Draws per row.
+    random_state : int, RandomState instance or None
+        Passed to the sampler.
+
+    Returns
+    -------
+    draws : ndarray of shape (n_rows, n_draws, n_features)
+        Float draws, equal to X on its known cells.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    known = np.broadcast_to(np.asarray(known, dtype=bool), X.shape)
+    who = f"{type(sampler).__name__}.sample"
+    contract = ("a conditional sampler's sample(X, known, n_draws, random_state) "
+                "returns an array of shape (n_rows, n_draws, n_features)")
+    expected = (X.shape[0], int(n_draws), X.shape[1])
+    raw = sampler.sample(X.copy(), known.copy(), n_draws, random_state=random_state)
+    try:
+        draws = np.asarray(raw)
+    except ValueError:  # ragged nested lists
+        raise ValueError(
+            f"{who} returned draws that are not an array (ragged sequences of "
+            f"{type(raw).__name__}); {contract} = {expected}."
+        ) from None
+    if draws.shape != expected:
+        if (draws.ndim == 3 and draws.shape[0] == expected[0]
+                and draws.shape[2] == expected[2]):
+            got = draws.shape[1]
+            problem = (f"returned {got} draw{'' if got == 1 else 's'} per row, but "
+                       f"n_draws={expected[1]} were asked for")
+        else:
+            problem = f"returned draws of shape {draws.shape}"
+        raise ValueError(f"{who} {problem}; {contract} = {expected}.")
+    if draws.dtype.kind not in "biuf":
+        converted = None
+        if draws.dtype.kind == "O":
+            try:
+                converted = draws.astype(np.float64)
+            except (TypeError, ValueError):
+                pass
+        if converted is None:
+            raise TypeError(
+                f"{who} returned draws of dtype {draws.dtype}, not numbers; a "
+                "conditional sampler draws numbers in the columns' own encoding, "
+                "so return a float array (encode categories as numbers before "
+                "the model)."
+            )
+        draws = converted
+    draws = draws.astype(np.float64, copy=False)
+    draws = np.where(known[:, None, :], X[:, None, :], draws)
+    bad = ~np.isfinite(draws)
+    bad &= ~known[:, None, :]  # the sampler answers for what it drew only
+    if bad.any():
+        row, draw, col = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{who} returned {int(bad.sum())} NaN or infinite draws (the first in "
+            f"row {row}, draw {draw}, column {col}); a conditional sampler must "
+            "draw finite values: fix the sampler, or use a built-in one such as "
+            "GaussianCopulaSampler()."
+        )
+    return draws
 
 
 def check_imputer(imputer):
@@ -72,7 +183,7 @@ def check_imputer(imputer):
             )
         return imputer, None
     if _is_sampler(imputer):
-        return "conditional", imputer
+        return "conditional", check_sampler(imputer)
     raise TypeError(
         f"imputer must be one of {', '.join(repr(i) for i in IMPUTERS)} or a "
         "conditional sampler with fit(X) and sample(X, known, n_draws, "
@@ -83,8 +194,9 @@ def check_imputer(imputer):
 def numeric_rows(X, what="X"):
     """X as a float64 array for a conditional sampler, or a clear error."""
     if isinstance(X, pd.DataFrame):
-        bad = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c].dtype)
-               or pd.api.types.is_bool_dtype(X[c].dtype)]
+        # bool columns are numbers 0 and 1, as in a numpy bool array
+        bad = [c for c in X.columns if not (pd.api.types.is_numeric_dtype(X[c].dtype)
+                                            or pd.api.types.is_bool_dtype(X[c].dtype))]
         if bad:
             shown = ", ".join(repr(c) for c in bad[:5]) + (
                 f" and {len(bad) - 5} more" if len(bad) > 5 else "")
@@ -94,7 +206,7 @@ def numeric_rows(X, what="X"):
                 "the model (e.g. ordinal codes), pass a sampler that handles "
                 "them, or use imputer='marginal'."
             )
-        arr = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        arr = X.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
     else:
         arr = np.asarray(X)
         if arr.dtype.kind not in "biuf":
@@ -166,17 +278,8 @@ class _Draws:
         n_masks = self.cmasks.shape[0]
         x = self.x[pairs // n_masks]
         known = self.cmasks[pairs % n_masks]
-        draws = np.asarray(
-            self.sampler.sample(x, known, self.n_draws, random_state=self.seed),
-            dtype=np.float64,
-        )
-        if draws.shape != (x.shape[0], self.n_draws, x.shape[1]):
-            raise ValueError(
-                f"{type(self.sampler).__name__}.sample returned shape {draws.shape}; "
-                f"expected (n_rows, n_draws, n_features) = "
-                f"{(x.shape[0], self.n_draws, x.shape[1])}."
-            )
-        data = np.where(known[:, None, :], x[:, None, :], draws).reshape(-1, x.shape[1])
+        draws = checked_draws(self.sampler, x, known, self.n_draws, self.seed)
+        data = draws.reshape(-1, x.shape[1])
         if self.columns is not None:
             data = pd.DataFrame(data, columns=self.columns)
             try:
@@ -213,12 +316,15 @@ class ConditionalImputer:
 
     @classmethod
     def fit(cls, sampler, X, n_draws, random_state):
-        """Fit a clone of ``sampler`` (None: the default) on the rows of X."""
+        """Fit a clone of ``sampler`` (None: the default) on the rows of X.
+
+        The sampler is checked with :func:`check_sampler` and fitted on a
+        float copy of X; its draws are checked with :func:`checked_draws`.
+        """
         from ._samplers import GaussianCopulaSampler
 
+        sampler = GaussianCopulaSampler() if sampler is None else check_sampler(sampler)
         data = numeric_rows(X, "the data given to fit")
-        if sampler is None:
-            sampler = GaussianCopulaSampler()
         try:
             sampler = clone(sampler)
         except TypeError:

@@ -23,6 +23,12 @@ seed alone, not on the other rows of the call: its random numbers come from
 a counter-based generator (the splitmix64 mixing function of Steele, Lea &
 Flood, OOPSLA 2014) keyed by a hash of the seed, the pattern and the known
 values, so a coalition value does not depend on how rows are batched.
+
+Any sampler given to the conditional game, the conditional inspection tools
+or ``disagreement_sources`` is held to this contract by ``checked_draws``
+(in ``_imputation``): it draws from copies of ``X`` and ``known``, its draws
+must be finite numbers of shape (n, n_draws, p), and the known cells are
+set back to the row's values.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
