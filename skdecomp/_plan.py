@@ -99,8 +99,9 @@ DRAW_SECOND = 1e-7
 #: fixed cost of a step through model calls and on the tree path (the games,
 #: reading the trees)
 STEP_SECONDS, TREE_STEP_SECONDS = 0.1, 0.5
-#: fixed cost: starting, reading, scoring, figures and the page
-OVERHEAD = 6.0
+#: the rest: starting, reading, scoring, figures and the page, a fixed part
+#: and seconds per cell of the table
+OVERHEAD, OVERHEAD_CELL = 6.0, 2e-5
 #: the games the report can explain
 IMPUTERS = ("marginal", "path_dependent", "conditional")
 #: the steps of the analysis, in the order it runs them
@@ -442,7 +443,7 @@ def _estimate(plan, *, n, d, kind, evaluation_second, tree, fitted, nodes,
         # unless no column interacts with another (a linear model)
         if interacting:
             partition(max(2, d_model // 2), "agreed explanation")
-    steps["other"] = OVERHEAD
+    steps["other"] = OVERHEAD + OVERHEAD_CELL * n * d
     counts["other"] = 0.0
     steps = {k: steps[k] for k in STEPS if k in steps}
     auto = groups == "auto" and d_model > 1

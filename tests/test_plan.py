@@ -291,12 +291,17 @@ def test_cli_imputer_option(capsys):
 
 
 def test_regions_of_trees_with_categories_go_through_model_calls():
+    from threadpoolctl import threadpool_limits
+
     from skdecomp._report._explain import _region_path
     from skdecomp._report._models import make_model
 
     def fitted(X):
         model = make_model("hgb", X, y, random_state=0)[0]
-        return model.set_params(**{f"{model.steps[-1][0]}__max_iter": 10}).fit(X, y)
+        model.set_params(**{f"{model.steps[-1][0]}__max_iter": 10})
+        # one thread: OpenMP threads on busy cores wait for each other
+        with threadpool_limits(1):
+            return model.fit(X, y)
 
     X, y = _interacting(n=200, text=True)
     model = fitted(X)
