@@ -468,3 +468,46 @@ def test_unexpected_error_is_one_line_and_debug_shows_traceback(small_csv, tmp_p
     with pytest.raises(TypeError, match="boom"):
         main([str(a) for a in quick_report(small_csv, tmp_path / "rep", "--debug")])
     assert not (tmp_path / "rep").exists()
+
+
+# -- files that are not what their name says ----------------------------------------------
+def _parquet_bytes():
+    pytest.importorskip("pyarrow")
+    import io
+
+    buffer = io.BytesIO()
+    pd.DataFrame({"a": np.arange(30.0), "y": np.arange(30.0)}).to_parquet(buffer)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    "name, content, fragments",
+    [
+        ("empty.parquet", lambda: b"", ["is empty (0 bytes)"]),
+        ("table.parquet", lambda: b"a,b,y\n1,2,3\n4,5,6\n",
+         ["is not a Parquet file", "'a,b,y'", "rename it to end in .csv"]),
+        ("noise.parquet", lambda: bytes(range(256)), ["is not a Parquet file", "PAR1"]),
+        ("cut.parquet", lambda: _parquet_bytes()[:200], ["is cut off"]),
+        ("table.csv", _parquet_bytes, ["is a Parquet file, not a CSV file", ".parquet"]),
+    ],
+)
+def test_file_of_the_wrong_format_is_a_one_line_data_error(name, content, fragments,
+                                                           tmp_path, capsys,
+                                                           no_model_work):
+    # finding: pyarrow's ArrowInvalid was reported as an unexpected error
+    path = tmp_path / name
+    path.write_bytes(content())
+    code, _, err = run_cli(quick_report(path, tmp_path / "rep"), capsys)
+    assert code == 1
+    assert_one_line_error(err, *fragments)
+    assert "unexpected" not in err
+
+
+def test_damaged_parquet_file_is_a_one_line_data_error(tmp_path, capsys, no_model_work):
+    data = bytearray(_parquet_bytes())
+    data[4:-8] = b"\x00" * (len(data) - 12)  # the markers kept, the content lost
+    path = tmp_path / "damaged.parquet"
+    path.write_bytes(bytes(data))
+    code, _, err = run_cli(quick_report(path, tmp_path / "rep"), capsys)
+    assert code == 1
+    assert_one_line_error(err, "could not be read as a Parquet file", "damaged")

@@ -14,6 +14,51 @@ from ._common import MAX_CLASSES, MIN_ROWS, DataError
 
 
 # -- inputs --------------------------------------------------------------------------
+#: the four bytes that open and close every Parquet file
+_PARQUET_MARKER = b"PAR1"
+
+
+def _starts_with_parquet_marker(path):
+    with open(path, "rb") as f:
+        return f.read(4) == _PARQUET_MARKER
+
+
+def _check_parquet_marker(path):
+    """Raise a DataError unless the file opens and closes as a Parquet file."""
+    size = path.stat().st_size
+    if size == 0:
+        raise DataError(
+            f"{path} is empty (0 bytes); give a Parquet file with a table in it, "
+            "or a CSV file."
+        )
+    with open(path, "rb") as f:
+        head = f.read(512)
+        f.seek(max(size - 4, 0))
+        tail = f.read(4)
+    if head[:4] == _PARQUET_MARKER and tail == _PARQUET_MARKER:
+        return
+    if head[:4] == _PARQUET_MARKER:
+        raise DataError(
+            f"{path} is cut off: it opens as a Parquet file but does not end as "
+            "one; write it again, completely."
+        )
+    try:
+        # the last bytes read may cut a character in two
+        text = head[:-4].decode("utf-8") if len(head) == 512 else head.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and text.strip() and "\x00" not in text:
+        raise DataError(
+            f"{path} is not a Parquet file: it holds text (it begins "
+            f"{text.strip().splitlines()[0][:40]!r}). If it is a CSV file, rename "
+            "it to end in .csv."
+        )
+    raise DataError(
+        f"{path} is not a Parquet file (it does not begin with the Parquet "
+        "marker PAR1); give a Parquet or a CSV file."
+    )
+
+
 def load_table(path, target, parse_dates=True):
     """Read a CSV or Parquet file and split off the target column.
 
@@ -44,6 +89,7 @@ def load_table(path, target, parse_dates=True):
     renamed = {}
     try:
         if suffix in (".parquet", ".pq"):
+            _check_parquet_marker(path)
             try:
                 df = pd.read_parquet(path)
             except ImportError as exc:
@@ -51,7 +97,21 @@ def load_table(path, target, parse_dates=True):
                     f"{path}: reading Parquet needs pyarrow; install it with "
                     "'pip install pyarrow' or give a CSV file."
                 ) from exc
+            except (ValueError, NotImplementedError, OSError) as exc:
+                if isinstance(exc, OSError) and exc.errno is not None:
+                    raise  # the file cannot be opened: said below
+                # pyarrow's ArrowInvalid, or its OSError without errno: a damaged file
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise DataError(
+                    f"{path} could not be read as a Parquet file ({first}); it may "
+                    "be damaged or cut off: write it again, or give a CSV file."
+                ) from exc
         else:
+            if _starts_with_parquet_marker(path):
+                raise DataError(
+                    f"{path} is a Parquet file, not a CSV file; rename it to end "
+                    "in .parquet."
+                )
             df = pd.read_csv(path)
             renamed = _renamed_columns(path, df.columns)
     except pd.errors.EmptyDataError:
