@@ -23,6 +23,7 @@ from ._decomposition._kernels import moebius_transform
 from ._explanation import explanations_of
 from ._partition import GroupNamesOutMixin, fit_grouper as _fit_grouper
 from ._partition import group_labels, resolve_groups
+from ._hierarchy import resolve_hierarchy
 from ._tree import MAX_LEAF_ORDER, select_algorithm
 from ._image import check_baseline_values, explainer_image_setup, image_model
 from ._methods import (
@@ -35,6 +36,7 @@ from ._methods import (
     default_methods,
     dummy_groups,
     get_method,
+    is_hierarchical,
     resolve_budget,
     resolve_method,
     sampled_attributions,
@@ -430,6 +432,7 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
             StrOptions({"marginal", "path_dependent", "conditional"}),
             HasMethods(["fit", "sample"]),
         ],
+        "hierarchy": "no_validation",
     }
 
     def __init__(
@@ -451,6 +454,7 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         verbose=0,
         baseline=None,
         imputer="marginal",
+        hierarchy=None,
     ):
         self.estimator = estimator
         self.method = method
@@ -468,6 +472,7 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         self.verbose = verbose
         self.baseline = baseline
         self.imputer = imputer
+        self.hierarchy = hierarchy
 
     # -- input checks ---------------------------------------------------------
     def _check_X(self, X, reset):
@@ -645,6 +650,17 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         self.group_names_ = np.asarray(names, dtype=object)
         self.n_groups_ = len(groups)
         self.labels_ = group_labels(groups, X.shape[1])
+        if self.hierarchy is not None:
+            self.hierarchy_ = resolve_hierarchy(
+                self.hierarchy, groups, [str(n) for n in names],
+                feature_names if feature_names is not None else labels, X)
+        elif is_hierarchical(self.method):
+            raise ValueError(
+                f"method={self.method!r} shares every interaction along a hierarchy "
+                "over the groups; pass one: Explainer(hierarchy=[[...], [...]]) "
+                "(nested lists of columns), a linkage matrix, a fitted "
+                "FeatureAgglomeration, or a grouper such as AdaptiveGrouper()."
+            )
 
         bg = self._resolve_background(X, rng) if base_row is None else base_row[None, :]
         response, self.output_names_ = resolve_response(
@@ -861,19 +877,29 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
             # at most 2K coalitions, for any number of groups
             out.update(single_group_attributions(self.game_, X, exact))
         elif exact:
-            check_exact_groups(self.n_groups_, exact[0], tree=self.game_.tree is not None)
-            if self.game_.tree is not None:
-                canon = {m: canonical(m) for m in exact}
+            tree = self.game_.tree is not None
+            hierarchical = [m for m in exact if specs[m].hierarchical]
+            by_size = [m for m in exact if not specs[m].hierarchical]
+            if by_size:
+                check_exact_groups(self.n_groups_, by_size[0], tree=tree)
+            if hierarchical:
+                check_exact_groups(self.n_groups_, hierarchical[0])
+            if tree and by_size:
+                canon = {m: canonical(m) for m in by_size}
                 phi = self.game_.tree_attributions(
                     X, {c: specs[m].weights(self.n_groups_) for m, c in canon.items()}
                 )
                 out.update({m: phi[c] for m, c in canon.items()})
-            else:
+            if hierarchical or not tree:
                 F, prediction = self._components(X)
                 dec = Decomposition(
                     F, list(self.group_names_), self.output_names_, prediction
                 )
-                out.update({m: dec.attributions(m) for m in exact})
+                hierarchy = getattr(self, "hierarchy_", None)
+                out.update({m: dec.attributions(m) for m in by_size if not tree})
+                out.update({m: dec.attributions(
+                    m, weights=specs[m].weights(self.n_groups_, hierarchy))
+                    for m in hierarchical})
         if exact and self.game_.anchored:
             # exactly 0 for the groups on which x equals every background row
             dummy = dummy_groups(self.game_, X)

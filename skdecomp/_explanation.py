@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._methods import get_method, resolve_budget
+from ._methods import get_method, is_hierarchical, resolve_budget
 from ._model import describe_response
 from ._result_checks import (
     AXES,
@@ -196,6 +196,7 @@ class Explanation:
         output=None,
         n_samples=None,
         standard_errors=None,
+        hierarchy=None,
     ):
         values = real_array(values, "values")
         se = check_standard_errors(standard_errors, values.shape)
@@ -265,6 +266,11 @@ class Explanation:
         self._se = None if se is None else (se if several else se[:, :, None])
         # description of each output alone, for selections of one output
         self._output_each = None
+        if hierarchy is not None and getattr(hierarchy, "n_players", K) != K:
+            raise ValueError(
+                f"hierarchy has {hierarchy.n_players} players for {K} groups of values."
+            )
+        self.hierarchy = hierarchy
 
     def _set(self, v, b, d, names, groups, raw, index, outputs, keep):
         self._v, self._b, self._d = v, b, d
@@ -424,6 +430,55 @@ class Explanation:
         new.feature_names_in = self.feature_names_in
         new.method, new.output, new._output_each = self.method, output, each
         new.n_samples, new._se = self.n_samples, se
+        # a hierarchy describes all the groups: a selection of some drops it
+        whole = keep[1] and len(names) == len(self._names) and names == self._names
+        new.hierarchy = self.hierarchy if whole else None
+        return new
+
+    def at_level(self, n_groups):
+        """The totals of the nodes of a cut of the hierarchy, as an Explanation.
+
+        The value of an internal node of the hierarchy is the sum of the
+        values of its players. For hierarchical (Owen, Winter) values, the
+        totals of a cut's nodes are the hierarchical values of the tree
+        pruned at the cut (the cut's nodes as players, the levels above
+        kept); for the top level, the grouped Shapley values of the blocks.
+
+        Parameters
+        ----------
+        n_groups : int
+            Number of nodes of the cut: 1 (the root), the number of
+            top-level blocks, ..., the number of players. ``hierarchy.
+            cut_sizes()`` lists them.
+
+        Returns
+        -------
+        explanation : Explanation
+            One group per node of the cut, named after it, with its columns;
+            ``hierarchy`` is the pruned tree.
+        """
+        h = self.hierarchy
+        if h is None:
+            raise ValueError(
+                "this explanation has no hierarchy; explain with method='owen' and "
+                "Explainer(hierarchy=...)."
+            )
+        nodes = h.cut(n_groups)
+        v = np.stack([self._v[:, h.leaves[a]].sum(axis=1) for a in nodes], axis=1)
+        se = None
+        if self._se is not None:  # draws shared by the players: a bound
+            se = np.stack([self._se[:, h.leaves[a]].sum(axis=1) for a in nodes], axis=1)
+        d = np.stack([self._d[:, h.leaves[a][0]] if h.leaves[a].size == 1
+                      else np.full(self._d.shape[0], np.nan) for a in nodes], axis=1)
+        groups = None if self._groups is None else [
+            [c for k in h.leaves[a] for c in self._groups[k]] for a in nodes]
+        new = object.__new__(type(self))
+        new._set(v, self._b, d, [h.names[a] for a in nodes], groups, self._raw,
+                 self._index, self._outputs, (self._keep[0], True, self._keep[2]))
+        new.feature_names_in = self.feature_names_in
+        new.method, new.output, new._output_each = self.method, self.output, self._output_each
+        new.n_samples, new._se = self.n_samples, se
+        new.hierarchy = h.pruned(nodes)
         return new
 
     # -- conversions ------------------------------------------------------------
@@ -500,11 +555,15 @@ class Explanation:
             raise ImportError(
                 "to_shap needs the shap package; install it with `pip install shap`."
             ) from exc
+        # a binary hierarchy is shap's clustering (shap.plots.bar draws it)
+        linkage = None if self.hierarchy is None else self.hierarchy.linkage()
+        extra = {} if linkage is None else {"clustering": linkage}
         return shap.Explanation(
             values=np.array(expl.values, dtype=np.float64),
             base_values=expl.base_values,
             data=expl.data,
             feature_names=expl.feature_names,
+            **extra,
         )
 
 
@@ -710,6 +769,7 @@ def explanations_of(explainer, X, attributions, standard_errors=None):
             feature_names_in=names_in, output_names=outputs, method=m, output=output,
             n_samples=_budget(explainer, m),
             standard_errors=(standard_errors or {}).get(m),
+            hierarchy=getattr(explainer, "hierarchy_", None) if is_hierarchical(m) else None,
         )
         result[m]._output_each = each
     return result

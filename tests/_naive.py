@@ -157,3 +157,36 @@ def sklearn_tree_arrays(estimator, scale=1.0, output=None):
         "feature": t.feature, "threshold": t.threshold, "value": value,
         "cover": t.weighted_n_node_samples,
     }
+
+
+def consistent_orders(node):
+    """Every order of the players in which the players of every node arrive together.
+
+    ``node`` is a player (an int) or a list of nodes (nested lists).
+    """
+    from itertools import permutations, product
+
+    if isinstance(node, int):
+        return [(node,)]
+    out = []
+    for perm in permutations(node):
+        for parts in product(*(consistent_orders(c) for c in perm)):
+            out.append(tuple(p for part in parts for p in part))
+    return out
+
+
+def hierarchical_value(v, K, hierarchy):
+    """Owen / Winter value: the mean marginal contribution over the consistent orders.
+
+    ``hierarchy`` is nested lists of the players 0..K-1; ``v`` maps sorted
+    tuples to coalition values.
+    """
+    orders = consistent_orders(hierarchy)
+    phi = np.zeros(K)
+    for order in orders:
+        S = ()
+        for k in order:
+            T = tuple(sorted(S + (k,)))
+            phi[k] += v[T] - v[S]
+            S = T
+    return phi / len(orders)

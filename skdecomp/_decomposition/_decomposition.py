@@ -272,7 +272,7 @@ class Decomposition:
         """
         return float(np.max(np.abs(self._F.sum(axis=2) - self._prediction), initial=0.0))
 
-    def attributions(self, method="shapley"):
+    def attributions(self, method="shapley", weights=None):
         """Compute the attributions of an exact method from the components.
 
         Each method weighs a component ``F_U`` by ``w(|U|)`` for every group
@@ -285,15 +285,23 @@ class Decomposition:
         method : {"shapley", "banzhaf", "occlusion", "arch", "pdp", "pfi"}, \
                 default="shapley"
             The exact method; "pdp" is "arch" and "pfi" is "occlusion".
+        weights : ndarray or None, default=None
+            Weights to use instead of the method's: of shape (K + 1,) by
+            component size, or (2**K, K) by component and group (the weights
+            of a hierarchy, for the Owen and Winter values).
 
         Returns
         -------
         attributions : ndarray of shape (n_samples, n_groups[, n_outputs])
             Attribution of each group for every explained row.
         """
-        w = size_weights(method, self.n_groups)
         flat = self._F.reshape(-1, self._F.shape[2])
-        phi = size_weighted_attributions(flat, w)
+        if weights is not None and np.ndim(weights) == 2:
+            # one weight per component and group (a hierarchy's)
+            phi = flat @ np.asarray(weights, dtype=np.float64)
+        else:
+            w = size_weights(method, self.n_groups) if weights is None else weights
+            phi = size_weighted_attributions(flat, w)
         phi = phi.reshape(self.n_samples, self.n_outputs, self.n_groups)
         return self._squeeze(phi)
 

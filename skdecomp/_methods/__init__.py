@@ -3,6 +3,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from ._registry import (
+    is_hierarchical,
     ALIASES,
     AUTO_SAMPLED_METHOD,
     EXACT_METHODS,
@@ -48,6 +49,7 @@ __all__ = [
     "dummy_groups",
     "efficient_methods",
     "get_method",
+    "is_hierarchical",
     "lead_method",
     "method_color",
     "method_label",

@@ -46,6 +46,7 @@ __all__ = [
     "AUTO_SAMPLED_METHOD",
     "check_exact_groups",
     "resolve_method",
+    "is_hierarchical",
 ]
 
 
@@ -95,6 +96,10 @@ class MethodSpec:
         Position among the exact methods compared side by side, from the one
         that gives a group none of its interactions (PDP/Arch) to the one
         that gives it all of them (occlusion); None for sampled methods.
+    hierarchical : bool
+        The weight of a component depends on a hierarchy over the groups
+        (``Explainer(hierarchy=...)``), not only on its size: the Owen and
+        Winter values.
     """
 
     name: str
@@ -111,11 +116,27 @@ class MethodSpec:
     defaults: tuple = ()
     lead: int = None
     comparison: int = None
+    hierarchical: bool = False
 
-    def weights(self, n_groups):
-        """Size weights ``w(0..K)`` of an exact method."""
+    def weights(self, n_groups, hierarchy=None):
+        """The weights of an exact method on the components.
+
+        Size weights ``w(0..K)``, shape (K + 1,), for the methods whose
+        weight depends on the size of a component only; for a hierarchical
+        method, one weight per component and group, shape (2**K, K), from
+        ``hierarchy`` (see :meth:`Hierarchy.component_weights
+        <skdecomp._hierarchy.Hierarchy.component_weights>`).
+        """
         if self.kind != "exact":
             raise ValueError(f"{self.name!r} is not an exact method.")
+        if self.hierarchical:
+            if hierarchy is None:
+                raise ValueError(
+                    f"method={self.name!r} needs a hierarchy over the groups: pass "
+                    "Explainer(hierarchy=...), e.g. nested lists of columns or "
+                    "AdaptiveGrouper()."
+                )
+            return hierarchy.component_weights()
         return size_weights(self.name, n_groups)
 
 
@@ -131,6 +152,8 @@ _ENTRIES = (
     MethodSpec("arch", "exact", aliases=("pdp",), single_group=True,
                label="PDP/Arch", color="#CC79A7",
                defaults=("exact", "wide", "report_wide"), comparison=0),
+    MethodSpec("owen", "exact", aliases=("winter",), label="Owen/Winter",
+               color="#117733", efficient=True, hierarchical=True),
     MethodSpec("kernel_shap", "sampled", seed_id=0, estimates="shapley",
                label="Kernel SHAP", color="#56B4E9", defaults=("wide", "report_wide"),
                lead=1),
@@ -235,6 +258,12 @@ def lead_method(methods):
         if canonical(m) in REGISTRY and REGISTRY[canonical(m)].lead is not None
     ]
     return methods[min(ranked)[1]] if ranked else methods[0]
+
+
+def is_hierarchical(name):
+    """Whether a method's weights come from a hierarchy over the groups."""
+    spec = REGISTRY.get(canonical(name))
+    return bool(spec is not None and spec.hierarchical)
 
 
 def method_label(name):

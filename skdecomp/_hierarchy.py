@@ -1,0 +1,414 @@
+"""Hierarchies over the players (groups of columns): nested blocks, as a rooted tree.
+
+A hierarchy is a rooted tree whose leaves are the K players of a game (the
+groups of ``groups=``, one per column by default). Two levels (one partition
+into blocks) is a coalition structure. The hierarchical value of a player,
+the Owen value of a coalition structure (Owen 1977) and the Winter value of
+deeper hierarchies (Winter 1989), is the average of its marginal
+contributions over all orders of the players in which the players of every
+node arrive one after the other. As weights on the Möbius components
+(:func:`Hierarchy.component_weights`): the component of a set U is shared
+equally among the top-level blocks U touches, then within each block equally
+among its children U touches, and so on down to the players.
+
+A hierarchy is given as nested lists or dicts of columns, a scipy linkage
+matrix over the players, a fitted ``FeatureAgglomeration`` (or an
+``AgglomerativeClustering`` fitted on the columns), or a grouper that keeps
+a merge path (its merge tree from the players up).
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from collections.abc import Mapping
+from numbers import Integral
+
+import numpy as np
+
+__all__ = ["Hierarchy", "resolve_hierarchy"]
+
+
+class Hierarchy:
+    """A rooted tree over K players: leaves ``0 .. K-1``, internal nodes after them.
+
+    Parameters
+    ----------
+    n_players : int
+        Number of players (leaves).
+    children : list of list of int
+        Children of every internal node ``K, K+1, ...``, each with a larger
+        index than its children; the last node is the root.
+    names : list of str or None, default=None
+        Names of the internal nodes (None: their players' names joined).
+    player_names : list of str or None, default=None
+        Names of the players.
+
+    Attributes
+    ----------
+    n_nodes : int
+        Leaves and internal nodes.
+    parent : ndarray of shape (n_nodes,)
+        Parent of every node (-1 for the root).
+    leaves : list of ndarray
+        Players under every node.
+    depth : int
+        Largest number of edges from the root to a player.
+    """
+
+    def __init__(self, n_players, children, names=None, player_names=None):
+        K = int(n_players)
+        self.n_players = K
+        self.children = [[int(c) for c in ch] for ch in children]
+        if K == 1 and not self.children:
+            self.children = []
+        self.n_nodes = K + len(self.children)
+        self.player_names = ([f"x{k}" for k in range(K)] if player_names is None
+                             else [str(n) for n in player_names])
+        self.parent = np.full(self.n_nodes, -1, dtype=np.int64)
+        leaves = [np.array([k]) for k in range(K)]
+        for a, ch in enumerate(self.children, start=K):
+            for c in ch:
+                if c >= a or self.parent[c] != -1:
+                    raise ValueError("Hierarchy: every node needs one parent of a "
+                                     "larger index.")
+                self.parent[c] = a
+            leaves.append(np.sort(np.concatenate([leaves[c] for c in ch])))
+        self.leaves = leaves
+        roots = np.flatnonzero(self.parent == -1)
+        if roots.size != 1 or roots[0] != self.n_nodes - 1:
+            raise ValueError("Hierarchy: the last node must be the only root.")
+        self.names = list(self.player_names) + [
+            ":".join(self.player_names[k] for k in leaves[a]) if names is None
+            or names[a - K] is None else str(names[a - K])
+            for a in range(K, self.n_nodes)]
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        for a in range(self.n_nodes - 2, -1, -1):
+            depth[a] = depth[self.parent[a]] + 1
+        self.node_depth = depth
+        self.depth = int(depth[:K].max()) if K else 0
+
+    @property
+    def root(self):
+        return self.n_nodes - 1
+
+    def ancestors(self, k):
+        """The internal nodes from ``k``'s parent up to the root."""
+        out = []
+        a = self.parent[k]
+        while a != -1:
+            out.append(int(a))
+            a = self.parent[a]
+        return out
+
+    def is_flat(self):
+        """True when the hierarchical value is the Shapley value (one level)."""
+        return all(len(ch) == self.n_players or all(c < self.n_players for c in ch)
+                   for ch in self.children) and len(self.children) <= 1
+
+    def leaf_masks(self):
+        """Bitmask of the players under every node (K <= 62)."""
+        return np.array([int(np.sum(np.left_shift(1, self.leaves[a].astype(np.int64))))
+                         for a in range(self.n_nodes)], dtype=np.int64)
+
+    def component_weights(self):
+        """Weights of every component on every player, shape (2**K, K).
+
+        ``W[U, i] = prod over the ancestors a of i of 1 / |{children of a
+        that meet U}|`` for i in U, else 0, so that the hierarchical value
+        is ``phi_i = sum_U W[U, i] F_U``.
+        """
+        K = self.n_players
+        masks = np.arange(1 << K, dtype=np.int64)
+        node_masks = self.leaf_masks()
+        # children of every internal node that meet U
+        meets = {a: sum(((masks & node_masks[c]) != 0).astype(np.int64)
+                        for c in ch)
+                 for a, ch in enumerate(self.children, start=K)}
+        W = np.zeros((1 << K, K))
+        for i in range(K):
+            w = ((masks >> i) & 1).astype(np.float64)
+            for a in self.ancestors(i):
+                w = w / np.maximum(meets[a], 1)
+            W[:, i] = w
+        return W
+
+    # -- cuts ----------------------------------------------------------------------
+    def split_order(self):
+        """Internal nodes in the order a cut splits them: the root first.
+
+        A node is split before any of its descendants; among nodes that are
+        not nested, the later-made (larger index) first, as undoing merges
+        in reverse order.
+        """
+        return list(range(self.n_nodes - 1, self.n_players - 1, -1))
+
+    def cut_sizes(self):
+        """Numbers of nodes of every cut along :meth:`split_order`."""
+        sizes, n = [1], 1
+        for a in self.split_order():
+            n += len(self.children[a - self.n_players]) - 1
+            sizes.append(n)
+        return sizes
+
+    def cut(self, n_nodes):
+        """The nodes of the cut with ``n_nodes`` nodes, in order of their first player."""
+        sizes = self.cut_sizes()
+        if (not isinstance(n_nodes, Integral) or isinstance(n_nodes, bool)
+                or n_nodes not in sizes):
+            raise ValueError(
+                f"n_groups={n_nodes!r} is not a level of the hierarchy; its cuts have "
+                f"{', '.join(str(s) for s in sizes)} nodes."
+            )
+        nodes = {self.root}
+        for a in self.split_order()[: sizes.index(n_nodes)]:
+            nodes.remove(a)
+            nodes.update(self.children[a - self.n_players])
+        return sorted(nodes, key=lambda a: self.leaves[a][0])
+
+    def pruned(self, nodes):
+        """The hierarchy above a cut: the cut's nodes as players, the levels above kept."""
+        nodes = list(nodes)
+        index = {a: k for k, a in enumerate(nodes)}
+        keep = []
+        above = set()
+        for a in nodes:
+            b = self.parent[a]
+            while b != -1:
+                above.add(int(b))
+                b = self.parent[b]
+        for a in sorted(above):
+            keep.append(a)
+            index[a] = len(nodes) + len(keep) - 1
+        children = [[index[c] for c in self.children[a - self.n_players]] for a in keep]
+        return Hierarchy(len(nodes), children, names=[self.names[a] for a in keep],
+                         player_names=[self.names[a] for a in nodes])
+
+    def linkage(self):
+        """A scipy linkage matrix of a binary hierarchy (None when a node has more children).
+
+        Distances are the node's height (the number of merges below it, plus
+        one), so that ``scipy.cluster.hierarchy.dendrogram`` and shap's
+        ``clustering=`` draw it.
+        """
+        if any(len(ch) != 2 for ch in self.children):
+            return None
+        height = np.zeros(self.n_nodes)
+        Z = np.zeros((len(self.children), 4))
+        for t, (a, b) in enumerate(self.children):
+            node = self.n_players + t
+            height[node] = max(height[a], height[b]) + 1
+            Z[t] = [a, b, height[node], self.leaves[node].size]
+        return Z
+
+    def __repr__(self):
+        return (f"Hierarchy(n_players={self.n_players}, n_nodes={self.n_nodes}, "
+                f"depth={self.depth})")
+
+
+# -- building ------------------------------------------------------------------------
+def _from_nested(spec, positions, feature_names, player_names):
+    """Nested lists or dicts of columns -> Hierarchy."""
+    from ._partition import _column_position
+
+    owner = {int(j): k for k, cols in enumerate(positions) for j in cols}
+    n_features = len(owner)
+    K = len(positions)
+    seen_columns = {}
+    children, names = [], []
+
+    def build(node, path, block="hierarchy"):
+        if isinstance(node, Mapping):
+            items = list(node.items())
+        elif isinstance(node, (list, tuple)):
+            items = [(None, v) for v in node]
+        else:
+            j = _column_position(node, n_features, feature_names, "hierarchy")
+            if j in seen_columns:
+                raise ValueError(
+                    f"hierarchy: column {node!r} appears twice (in {seen_columns[j]} "
+                    f"and in {block}); every column must be in exactly one block."
+                )
+            seen_columns[j] = block
+            return ("player", owner[j])
+        if not items:
+            raise ValueError(f"hierarchy: the block {path} is empty; give every block "
+                             "at least one column.")
+        subs = [build(v, f"{path}[{k!r}]" if k is not None else f"{path}[{i}]", path)
+                for i, (k, v) in enumerate(items)]
+        for (k, _), sub in zip(items, subs):
+            if k is not None and sub[0] == "node":  # a dict names its blocks
+                names[sub[1] - K] = str(k)
+        # the columns of one player, read together, are that player
+        players = {s[1] for s in subs if s[0] == "player"}
+        nodes = [s[1] for s in subs if s[0] == "node"]
+        if not nodes and len(players) == 1:
+            return ("player", players.pop())
+        members = sorted(players) + nodes
+        if len(members) == 1:
+            return subs[0] if subs[0][0] == "node" else ("player", members[0])
+        children.append(members)
+        names.append(None)
+        return ("node", K + len(children) - 1)
+
+    build(spec, "hierarchy")
+    missing = [j for j in owner if j not in seen_columns]
+    if missing:
+        shown = [feature_names[j] if feature_names is not None else j for j in missing]
+        raise ValueError(
+            f"hierarchy: columns {shown[:8]} are in no block; every column must be in "
+            "exactly one."
+        )
+    # a player whose columns lie in different blocks
+    for k, cols in enumerate(positions):
+        places = {seen_columns[int(j)] for j in cols}
+        if len(places) > 1:
+            raise ValueError(
+                f"hierarchy: the columns of group {player_names[k]!r} lie in "
+                f"different blocks ({', '.join(sorted(places))}); a group is one "
+                "player and must sit in one block."
+            )
+    if K == 1:
+        children, names = [], []
+    return Hierarchy(K, children, names=names, player_names=player_names)
+
+
+def _from_merges(K, merges_by_player, player_names):
+    """Merges of sets of players, in order -> Hierarchy (the rest joined at a root)."""
+    node_of = list(range(K))  # player -> its current top node
+    children = []
+    for players in merges_by_player:
+        tops = sorted({node_of[k] for k in players})
+        if len(tops) < 2:
+            continue  # within one node already (e.g. the columns of one player)
+        children.append(tops)
+        new = K + len(children) - 1
+        for k in range(K):
+            if node_of[k] in tops:
+                node_of[k] = new
+    tops = sorted(set(node_of))
+    if len(tops) > 1:
+        children.append(tops)
+    if not children and K > 1:  # pragma: no cover - K > 1 always has a root
+        children.append(list(range(K)))
+    return Hierarchy(K, children, player_names=player_names)
+
+
+def _grouper_merges(grouper):
+    """The merges of a fitted grouper's path, as pairs of column lists."""
+    merges = getattr(grouper, "_path_merges", None)
+    if merges is not None:
+        return [(list(a), list(b)) for a, b in merges]
+    tree = getattr(grouper, "_path_tree", None)
+    if tree is None:
+        return None
+    leaves = {k: list(g) for k, g in enumerate(grouper.initial_groups_)}
+    out = []
+    for t, (a, b) in enumerate(tree.children):
+        out.append((leaves[a], leaves[b]))
+        leaves[tree.n_leaves + t] = leaves[a] + leaves[b]
+    return out
+
+
+def resolve_hierarchy(hierarchy, positions, player_names, feature_names=None, X=None):
+    """A :class:`Hierarchy` over the players from what the user passed.
+
+    Parameters
+    ----------
+    hierarchy : list, dict, ndarray, fitted clustering or grouper
+        See :class:`~skdecomp.Explainer`.
+    positions : list of ndarray
+        Column positions of every player (group).
+    player_names : list of str
+        Names of the players.
+    feature_names : list of str or None, default=None
+        Column names, for hierarchies that name columns.
+    X : array-like or None, default=None
+        Data on which an unfitted grouper is fitted.
+
+    Returns
+    -------
+    hierarchy : Hierarchy
+    """
+    K = len(positions)
+    owner = np.empty(sum(len(p) for p in positions), dtype=np.int64)
+    for k, cols in enumerate(positions):
+        owner[np.asarray(cols, dtype=np.int64)] = k
+    if isinstance(hierarchy, Hierarchy):
+        if hierarchy.n_players != K:
+            raise ValueError(f"hierarchy has {hierarchy.n_players} players, the "
+                             f"explainer {K} groups.")
+        return hierarchy
+    if hasattr(hierarchy, "fit") and hasattr(hierarchy, "get_params"):
+        return _from_estimator(hierarchy, owner, K, player_names, X)
+    if isinstance(hierarchy, np.ndarray) and hierarchy.dtype.kind in "fiu":
+        return _from_linkage(hierarchy, K, player_names)
+    if isinstance(hierarchy, (list, tuple, Mapping)):
+        return _from_nested(hierarchy, positions, feature_names, player_names)
+    raise TypeError(
+        "hierarchy must be nested lists or dicts of columns, a scipy linkage matrix, "
+        "a fitted FeatureAgglomeration or AgglomerativeClustering, or a grouper that "
+        f"keeps a merge path; got {type(hierarchy).__name__}."
+    )
+
+
+def _from_linkage(Z, K, player_names):
+    Z = np.asarray(Z, dtype=np.float64)
+    if Z.ndim != 2 or Z.shape[0] != K - 1 or Z.shape[1] < 2:
+        raise ValueError(
+            f"hierarchy: a linkage matrix over {K} groups has shape ({K - 1}, 4), "
+            f"got {Z.shape}."
+        )
+    ids = Z[:, :2]
+    if (ids != np.round(ids)).any() or (ids < 0).any() or (
+            ids >= K + np.arange(K - 1)[:, None]).any():
+        raise ValueError(
+            "hierarchy: the linkage matrix names clusters that do not exist yet (each "
+            "row merges two of the players and the clusters of earlier rows)."
+        )
+    children = [[int(a), int(b)] for a, b in ids]
+    used = sorted(c for ch in children for c in ch)
+    if len(set(used)) != len(used):
+        raise ValueError("hierarchy: the linkage matrix merges one cluster twice.")
+    return Hierarchy(K, children, player_names=player_names)
+
+
+def _from_estimator(est, owner, K, player_names, X):
+    from sklearn.base import clone
+    from sklearn.utils.validation import check_is_fitted
+
+    children_ = getattr(est, "children_", None)
+    if children_ is None and hasattr(est, "n_clusters") and not hasattr(est, "path_"):
+        raise ValueError(
+            f"hierarchy: the {type(est).__name__} is not fitted; fit it on the columns "
+            "(FeatureAgglomeration().fit(X), or AgglomerativeClustering().fit(X.T))."
+        )
+    if children_ is not None:
+        children_ = np.asarray(children_, dtype=np.int64)
+        n = children_.shape[0] + 1
+        if n != owner.size:
+            raise ValueError(
+                f"hierarchy: the {type(est).__name__} clusters {n} items, but the data "
+                f"has {owner.size} columns; fit it on the columns (FeatureAgglomeration"
+                "().fit(X), or AgglomerativeClustering().fit(X.T))."
+            )
+        leaves = {j: [j] for j in range(n)}
+        merges = []
+        for t, (a, b) in enumerate(children_):
+            leaves[n + t] = leaves[int(a)] + leaves[int(b)]
+            merges.append(leaves[n + t])
+        return _from_merges(K, [sorted({int(owner[j]) for j in m}) for m in merges],
+                            player_names)
+    try:
+        check_is_fitted(est)
+    except Exception:
+        if X is None:
+            raise ValueError(f"hierarchy: the {type(est).__name__} is not fitted.")
+        est = clone(est).fit(X)
+    merges = _grouper_merges(est)
+    if merges is None:
+        raise ValueError(
+            f"hierarchy: the {type(est).__name__} keeps no merge path, so it gives no "
+            "hierarchy; pass a grouper with one (AdaptiveGrouper, PairwiseGrouper, "
+            "RecursiveGrouper, IShapGrouper, CorrelationGrouper) or nested lists."
+        )
+    by_player = [sorted({int(owner[j]) for j in list(a) + list(b)}) for a, b in merges]
+    return _from_merges(K, by_player, player_names)
