@@ -313,6 +313,63 @@ def test_inexact_values_never_have_a_zero_standard_error(problem, method):
     assert np.all(e.standard_errors > 0)
 
 
+@pytest.fixture(scope="module")
+def forest_problem():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, K))
+    y = X[:, 0] * X[:, 1] * X[:, 2] + np.sin(X[:, 3]) + (X[:, 4] > 0) * X[:, 5]
+    model = RandomForestRegressor(n_estimators=10, max_depth=4, random_state=0)
+    return model.fit(X, y + 0.1 * X[:, 6]), X, X[:10], X[20:30]
+
+
+@pytest.mark.parametrize("method", sorted(SMALLEST))
+def test_a_forest_never_gives_an_inexact_value_a_zero_standard_error(forest_problem,
+                                                                      method):
+    # a tree may use a group only in orders that were not drawn: every drawn
+    # pair then agrees on it (24 such values here before the floor)
+    model, X, bg, rows = forest_problem
+    target = _reference(forest_problem, method)
+    inside = []
+    for seed in range(5):
+        ex = Explainer(model, method=method, background=bg,
+                       n_samples=SMALLEST[method], random_state=seed).fit(X)
+        e = ex.explain(rows, methods=[method])[method]
+        inexact = np.abs(e.values - target) > 1e-9
+        assert np.all(e.standard_errors[inexact] > 0)
+        inside.append(np.abs(e.values - target) <= 1.96 * e.standard_errors + 1e-9)
+    assert np.mean(inside) >= 0.9
+
+
+def test_agreeing_draws_get_a_floor_that_falls_with_the_budget(forest_problem):
+    # the floor n m / (n + 1)**2 falls faster than a measured variance
+    model, X, bg, rows = forest_problem
+    target = _reference(forest_problem, "permutation_shap")
+    ratio = {}
+    for n_samples in (28, 112):
+        ex = Explainer(model, method="permutation_shap", background=bg,
+                       n_samples=n_samples, random_state=0).fit(X)
+        e = ex.explain(rows, methods=["permutation_shap"])["permutation_shap"]
+        assert np.all(e.standard_errors[np.abs(e.values - target) > 1e-9] > 0)
+        ratio[n_samples] = np.median(e.standard_errors)
+    assert ratio[28] > ratio[112] > 0
+
+
+def test_rise_gives_a_group_only_kept_where_the_game_is_0_a_spread():
+    # v(M) = 0 in every mask that kept group 0: its terms all agree at 0
+    def f(A):
+        A = np.asarray(A)
+        return np.where(A[:, 0] > 0, 0.0, 1.0 + A[:, 1])
+
+    X = np.abs(np.random.RandomState(0).normal(size=(30, 4)))
+    bg = -X[:1]
+    ex = Explainer(f, method="rise", background=bg, n_samples=5, random_state=0).fit(X)
+    e = ex.explain(X[:3], methods=["rise"])["rise"]
+    exact = Explainer(f, method="rise", background=bg, n_samples=16).fit(X)
+    assert np.all(np.abs(e.values[:, 0]) < 1e-12)
+    assert np.all(exact.transform(X[:3])[:, 0] == 0.0)
+    assert np.all(e.standard_errors[:, 0] > 0)
+
+
 @pytest.mark.parametrize("method", sorted(SMALLEST))
 def test_a_budget_below_the_smallest_names_it(problem, method):
     f, X, bg, rows = problem

@@ -19,7 +19,10 @@ background row; each game's variance comes from its own draws and the
 variances add up, so two draws per game give one degree of freedom per
 background row. With few degrees of freedom the standard errors are scaled
 by t_{0.975, nu} / 1.96 (``t_scale``), so that ``value +- 1.96 se`` is the
-t interval. ``benchmarks/bench_coverage.py`` and ``benchmarks/
+t interval. Draws that all agree do not show that a term is constant: a
+permutation SHAP group whose pairs all agree in a game gets the variance of
+one more draw that disagrees, and a RISE group whose terms all agree the
+spread of v(M) / p. ``benchmarks/bench_coverage.py`` and ``benchmarks/
 bench_standard_errors.py`` measure the coverage of the intervals.
 """
 
@@ -54,9 +57,8 @@ class Draws:
         Number of units each stratum draws from (``inf`` with replacement).
 
     agreeing_floor : bool, default=False
-        Give a group whose draws all agree (to rounding) the variance the
-        estimate would have with one more draw that disagrees by the typical
-        spread of a draw of the other groups (``variance``).
+        Whether a group whose draws all agree gets a floor on its variance
+        (``agreeing``; the floor is set where the games are added up).
 
     A stratum of one draw cannot measure its own spread: it is pooled with
     its neighbour (collapsed strata, which overstates the variance a little).
@@ -86,32 +88,27 @@ class Draws:
         self.dof = float(sum(at.size - 1 for at, _ in self.groups))
 
     def variance(self, terms):
-        """Variance of the sum of ``terms`` (..., n_draws, k) over the draws.
-
-        With ``agreeing_floor`` (one stratum drawn with replacement), a group
-        whose n terms all agree gets ``n / (n + 1)**2`` times the mean
-        variance of the k groups: n equal draws and one more that differs
-        from them by the root mean square spread of a draw, ``n`` times that
-        mean. Agreeing draws do not show that a group's term is constant:
-        a tree may use the group only in orders that were not drawn. The
-        floor shrinks as ``1 / n**2``, faster than a measured variance, as
-        more agreeing draws make a constant term more likely; it is 0 when
-        every group's draws agree, as they do for a game without
-        interactions beyond pairs, which antithetic pairs estimate exactly.
-        """
+        """Variance of the sum of ``terms`` (..., n_draws, k) over the draws."""
         out = np.zeros(terms.shape[:-2] + terms.shape[-1:])
         for at, factor in self.groups:
             sub = terms[..., at, :]
             dev = sub - sub.mean(axis=-2, keepdims=True)
             out += factor * np.einsum("...uk,...uk->...k", dev, dev)
-        if self.agreeing_floor and len(self.groups) == 1 and out.shape[-1] > 1:
-            n = float(self.n_draws)
-            # the spread of the terms is rounding only
-            spread = np.einsum("...uk,...uk->...k", dev, dev)
-            agree = spread <= 1e-20 * np.einsum("...uk,...uk->...k", sub, sub)
-            floor = out.mean(axis=-1, keepdims=True) * n / (n + 1.0) ** 2
-            out = np.where(agree, np.broadcast_to(floor, out.shape), out)
         return out
+
+    def agreeing(self, terms):
+        """Groups (..., k) whose ``terms`` (..., n_draws, k) agree to rounding.
+
+        Their measured variance is 0 (or rounding), which does not show that
+        the term is constant: a tree may use a group only in orders that
+        were not drawn. Only with ``agreeing_floor``; else none.
+        """
+        shape = terms.shape[:-2] + terms.shape[-1:]
+        if not self.agreeing_floor:
+            return np.zeros(shape, dtype=bool)
+        dev = terms - terms.mean(axis=-2, keepdims=True)
+        spread = np.einsum("...uk,...uk->...k", dev, dev)
+        return spread <= 1e-20 * np.einsum("...uk,...uk->...k", terms, terms)
 
 
 def t_scale(var, var_per_dof):

@@ -496,8 +496,10 @@ def _anchored(game, X, prediction, differ, budget, seed, seed_id, estimator,
     n_rows, n_bg, K = differ.shape
     n_out = prediction.shape[1]
     phi = np.zeros((n_rows, K, n_out))
-    var = np.zeros((n_rows, K, n_out)) if errors else None
-    var_per_dof = np.zeros((n_rows, K, n_out)) if errors else None
+    # the variances, their squares over their degrees of freedom, the floor
+    # weights of the groups whose draws agree (and their squares over the
+    # degrees of freedom), and the sum and count of the games' variances
+    acc = _Variances(n_rows, K, n_out) if errors else None
     designs = {}
     # one "background row" standing for the game's empty coalition when the
     # game is not a mean over background rows
@@ -540,33 +542,71 @@ def _anchored(game, X, prediction, differ, budget, seed, seed_id, estimator,
                 est.reshape(n_b, n_out, k).transpose(0, 2, 1),
             )
             if errors and draws is not None:
-                _add_variances(var, var_per_dof, seg, terms, draws, flat, base, est,
-                               n_out)
+                acc.add(seg, terms, draws, flat, base, est)
     if errors:
+        var, var_per_dof = acc.total()
         return phi / n_bg, np.sqrt(var) / n_bg * t_scale(var, var_per_dof)
     return phi / n_bg
 
 
-def _add_variances(var, var_per_dof, seg, terms, draws, flat, base, est,
-                               n_out):
-    """Add each game's variance, from its own draws, to ``var`` (rows, K, n_out).
+class _Variances:
+    """The variances of the games of each explained row, added up.
 
     The games of the background rows are independent (each relabels the
     design by its own random permutation of the groups in play), so the
     variance of their mean is the sum of their variances over n_bg**2.
+
+    A group whose draws all agree in a game (``Draws.agreeing``; permutation
+    SHAP) gets the variance the game's estimate would have with one more
+    draw that differs from the n agreeing ones by the root mean square
+    spread of a draw, ``sqrt(n m)``: ``n m / (n + 1)**2``, where ``m`` is
+    the mean variance of a group's estimate over the games of the row and
+    their groups in play. The floor falls as ``1 / n**2``, faster than a
+    measured variance, as more agreeing draws make a constant term more
+    likely. It is 0 when every draw of every game of the row agrees, as for
+    a game without interactions beyond pairs, which antithetic pairs
+    estimate exactly.
     """
-    n_b, k = seg.groups.shape
-    flat = flat.reshape(n_b, n_out, -1)
-    base = base.reshape(n_b, n_out)
-    est = est.reshape(n_b, n_out, k)
-    for j in np.unique(seg.background_rows):
-        at = np.flatnonzero(seg.background_rows == j)
-        t = terms(flat[at].reshape(at.size * n_out, -1), base[at].reshape(-1),
-                  est[at].reshape(at.size * n_out, k))
-        v = draws.variance(t).reshape(at.size, n_out, k).transpose(0, 2, 1)
-        # a row meets each z once, so no index repeats
-        var[seg.rows[at][:, None], seg.groups[at]] += v
-        var_per_dof[seg.rows[at][:, None], seg.groups[at]] += v * v / draws.dof
+
+    def __init__(self, n_rows, K, n_out):
+        self.var = np.zeros((n_rows, K, n_out))
+        self.var_per_dof = np.zeros((n_rows, K, n_out))
+        self.floor = np.zeros((n_rows, K, n_out))
+        self.floor_per_dof = np.zeros((n_rows, K, n_out))
+        self.sum = np.zeros((n_rows, n_out))
+        self.count = np.zeros(n_rows)
+
+    def add(self, seg, terms, draws, flat, base, est):
+        n_b, k = seg.groups.shape
+        n_out = self.var.shape[2]
+        flat = flat.reshape(n_b, n_out, -1)
+        base = base.reshape(n_b, n_out)
+        est = est.reshape(n_b, n_out, k)
+        n = float(draws.n_draws)
+        weight = n / (n + 1.0) ** 2
+        for j in np.unique(seg.background_rows):
+            at = np.flatnonzero(seg.background_rows == j)
+            t = terms(flat[at].reshape(at.size * n_out, -1), base[at].reshape(-1),
+                      est[at].reshape(at.size * n_out, k))
+            v = draws.variance(t).reshape(at.size, n_out, k).transpose(0, 2, 1)
+            agree = draws.agreeing(t).reshape(at.size, n_out, k).transpose(0, 2, 1)
+            rows = seg.rows[at]
+            # a row meets each z once, so no index repeats
+            where = (rows[:, None], seg.groups[at])
+            self.sum[rows] += v.sum(axis=1)
+            self.count[rows] += k
+            v = np.where(agree, 0.0, v)
+            self.var[where] += v
+            self.var_per_dof[where] += v * v / draws.dof
+            self.floor[where] += agree * weight
+            self.floor_per_dof[where] += agree * (weight * weight / draws.dof)
+
+    def total(self):
+        """The variances (n_rows, K, n_out) and their sums of squares over dof."""
+        m = self.sum / np.maximum(self.count, 1.0)[:, None]
+        m = m[:, None, :]
+        return (self.var + self.floor * m,
+                self.var_per_dof + self.floor_per_dof * m * m)
 
 
 def _kernel_solver(Z, w):
