@@ -114,8 +114,11 @@ def disagreement_sources(estimator, X, *, groups=None, sampler=None, max_samples
         ``group_names``, ``variance`` (of the output on the sample, summed
         over outputs) and ``n_samples``.
 
-    Warns when ``dependence_noise`` is above a tenth of the variance: too
-    few rows to measure dependence.
+    Warns
+    -----
+    UserWarning
+        When ``dependence_noise`` is above a tenth of the variance: too few
+        rows to measure dependence.
 
     Examples
     --------

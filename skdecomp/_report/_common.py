@@ -45,7 +45,7 @@ INDEX_TERMS = 10
 #: REGION_TREE_NODES nodes without categorical splits they come from the
 #: leaves, at a cost that grows with the nodes more than with the rows
 REGION_ROWS, REGION_ROWS_TREE, REGION_MIN_ROWS = 100, 300, 40
-REGION_EVALUATIONS = 500_000
+REGION_EVALUATIONS = 250_000
 REGION_TREE_NODES = 20_000
 #: regions are shown when they leave at most this share of the interaction loss
 REGIONS_HELP = 0.5
@@ -113,3 +113,15 @@ def _label(name, columns, width=28):
         if len(text) > width:
             text = f"{columns[0]} + {len(columns) - 1} more"
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+#: the games the report explains under, and what each means in a sentence
+IMPUTERS = {
+    "marginal": "the absent columns of a row are filled from background rows, "
+                "independently of the present ones",
+    "path_dependent": "each tree follows its splits on the present columns and weighs "
+                      "both branches of the absent ones by the training rows that took "
+                      "them (the game of shap.TreeExplainer)",
+    "conditional": "the absent columns are drawn given the present ones (a Gaussian "
+                   "copula fitted on the data), so no row is one the data would not hold",
+}

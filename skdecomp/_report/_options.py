@@ -5,7 +5,7 @@
 import json
 from pathlib import Path
 
-from ._common import DataError
+from ._common import IMPUTERS, DataError
 
 
 def load_groups(spec, X):
@@ -150,18 +150,6 @@ def _without(groups, dropped):
         return {k: v for k, v in kept.items() if v}
     kept = [[c for c in g if c not in dropped] for g in groups]
     return [g for g in kept if g]
-
-
-#: the games the report explains under, and what each means in a sentence
-IMPUTERS = {
-    "marginal": "the absent columns of a row are filled from background rows, "
-                "independently of the present ones",
-    "path_dependent": "each tree follows its splits on the present columns and weighs "
-                      "both branches of the absent ones by the training rows that took "
-                      "them (the game of shap.TreeExplainer)",
-    "conditional": "the absent columns are drawn given the present ones (a Gaussian "
-                   "copula fitted on the data), so no row is one the data would not hold",
-}
 
 
 def check_imputer(imputer, model=None, estimator="hgb"):

@@ -21,10 +21,10 @@ from ._common import (
     REGIONS_HELP,
     ROUND_OFF,
     TABLE_ROWS,
+    IMPUTERS,
     _agreement_words,
     _duration,
 )
-from ._options import IMPUTERS
 from ._story import GAME_NAMES, between_games, between_methods, compare
 from ._story import pct as _pct
 
