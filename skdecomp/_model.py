@@ -543,7 +543,12 @@ class ResponseFunction:
         return response
 
     def __call__(self, data):
-        out = np.asarray(self.model_output(data))
+        try:
+            out = np.asarray(self.model_output(data))
+        except (ValueError, TypeError) as exc:
+            # text columns or missing values the model cannot take: say so
+            _raise_input_error(exc, self.name, data, "X")
+            raise
         n_rows = _n_rows(data)
         _check_output_shape(self.name, out, n_rows)
         if out.ndim == 1:

@@ -1439,3 +1439,75 @@ def test_pandas_bool_column_is_numeric_under_the_conditional_game():
         inspection.permutation_importance(model, bools, y_, **pfi).importances,
         inspection.permutation_importance(model, ints, y_, **pfi).importances)
     assert bools["b"].dtype == bool  # the user's frame keeps its dtype
+
+
+# -- an Explainer's grouper in GroupingDisplay; LightGBM categories given as text ---------
+def test_grouping_display_draws_an_explainers_pairwise_grouper():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skdecomp.plot import GroupingDisplay
+
+    X, y = data()[:2]
+    model = LinearRegression().fit(X, y)
+    explainer = Explainer(model, groups=PairwiseGrouper(n_groups=2), background=10).fit(X)
+    disp = GroupingDisplay.from_estimator(explainer, X)
+    assert isinstance(disp, GroupingDisplay)
+    matplotlib.pyplot.close("all")
+
+
+@pytest.mark.parametrize("fitted, fragment", [
+    (False, "This Explainer is not fitted"),
+    (True, "fitted without a grouper (groups=None)"),
+])
+def test_grouping_display_of_an_explainer_without_a_grouper(fitted, fragment):
+    pytest.importorskip("matplotlib")
+    from skdecomp.plot import GroupingDisplay
+
+    X, y = data()[:2]
+    explainer = Explainer(LinearRegression().fit(X, y), background=10)
+    if fitted:
+        explainer.fit(X)
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        GroupingDisplay.from_estimator(explainer, X)
+
+
+@functools.cache
+def _lightgbm_with_a_category():
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=120),
+                      "c": pd.Categorical(rng.choice(["x", "y", "z"], 120)),
+                      "b": rng.normal(size=120)})
+    y = X["a"] + 2.0 * (X["c"] == "x") + X["b"]
+    model = lgb.LGBMRegressor(n_estimators=10, min_child_samples=5, verbose=-1)
+    return model.fit(X, y), X
+
+
+def test_lightgbm_category_given_as_text_on_the_tree_path():
+    model, X = _lightgbm_with_a_category()
+    text = X.iloc[:4].assign(c=X["c"].iloc[:4].astype(str))
+    text.iloc[0, 1] = "unseen"  # read as missing, as LightGBM reads it
+    seen = text["c"].where(text["c"].isin(X["c"].cat.categories))
+    as_category = text.assign(c=pd.Categorical(seen, categories=X["c"].cat.categories))
+    explainer = Explainer(model, background=20, random_state=0).fit(X)
+    assert explainer.algorithm_ == "tree"
+    np.testing.assert_allclose(explainer.transform(text), explainer.transform(as_category))
+
+
+def test_lightgbm_category_given_as_text_on_model_calls():
+    model, X = _lightgbm_with_a_category()
+    text = X.iloc[:4].assign(c=X["c"].iloc[:4].astype(str))
+    explainer = Explainer(model, background=20, random_state=0,
+                          algorithm="model_agnostic").fit(X)
+    with pytest.raises(ValueError, match=r"columns \['c'\] as str.*pandas categories"):
+        explainer.transform(text)
+
+
+def test_lightgbm_tree_input_names_text_columns_it_cannot_read():
+    from skdecomp._tree._boosters import _LightGBMInput
+
+    frame = pd.DataFrame({"a": [1.0, 2.0], "t": ["u", "v"]})
+    with pytest.raises(ValueError, match=r"columns \['t'\] as text.*astype"):
+        _LightGBMInput(2, None, [], "LGBMRegressor").transform(frame)

@@ -134,6 +134,9 @@ class _HeldOutScore:
         charged = linked + _UNLINKED_SHARE * (n_pairs - linked) if linked else n_pairs
         self.prices.append(self.pair_price * max(charged, 1.0))
         keep = float(d.mean()) > max(_HELD_OUT_Z * error, self.prices[-1])
+        # one group of every column leaves no loss by construction and tells
+        # no column apart: it is never the stop
+        keep = keep and len(self.contrib) > 1
         self.refused = self.refused or not keep
         return keep
 
@@ -188,7 +191,14 @@ class AdaptiveGrouper(_BaseGrouper):
         one paired standard error over the held-out rows and by more than
         its price (see ``group_penalty``). Merging
         stops at the first merge that fails; it stays in ``history_`` with
-        ``"accepted": False``. Images have no rows to hold out: there "auto"
+        ``"accepted": False``. The merge into a single group of every column
+        always fails: that group leaves no between-group loss only because
+        nothing is left between groups, so its held-out gain is the whole
+        remaining loss and says nothing about a partition; on a model whose
+        interactions chain every column (e.g. ``x0 x1 + x1 x2 + x2 x3 + x3
+        x4``) "auto" stops at two groups and ``useful_partition_`` says
+        whether they make the explainers agree. An int ``n_groups=1`` still
+        gives one group. Images have no rows to hold out: there "auto"
         stops on ``rel_tol``, 0.25 when it is None.
 
     rel_tol : float or None, default=None
@@ -420,7 +430,7 @@ class AdaptiveGrouper(_BaseGrouper):
         single group, were reached), ``"rel_tol"`` (the loss fell to
         ``rel_tol`` times the initial loss, or to zero), ``"held_out"``
         (``n_groups="auto"``: the next merge did not pay on the held-out
-        rows), ``"max_group_size"`` (every
+        rows, or it would leave a single group), ``"max_group_size"`` (every
         remaining merge would exceed ``max_group_size``) or
         ``"connectivity"`` (images: no two adjacent groups are left). For
         images, the first image's.

@@ -212,9 +212,11 @@ class GroupingDisplay:
         Parameters
         ----------
         estimator : AdaptiveGrouper, Explainer, grouper or estimator
-            A fitted :class:`~skdecomp.AdaptiveGrouper` (or an Explainer
-            fitted with one), used as it is; another fitted grouper, drawn
-            along its ``path_`` as by :meth:`from_result`; otherwise a
+            A fitted :class:`~skdecomp.AdaptiveGrouper`, used as it is;
+            another fitted grouper, drawn along its ``path_`` as by
+            :meth:`from_result`; an Explainer fitted with a grouper, drawn
+            through that grouper (an Explainer with fixed groups raises a
+            ValueError); otherwise a
             fitted model, grouped by a new ``AdaptiveGrouper(estimator,
             max_samples=max_samples, n_groups=n_groups)`` fitted on X.
         X : array-like or DataFrame of shape (n_samples, n_features)
@@ -254,8 +256,28 @@ class GroupingDisplay:
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         grouper = _adaptive_grouper(estimator)
+        from .._explainer import Explainer
         from .._grouping._base import _BaseGrouper
 
+        if grouper is None and isinstance(estimator, Explainer):
+            # an Explainer is drawn through the grouper it was fitted with
+            held = getattr(estimator, "grouper_", None)
+            if held is None and not hasattr(estimator, "groups_"):
+                raise ValueError(
+                    "This Explainer is not fitted; fit it first, with a grouper "
+                    "such as groups=AdaptiveGrouper(), whose merges "
+                    "GroupingDisplay.from_estimator draws."
+                )
+            if held is None:
+                raise ValueError(
+                    f"The Explainer was fitted without a grouper (groups="
+                    f"{estimator.groups!r}), so it has no merges for GroupingDisplay."
+                    "from_estimator to draw. Fit it with groups=AdaptiveGrouper() (or "
+                    "another grouper that keeps a merge path, such as "
+                    "PairwiseGrouper), or pass its model, explainer.estimator_, to "
+                    "group it with a new AdaptiveGrouper."
+                )
+            estimator = held
         if grouper is None and isinstance(estimator, _BaseGrouper):
             # another grouper: its own merge path, as it was fitted
             name = type(estimator).__name__

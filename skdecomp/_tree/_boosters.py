@@ -321,26 +321,53 @@ class _LightGBMInput:
     """The float64 columns a LightGBM model reads.
 
     Category columns of a DataFrame become the codes of the categories the
-    model was trained with (``pandas_categorical``); columns with
+    model was trained with (``pandas_categorical``), matched in order as
+    LightGBM matches them; text columns count as category columns and are
+    read with those categories, as the model calls read them; columns with
     categorical splits are truncated to integers, as LightGBM reads them.
     """
 
-    def __init__(self, n_features, pandas_categorical, categorical):
+    def __init__(self, n_features, pandas_categorical, categorical, name="LightGBM"):
         self.n_features = n_features
         self.pandas_categorical = pandas_categorical
         self.categorical = categorical
+        self.name = name
 
     def transform(self, X):
         X = _table(X)
         if isinstance(X, pd.DataFrame):
-            cat_cols = [j for j, dt in enumerate(X.dtypes)
-                        if isinstance(dt, pd.CategoricalDtype)]
-            cats = dict(zip(cat_cols, self.pandas_categorical or []))
-            X = _frame_codes(X, cats)
+            X = _frame_codes(*self._as_categories(X))
         X = np.array(X, dtype=np.float64)
         if self.categorical:
             X[:, self.categorical] = np.trunc(X[:, self.categorical])
         return X
+
+    def _as_categories(self, X):
+        """X with its text columns as categories, and the categories by column."""
+        fitted = list(self.pandas_categorical or [])
+        cat_cols = [j for j, dt in enumerate(X.dtypes)
+                    if isinstance(dt, pd.CategoricalDtype)
+                    or not pd.api.types.is_numeric_dtype(dt)]
+        text = [j for j in cat_cols if not isinstance(X.dtypes.iloc[j], pd.CategoricalDtype)]
+        if text and len(cat_cols) != len(fitted):
+            names = [X.columns[j] for j in text]
+            raise ValueError(
+                f"X has the columns {names} as text ({X.dtypes.iloc[text[0]]}), "
+                f"which {self.name} cannot read: it was fitted with "
+                f"{len(fitted)} pandas category column(s) and X has "
+                f"{len(cat_cols)} category or text column(s). Pass the columns the "
+                "model was fitted on as categories, with the categories of the "
+                "data it was fitted on (X[col].astype(fit_X[col].dtype)), and its "
+                "numeric columns as numbers."
+            )
+        cats = dict(zip(cat_cols, fitted))
+        if text:
+            X = X.copy()
+            for j in text:
+                col = X.iloc[:, j]  # values the model was not fitted on are missing
+                col = col.where(col.isin(cats[j]))
+                X.isetitem(j, pd.Categorical(col, categories=cats[j]))
+        return X, cats
 
 
 def _read_lightgbm(model, method):
@@ -372,7 +399,7 @@ def _read_lightgbm(model, method):
     # LightGBM adds its initial score to the leaves of the first trees
     encoder = _LightGBMInput(
         booster.num_feature(), getattr(booster, "pandas_categorical", None),
-        sorted(categorical),
+        sorted(categorical), name,
     )
     return b, np.zeros(n_k), encoder
 
