@@ -25,6 +25,7 @@ from ._partition import GroupNamesOutMixin, fit_grouper as _fit_grouper
 from ._partition import group_labels, resolve_groups
 from ._hierarchy import resolve_hierarchy
 from ._tree import MAX_LEAF_ORDER, select_algorithm
+from ._tree._owen import explainer_owen_values as tree_owen_values
 from ._image import check_baseline_values, explainer_image_setup, image_model
 from ._methods import (
     EXACT_METHODS,
@@ -882,8 +883,21 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
             by_size = [m for m in exact if not specs[m].hierarchical]
             if by_size:
                 check_exact_groups(self.n_groups_, by_size[0], tree=tree)
-            if hierarchical:
+            if hierarchical and not tree:
                 check_exact_groups(self.n_groups_, hierarchical[0])
+            if hierarchical and tree:
+                # leaf by leaf, for any number of groups
+                hierarchy = getattr(self, "hierarchy_", None)
+                if hierarchy is None:
+                    specs[hierarchical[0]].weights(self.n_groups_)  # raises
+                game = self.game_
+                phi = tree_owen_values(
+                    game.tree, X,
+                    None if game.imputation == "path_dependent" else game.background,
+                    game.labels, self.n_groups_, hierarchy, n_jobs=game.n_jobs,
+                )
+                out.update({m: phi.copy() for m in hierarchical})
+                hierarchical = []
             if tree and by_size:
                 canon = {m: canonical(m) for m in by_size}
                 phi = self.game_.tree_attributions(
