@@ -310,6 +310,10 @@ def test_regions_of_trees_with_categories_go_through_model_calls():
     assert np.allclose(function(X.iloc[:5]).ravel(), model.predict(X.iloc[:5]))
     X = X.drop(columns="e")
     assert _region_path(fitted(X), X, tree=True) == (200, None)  # read from the leaves
+    # through model calls, K N**2 within a budget, on a least a few rows
+    from skdecomp._report._common import REGION_EVALUATIONS, REGION_MIN_ROWS
+
     wide_X = pd.DataFrame(np.zeros((500, 400)))
-    assert _region_path(None, wide_X, tree=False)[0] == 40  # K N**2 within a budget
-    assert _region_path(None, wide_X.iloc[:, :50], tree=False)[0] == 70
+    assert _region_path(None, wide_X, tree=False)[0] == REGION_MIN_ROWS
+    N = _region_path(None, wide_X.iloc[:, :50], tree=False)[0]
+    assert REGION_MIN_ROWS < N and 50 * N**2 <= REGION_EVALUATIONS
