@@ -27,6 +27,7 @@ from ._hierarchy import resolve_hierarchy
 from ._tree import MAX_LEAF_ORDER, select_algorithm
 from ._tree._owen import explainer_owen_values as tree_owen_values
 from ._image import check_baseline_values, explainer_image_setup, image_model
+from ._methods._owen import hierarchical_attributions
 from ._methods import (
     EXACT_METHODS,
     SAMPLED_METHODS,
@@ -680,7 +681,8 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         if method != self.method and method in SAMPLED_METHODS:
             check_method_params(method, self.method_params)
             resolve_budget(method, self.n_samples, len(groups))
-        if method not in SAMPLED_METHODS and method not in SINGLE_GROUP_METHODS:
+        if (method not in SAMPLED_METHODS and method not in SINGLE_GROUP_METHODS
+                and not (is_hierarchical(method) and tree is None)):  # see _owen
             check_exact_groups(len(groups), method, tree=tree is not None)
         game = CoalitionGame(
             response,
@@ -883,8 +885,6 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
             by_size = [m for m in exact if not specs[m].hierarchical]
             if by_size:
                 check_exact_groups(self.n_groups_, by_size[0], tree=tree)
-            if hierarchical and not tree:
-                check_exact_groups(self.n_groups_, hierarchical[0])
             if hierarchical and tree:
                 # leaf by leaf, for any number of groups
                 hierarchy = getattr(self, "hierarchy_", None)
@@ -898,13 +898,18 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
                 )
                 out.update({m: phi.copy() for m in hierarchical})
                 hierarchical = []
+            if hierarchical and not tree and not by_size:  # the hierarchy's coalitions
+                out.update(hierarchical_attributions(
+                    self.game_, X, getattr(self, "hierarchy_", None), hierarchical,
+                    check_random_state(self.random_state), self.n_samples, errors))
+                hierarchical = []
             if tree and by_size:
                 canon = {m: canonical(m) for m in by_size}
                 phi = self.game_.tree_attributions(
                     X, {c: specs[m].weights(self.n_groups_) for m, c in canon.items()}
                 )
                 out.update({m: phi[c] for m, c in canon.items()})
-            if hierarchical or not tree:
+            if hierarchical or (by_size and not tree):
                 F, prediction = self._components(X)
                 dec = Decomposition(
                     F, list(self.group_names_), self.output_names_, prediction

@@ -394,6 +394,10 @@ def min_samples(method, n_groups):
     if method == "rise":
         # fewer than K + 1 masks leave some group never drawn
         return min(n_groups + 1, full)
+    if method == "owen":
+        # sampled beyond its exact coalitions: two consistent orders and their
+        # reverses per game, as permutation SHAP
+        return min(4 * (n_groups - 1), full)
     return 1
 
 
