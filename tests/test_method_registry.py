@@ -39,7 +39,7 @@ def test_default_lists_are_the_entries_that_name_them():
     assert default_methods("report_wide") == ["occlusion", "arch", "kernel_shap",
                                               "permutation_shap"]
     assert comparison_methods() == ["arch", "shapley", "banzhaf", "occlusion"]
-    assert efficient_methods() == ["shapley", "permutation_shap"]
+    assert efficient_methods() == ["shapley", "owen", "permutation_shap"]
     with pytest.raises(ValueError, match="default role"):
         default_methods("nothing")
     for role in ("exact", "wide", "report_wide"):
@@ -57,7 +57,7 @@ def test_lead_method_is_the_first_shapley_estimate_present():
 def test_method_names_by_kind():
     assert method_names() == list(EXACT_METHODS) + list(SAMPLED_METHODS)
     assert method_names("exact", aliases=False) == ["shapley", "banzhaf", "occlusion",
-                                                     "arch"]
+                                                     "arch", "owen"]
     assert set(method_names("exact")) == set(method_names("exact", aliases=False)) | set(
         ALIASES)
     assert method_names("sampled") == list(SAMPLED_METHODS)
@@ -89,7 +89,9 @@ def small_problem():
     def f(A):
         return model.predict(np.c_[A, A[:, 0] * A[:, 1]])
 
-    explainer = Explainer(f, background=20, n_samples=64, random_state=0).fit(X)
+    # a hierarchy for the hierarchical methods
+    explainer = Explainer(f, background=20, n_samples=64, random_state=0,
+                          hierarchy=[[0, 1], [2, 3]]).fit(X)
     return explainer, X[:3]
 
 

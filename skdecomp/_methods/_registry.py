@@ -152,7 +152,7 @@ _ENTRIES = (
     MethodSpec("arch", "exact", aliases=("pdp",), single_group=True,
                label="PDP/Arch", color="#CC79A7",
                defaults=("exact", "wide", "report_wide"), comparison=0),
-    MethodSpec("owen", "exact", aliases=("winter",), label="Owen/Winter",
+    MethodSpec("owen", "exact", label="Owen/Winter",
                color="#117733", efficient=True, hierarchical=True),
     MethodSpec("kernel_shap", "sampled", seed_id=0, estimates="shapley",
                label="Kernel SHAP", color="#56B4E9", defaults=("wide", "report_wide"),

@@ -9,7 +9,13 @@ import numpy as np
 import pandas as pd
 
 from ._common import WIDE_COLUMNS, DataError, _clean, _duration, _share_of
-from ._explain import _explain_partition, _interactions, _regions, _sources
+from ._explain import (
+    _explain_partition,
+    _interactions,
+    _owen_columns,
+    _regions,
+    _sources,
+)
 from ._models import check_estimator, make_model
 from ._options import (
     _check_groups_arg,
@@ -377,6 +383,14 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
                 model, X_fit, rows, agreed, methods, notes=notes, verbose=verbose,
                 log=log, rate=rate, what="the AGREED groups", **common)
             log(f"done in {_duration(time.perf_counter() - t)}")
+            try:
+                owen = _owen_columns(model, X_fit, rows, agreed, first, log=log,
+                                     **common)
+            except (ValueError, TypeError) as exc:  # the explanation stays grouped
+                notes.append(f"The columns' shares of the AGREED groups were not "
+                             f"computed: {exc}")
+                owen = None
+            results["agreed"]["owen"] = owen
     out = {
         "n_rows": int(X.shape[0]),
         "columns": [str(c) for c in X.columns],

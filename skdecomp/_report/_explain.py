@@ -441,3 +441,40 @@ def _sources(model, X_fit, tree, *, background, random_state, n_jobs, target,
                 "columns whose unbiased estimate fell below 0 (sampling noise around "
                 "a true value of 0) read as 0")
     return out
+
+
+def _owen_columns(model, X_fit, rows, agreed, part, *, background, random_state, n_jobs,
+                  target, response_method, imputer="marginal", log=print):
+    """Each column's share of its AGREED group: the Owen values of the two levels.
+
+    The AGREED groups are the blocks of a coalition structure over the
+    columns; a column's Owen value shares every interaction along it, so the
+    values of a group's columns add up to the group's grouped Shapley value.
+    Returns None when the columns are too many for an exact value through
+    model calls.
+    """
+    from .._config import MAX_EXACT_GROUPS
+    from .._explainer import Explainer
+
+    explainer = Explainer(model, method="owen", hierarchy=list(agreed.values()),
+                          background=background, target=target,
+                          response_method=response_method, random_state=random_state,
+                          n_jobs=n_jobs, imputer=imputer).fit(X_fit)
+    K = X_fit.shape[1]
+    if explainer.algorithm_ != "tree" and K > MAX_EXACT_GROUPS:
+        return None
+    log("sharing each AGREED group among its columns (Owen values)")
+    res = explainer.explain(rows, methods=["owen"])["owen"]
+    values = np.asarray(res.values, dtype=float)
+    values = values[:, :, 0] if values.ndim == 3 else values
+    scale = part["output_spread"] or 1.0
+    values = _clean(values, scale)
+    columns = [str(c) for c in X_fit.columns]
+    block_of = {c: name for name, cols in agreed.items() for c in cols}
+    return {
+        "columns": columns,
+        "group": [block_of[c] for c in columns],
+        "attributions": values.tolist(),
+        "importance": np.mean(np.abs(values), axis=0).tolist(),
+        "mean": values.mean(axis=0).tolist(),
+    }

@@ -83,7 +83,20 @@ def check_methods(methods):
         return None
     from .._methods import EXACT_METHODS, SAMPLED_METHODS
 
-    known = list(EXACT_METHODS) + list(SAMPLED_METHODS)
+    from .._methods import is_hierarchical
+
+    # the hierarchical values need a hierarchy: the report gives them within
+    # the AGREED groups by itself
+    known = [m for m in list(EXACT_METHODS) + list(SAMPLED_METHODS)
+             if not is_hierarchical(m)]
+    hierarchical = [m for m in methods if is_hierarchical(m)]
+    if hierarchical:
+        raise DataError(
+            f"--methods {hierarchical[0]} shares interactions along a hierarchy, which "
+            "the report takes from AGREED: when AGREED merges columns, the report "
+            "gives every column's Owen value within its group. Choose among "
+            f"{known}."
+        )
     unknown = [m for m in methods if m not in known]
     if unknown:
         raise DataError(f"unknown methods {unknown} in --methods; choose among {known}.")

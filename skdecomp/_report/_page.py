@@ -432,6 +432,7 @@ def page_context(results, figures=None, title="skdecomp report"):
             "agreement": _agreement(agreed, "over the AGREED groups"),
             "drivers": _drivers_table(agreed),
             "ties": _ties(agreed, [agreed["main_method"]]),
+            "owen": _owen_table(agreed.get("owen")),
         }
     present = {
         "data-checks": True,
@@ -490,3 +491,24 @@ def _index_pairs(index, first):
         "pair_share": _pct(mean[order == 2].sum() / total) if total > 0 else "0%",
         "terms": [{"name": names[j], "share": _pct(mean[j] / spread)} for j in pairs],
     }
+
+
+def _owen_table(owen):
+    """The columns of every merged AGREED group with their shares (Owen values)."""
+    if not owen:
+        return None
+    by_group = {}
+    for k, g in enumerate(owen["group"]):
+        by_group.setdefault(g, []).append(k)
+    rows = []
+    for g, members in by_group.items():
+        if len(members) < 2:
+            continue
+        for k in sorted(members, key=lambda k: -owen["importance"][k]):
+            rows.append([g, owen["columns"][k], float(owen["mean"][k]),
+                         float(owen["importance"][k])])
+    if not rows:
+        return None
+    shown = rows[:TABLE_ROWS]
+    return _table(["group", "column", "mean Owen value", "mean |Owen value|"], shown,
+                  len(rows) - len(shown), "columns")
