@@ -2,11 +2,14 @@
 
 # SPDX-License-Identifier: BSD-3-Clause
 
-from collections.abc import Mapping
-
 import numpy as np
 
-from .._methods import efficient_methods
+from ._attribution_parts import (
+    explanation_parts,
+    is_explanation,
+    swarm_offsets,
+    value_colors,
+)
 from ._base import (
     FEATURE_CMAP,
     NEGATIVE_COLOR,
@@ -28,170 +31,16 @@ from ._base import (
     squeeze_axes,
     style_axes,
 )
+from ._dendrogram import as_hierarchy, cut_for, draw_tree, leaf_order, node_totals
 
 __all__ = ["AttributionDisplay"]
 
 _KINDS = ("auto", "beeswarm", "waterfall", "bar")
-# methods whose attributions add up to f(x) - E f
-_EFFICIENT = tuple(efficient_methods())
 
 
 def _of_output(values, output):
     """``values`` (outputs along the first axis) of one output, the first by default."""
     return np.atleast_1d(values)[0 if output is None else output]
-
-
-def _swarm_offsets(values, height, n_bins=60):
-    """Deterministic beeswarm offsets: points in one value bin stack around 0.
-
-    Points are binned along the value axis; in each bin they take the
-    positions 0, +1, -1, +2, ... in the order of their values, scaled so that
-    the fullest bin spans ``height``.
-    """
-    values = np.asarray(values, dtype=np.float64)
-    offsets = np.zeros(values.size)
-    finite = np.isfinite(values)
-    if not finite.any():
-        return offsets
-    lo, hi = np.min(values[finite]), np.max(values[finite])
-    bins = np.zeros(values.size, dtype=int)
-    if hi > lo:
-        scaled = np.where(finite, (values - lo) / (hi - lo), 0.0)
-        bins = np.minimum((scaled * n_bins).astype(int), n_bins - 1)
-    seen = np.zeros(n_bins, dtype=int)
-    for i in np.argsort(np.where(finite, values, lo), kind="stable"):
-        r = seen[bins[i]]
-        seen[bins[i]] += 1
-        offsets[i] = ((r + 1) // 2) * (1 if r % 2 else -1)
-    top = np.max(np.abs(offsets))
-    return offsets * (height / 2 / top) if top > 0 else offsets
-
-
-def _numeric(column):
-    """The column as floats (NaN where missing), or None for a categorical one."""
-    import pandas as pd
-
-    column = np.asarray(column)
-    if column.dtype.kind in "biuf":
-        return column.astype(np.float64)
-    present = pd.isna(column)
-    try:
-        out = np.full(column.shape, np.nan)
-        out[~present] = np.asarray(column[~present], dtype=np.float64)
-    except (TypeError, ValueError):
-        return None
-    return out
-
-
-def _value_colors(data, groups):
-    """Feature values scaled to [0, 1] per group, and what the grey points are.
-
-    Each one-column numeric group is scaled from its 5th to its 95th
-    percentile (as shap does; min and max when these are equal) and clipped.
-    Groups of several columns, categorical columns and missing values are
-    NaN: drawn in the neutral colour. Returns the scaled values and, per
-    group, None (coloured) or the reason it is grey.
-    """
-    n, K = data.shape
-    scaled = np.full((n, K), np.nan)
-    reasons = []
-    for k in range(K):
-        several = groups is not None and len(groups[k]) > 1
-        values = None if several else _numeric(data[:, k])
-        if several or values is None or not np.isfinite(values).any():
-            if several or (values is not None and groups is None):
-                # data holds NaN for a group of several columns
-                reasons.append("several columns")
-            else:
-                reasons.append("categorical" if values is None else "missing")
-            continue
-        finite = values[np.isfinite(values)]
-        lo, hi = np.percentile(finite, [5, 95])
-        if hi <= lo:
-            lo, hi = np.min(finite), np.max(finite)
-        scaled[:, k] = 0.5 if hi <= lo else np.clip((values - lo) / (hi - lo), 0, 1)
-        reasons.append("missing" if np.isnan(values).any() else None)
-    return scaled, reasons
-
-
-def _explanation_parts(result, methods=None, output=None):
-    """Attributions, names, values and base values of Explanation objects."""
-    from .._explanation import Explanation, explanation_arrays
-
-    if isinstance(result, Explanation):
-        result = {result.method or "attribution": result}
-    elif not isinstance(result, Mapping):
-        result = {(e.method or f"explanation {i}"): e for i, e in enumerate(result)}
-    # f(x) from efficient attributions, even of a method not shown
-    efficient = next((result[m] for m in _EFFICIENT if m in result), None)
-    if methods is not None:
-        methods = [methods] if isinstance(methods, str) else list(methods)
-        missing = [m for m in methods if m not in result]
-        if missing:
-            raise ValueError(f"methods {missing} are not in the result {list(result)}.")
-        result = {m: result[m] for m in methods}
-    if not result:
-        raise ValueError("No attributions to plot.")
-    attributions, errors = {}, {}
-    first = None
-    for name, expl in result.items():
-        if not isinstance(expl.feature_names, list):
-            raise ValueError(
-                f"the explanation {name!r} holds one group; keep the group axis, "
-                "e.g. explanation[:, :] rather than explanation[:, 'bmi']."
-            )
-        # the stored arrays keep all three axes (rows, groups, outputs)
-        arrays = explanation_arrays(expl)
-        v, b = arrays["values"], arrays["base_values"]
-        if v.shape[2] > 1 and output is None:
-            raise ValueError(
-                f"attributions have {v.shape[2]} outputs {expl.output_names}; "
-                "choose one with output=<index>."
-            )
-        o = 0 if output is None else output
-        attributions[str(name)] = np.asarray(v[:, :, o], dtype=np.float64)
-        if arrays["standard_errors"] is not None:
-            errors[str(name)] = arrays["standard_errors"][:, :, o]
-        if first is None:
-            first = (arrays, np.asarray(b[:, o], dtype=np.float64))
-    shapes = {a.shape for a in attributions.values()}
-    if len(shapes) > 1:
-        raise ValueError(
-            f"attribution arrays must share one shape, got {sorted(shapes)}."
-        )
-    arrays, base = first
-    if 0 in arrays["values"].shape[:2]:
-        raise ValueError(
-            f"nothing to draw: the explanation has {arrays['values'].shape[0]} rows and "
-            f"{arrays['values'].shape[1]} groups; explain at least one row of one group."
-        )
-    prediction = None
-    if efficient is not None:
-        eff = explanation_arrays(efficient)
-        if eff["values"].shape[:2] == arrays["values"].shape[:2]:
-            o = 0 if output is None else output
-            prediction = eff["base_values"][:, o] + eff["values"][:, :, o].sum(axis=1)
-    return {
-        "attributions": attributions,
-        "group_names": arrays["group_names"],
-        "expected_value": float(base[0]) if np.all(base == base[0]) else base,
-        "prediction": prediction,
-        "data": np.asarray(arrays["data"]),
-        "groups": arrays["groups"],
-        "standard_errors": errors or None,
-    }
-
-
-def _is_explanation(result):
-    from .._explanation import Explanation
-
-    if isinstance(result, Explanation):
-        return True
-    items = result.values() if isinstance(result, Mapping) else (
-        result if isinstance(result, (list, tuple)) else ()
-    )
-    items = list(items)
-    return bool(items) and all(isinstance(e, Explanation) for e in items)
 
 
 class AttributionDisplay:
@@ -214,7 +63,13 @@ class AttributionDisplay:
       attribution over the rows, one bar per group and method. Sampled
       methods get error bars of 1.96 standard errors each side (about 95%
       intervals), as the axis label says; over several rows, of the mean
-      standard error, which bounds that of the mean.
+      standard error, which bounds that of the mean. With a hierarchy over
+      the groups (hierarchical values, ``method="owen"``, carry theirs), the
+      bars follow the order of its leaves and the tree is drawn to their
+      right, joining the bars of every node; ``hierarchy_level=n`` merges
+      the bars into the totals of the cut with n nodes
+      (:meth:`Explanation.at_level <skdecomp.Explanation.at_level>`) and
+      draws the tree above it.
 
     Every method has its colour (:func:`~skdecomp.plot.method_color`), the
     same in every Display. Long group names are wrapped, or shortened with
@@ -251,6 +106,9 @@ class AttributionDisplay:
         Standard errors of the methods that have them (see
         :attr:`Explanation.standard_errors
         <skdecomp.Explanation.standard_errors>`); the bar and waterfall views draw them.
+    hierarchy : Hierarchy or None, default=None
+        A tree over the groups (:attr:`Explanation.hierarchy
+        <skdecomp.Explanation.hierarchy>`), drawn beside the bars.
 
     Attributes
     ----------
@@ -272,7 +130,18 @@ class AttributionDisplay:
         group's step of a waterfall of a sampled method; None otherwise
         (the bar view draws its own on ``artists_``).
     order_ : ndarray of int
-        Group indices shown, from top to bottom.
+        Group indices shown, from top to bottom (with ``hierarchy_level``,
+        indices of the cut's nodes, the players of ``hierarchy_``).
+    hierarchy_ : Hierarchy or None
+        The tree drawn beside the bars (above the cut with
+        ``hierarchy_level``), or the hierarchy of the merged groups of the
+        other views; None without a hierarchy.
+    tree_ : matplotlib LineCollection or None
+        The tree's lines: for every internal node of ``hierarchy_``, in
+        order, a vertical line spanning its children, then one horizontal
+        line from each child; None when no tree is drawn.
+    tree_ax_ : matplotlib Axes or None
+        The inset right of the bars holding ``tree_``.
     kind_ : str
         The view drawn.
 
@@ -307,6 +176,7 @@ class AttributionDisplay:
         data=None,
         groups=None,
         standard_errors=None,
+        hierarchy=None,
     ):
         self.attributions = attributions
         self.group_names = group_names
@@ -315,6 +185,7 @@ class AttributionDisplay:
         self.data = data
         self.groups = groups
         self.standard_errors = standard_errors
+        self.hierarchy = hierarchy
 
     @classmethod
     def from_explanation(
@@ -326,6 +197,8 @@ class AttributionDisplay:
         kind="auto",
         max_groups=20,
         row=None,
+        hierarchy=None,
+        hierarchy_level=None,
         ax=None,
     ):
         """Plot :class:`~skdecomp.Explanation` objects.
@@ -353,6 +226,12 @@ class AttributionDisplay:
         row : int or None, default=None
             Row of a waterfall (None: the first) or of a bar plot (None: the
             mean absolute attribution over the rows).
+        hierarchy : Hierarchy, list, ndarray, False or None, default=None
+            Tree over the groups drawn beside bars (see :meth:`plot`); None
+            takes the explanation's (method ``"owen"``).
+        hierarchy_level : int or None, default=None
+            Merge the groups into the nodes of the cut of the hierarchy with
+            this many nodes (see :meth:`plot`).
         ax : matplotlib Axes or list of Axes, default=None
             Axes to draw on (split into one panel per method for a beeswarm
             of several methods); None creates a figure.
@@ -363,7 +242,7 @@ class AttributionDisplay:
             The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_explanation")
-        parts = _explanation_parts(explanation, methods, output)
+        parts = explanation_parts(explanation, methods, output)
         disp = cls(
             parts["attributions"],
             parts["group_names"],
@@ -372,8 +251,10 @@ class AttributionDisplay:
             data=parts["data"],
             groups=parts["groups"],
             standard_errors=parts["standard_errors"],
+            hierarchy=parts["hierarchy"],
         )
-        return disp.plot(kind=kind, max_groups=max_groups, row=row, ax=ax)
+        return disp.plot(kind=kind, max_groups=max_groups, row=row, hierarchy=hierarchy,
+                         hierarchy_level=hierarchy_level, ax=ax)
 
     @classmethod
     def from_estimator(
@@ -389,6 +270,8 @@ class AttributionDisplay:
         kind="auto",
         max_groups=20,
         row=None,
+        hierarchy=None,
+        hierarchy_level=None,
         ax=None,
     ):
         """Explain rows of X and plot the attributions.
@@ -419,6 +302,12 @@ class AttributionDisplay:
         row : int or None, default=None
             Row of a waterfall (None: the first) or of a bar plot (None: the
             mean absolute attribution over the rows).
+        hierarchy : Hierarchy, list, ndarray, False or None, default=None
+            Tree over the groups drawn beside bars (see :meth:`plot`); None
+            takes the explanation's (method ``"owen"``).
+        hierarchy_level : int or None, default=None
+            Merge the groups into the nodes of the cut of the hierarchy with
+            this many nodes (see :meth:`plot`).
         ax : matplotlib Axes or list of Axes, default=None
             Axes to draw on; None creates a figure.
 
@@ -430,7 +319,7 @@ class AttributionDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         explainer = fitted_explainer(estimator, X, groups, background, random_state)
         methods = [methods] if isinstance(methods, str) else list(methods)
-        parts = _explanation_parts(
+        parts = explanation_parts(
             explainer.explain(X, methods=methods), methods, output
         )
         game = explainer.game_
@@ -445,8 +334,10 @@ class AttributionDisplay:
             data=parts["data"],
             groups=parts["groups"],
             standard_errors=parts["standard_errors"],
+            hierarchy=parts["hierarchy"],
         )
-        return disp.plot(kind=kind, max_groups=max_groups, row=row, ax=ax)
+        return disp.plot(kind=kind, max_groups=max_groups, row=row, hierarchy=hierarchy,
+                         hierarchy_level=hierarchy_level, ax=ax)
 
     @classmethod
     def from_result(
@@ -459,6 +350,8 @@ class AttributionDisplay:
         kind="auto",
         max_groups=20,
         row=None,
+        hierarchy=None,
+        hierarchy_level=None,
         ax=None,
     ):
         """Plot attributions already computed.
@@ -488,6 +381,12 @@ class AttributionDisplay:
         row : int or None, default=None
             Row of a waterfall (None: the first) or of a bar plot (None: the
             mean absolute attribution over the rows).
+        hierarchy : Hierarchy, list, ndarray, False or None, default=None
+            Tree over the groups drawn beside bars (see :meth:`plot`); None
+            takes the explanation's (method ``"owen"``).
+        hierarchy_level : int or None, default=None
+            Merge the groups into the nodes of the cut of the hierarchy with
+            this many nodes (see :meth:`plot`).
         ax : matplotlib Axes or list of Axes, default=None
             Axes to draw on; None creates a figure.
 
@@ -497,8 +396,8 @@ class AttributionDisplay:
             The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
-        if _is_explanation(result):
-            parts = _explanation_parts(result, methods, output)
+        if is_explanation(result):
+            parts = explanation_parts(result, methods, output)
             names = parts["group_names"] if group_names is None else group_names
             disp = cls(
                 parts["attributions"],
@@ -508,8 +407,10 @@ class AttributionDisplay:
                 data=parts["data"],
                 groups=parts["groups"],
                 standard_errors=parts["standard_errors"],
+                hierarchy=parts["hierarchy"],
             )
-            return disp.plot(kind=kind, max_groups=max_groups, row=row, ax=ax)
+            return disp.plot(kind=kind, max_groups=max_groups, row=row, hierarchy=hierarchy,
+                             hierarchy_level=hierarchy_level, ax=ax)
         attributions = as_attribution_dict(result, method_names=methods, output=output)
         n_groups = next(iter(attributions.values())).shape[1]
         if group_names is None and hasattr(result, "group_names"):
@@ -525,7 +426,8 @@ class AttributionDisplay:
             expected_value=expected_value,
             prediction=prediction,
         )
-        return disp.plot(kind=kind, max_groups=max_groups, row=row, ax=ax)
+        return disp.plot(kind=kind, max_groups=max_groups, row=row, hierarchy=hierarchy,
+                         hierarchy_level=hierarchy_level, ax=ax)
 
     from_decomposition = from_result
 
@@ -560,6 +462,8 @@ class AttributionDisplay:
         row=None,
         method=None,
         cmap=FEATURE_CMAP,
+        hierarchy=None,
+        hierarchy_level=None,
         ax=None,
     ):
         """Draw the attributions.
@@ -580,6 +484,20 @@ class AttributionDisplay:
             Method of a waterfall; None takes the first.
         cmap : str or Colormap, default="cool"
             Colour map of the feature values in a beeswarm, low to high.
+        hierarchy : Hierarchy, list, dict, ndarray, False or None, default=None
+            Tree over the groups: a :class:`~skdecomp._hierarchy.Hierarchy`,
+            nested lists or dicts of group names or indices, or a scipy
+            linkage matrix over the groups; None takes the display's
+            ``hierarchy``, False draws none. Bars follow the order of its
+            leaves, all groups shown (at most ``max_groups``: when there are
+            more, the finest cut with at most that many nodes), and the tree
+            is drawn to their right.
+        hierarchy_level : int or None, default=None
+            Merge the groups into the nodes of the cut with this many nodes
+            (``hierarchy.cut_sizes()`` lists them): every view shows the
+            totals of the cut's nodes, as :meth:`Explanation.at_level
+            <skdecomp.Explanation.at_level>`, and bars the tree above it.
+            Over several rows, bars show the mean absolute total.
         ax : matplotlib Axes or list of Axes, default=None
             Axes to draw on (a beeswarm of several methods splits it into
             one panel per method, or takes one Axes per method); None creates
@@ -589,7 +507,8 @@ class AttributionDisplay:
         -------
         display : AttributionDisplay
             The object, with ``ax_``, ``axes_``, ``figure_``, ``artists_``,
-            ``colorbar_``, ``order_`` and ``kind_`` set.
+            ``colorbar_``, ``order_``, ``kind_``, ``hierarchy_`` and ``tree_``
+            set.
         """
         check_matplotlib_support(f"{type(self).__name__}.plot")
         if kind not in _KINDS:
@@ -628,16 +547,59 @@ class AttributionDisplay:
                 kind = "bar"
         if row is not None and not -n_samples <= row < n_samples:
             raise ValueError(f"row={row} is out of range for {n_samples} rows.")
-        self.kind_ = kind
-        self.colorbar_ = None
-        self.error_bars_ = None
+        shown, tree = self._cut(phis, kind, hierarchy, hierarchy_level, max_groups)
+        self.hierarchy_ = tree
+        if shown is not self:
+            phis = shown.attributions
+        shown.kind_ = kind
+        shown.colorbar_ = shown.error_bars_ = shown.tree_ = shown.tree_ax_ = None
         if kind == "waterfall":
-            self._waterfall(phis, row, method, max_groups, ax)
+            shown._waterfall(phis, row, method, max_groups, ax)
         elif kind == "bar":
-            self._bars(phis, row, max_groups, ax)
+            shown._bars(phis, row, max_groups, ax, tree)
         else:
-            self._beeswarm(phis, max_groups, cmap, ax)
+            shown._beeswarm(phis, max_groups, cmap, ax)
+        for name in ("kind_", "colorbar_", "error_bars_", "tree_", "tree_ax_", "ax_",
+                     "axes_", "figure_", "artists_", "order_"):
+            setattr(self, name, getattr(shown, name))
         return self
+
+    def _cut(self, phis, kind, hierarchy, level, max_groups):
+        """The display of the groups shown (merged at a cut), and the tree drawn."""
+        if hierarchy is None:
+            hierarchy = self.hierarchy
+        if hierarchy is None or hierarchy is False:
+            if level is not None:
+                raise ValueError(
+                    f"hierarchy_level={level!r} needs a hierarchy over the groups; "
+                    "explain with method='owen' and Explainer(hierarchy=...), or pass "
+                    "hierarchy= (a Hierarchy, nested lists of group names, or a "
+                    "linkage matrix)."
+                )
+            return self, None
+        h = as_hierarchy(hierarchy, [str(n) for n in self.group_names])
+        nodes = cut_for(h, level, max_groups if kind == "bar" else h.n_players)
+        if nodes is None:
+            return self, h
+        K = h.n_players
+        names = [h.names[a] for a in nodes]
+        errors = {m: node_totals(se, h, nodes)
+                  for m, se in (self.standard_errors or {}).items() if se is not None}
+        data = groups = None
+        if self.data is not None:
+            data = np.asarray(self.data)
+            data = np.stack([data[:, h.leaves[a][0]] if h.leaves[a].size == 1
+                             else np.full(data.shape[0], np.nan) for a in nodes], axis=1)
+        members = self.groups or [[str(n)] for n in self.group_names]
+        if len(members) == K:
+            groups = [[c for k in h.leaves[a] for c in members[k]] for a in nodes]
+        shown = type(self)(
+            {m: node_totals(v, h, nodes) for m, v in phis.items()}, names,
+            expected_value=self.expected_value, prediction=self.prediction, data=data,
+            groups=groups, standard_errors=errors or None,
+        )
+        shown._n_players = K
+        return shown, h.pruned(nodes)
 
     def _finish(self, fig, axes):
         self.axes_ = np.asarray(axes, dtype=object)
@@ -650,7 +612,7 @@ class AttributionDisplay:
         return key
 
     # -- bars -------------------------------------------------------------------
-    def _bars(self, phis, row, max_groups, ax):
+    def _bars(self, phis, row, max_groups, ax, tree=None):
         n_samples, n_groups = next(iter(phis.values())).shape
         summary = row is None and n_samples > 1
         if row is None:
@@ -661,7 +623,10 @@ class AttributionDisplay:
             shown = {m: v[row] for m, v in phis.items()}
         errors = self._bar_errors(phis, row, summary)
         importance = np.mean([np.abs(v) for v in shown.values()], axis=0)
-        order = np.argsort(-importance, kind="stable")[:max_groups]
+        if tree is None:
+            order = np.argsort(-importance, kind="stable")[:max_groups]
+        else:  # the hierarchy's leaves, all of them
+            order = leaf_order(tree)
         self.order_ = order
         n_shown, n_methods = order.size, len(shown)
         labels = [
@@ -721,12 +686,18 @@ class AttributionDisplay:
                 title += f": f(x) = {np.asarray(fx)[row]:.3g}, E[f(X)] = {base:.3g}"
         if n_groups > n_shown:
             title += f" (top {n_shown} of {n_groups} groups)"
+        if getattr(self, "_n_players", None):
+            title += f" (hierarchy cut at {n_shown} of {self._n_players} groups)"
+        if tree is not None:
+            where = np.empty(n_shown)
+            where[order] = positions
+            self.tree_ax_, self.tree_ = draw_tree(ax, tree, where)
         ax.set_title(title, fontsize="medium")
         if n_methods > 1:
-            # beside the bars, never over them
-            ax.legend(
-                title="method", loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                fontsize="small", frameon=False,
+            # beside the bars (and the tree), never over them
+            (ax if tree is None else self.tree_ax_).legend(
+                *ax.get_legend_handles_labels(), title="method", loc="upper left",
+                bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False,
             )
         add_note(fig, ax, key)
         self.artists_ = artists
@@ -879,7 +850,7 @@ class AttributionDisplay:
         n_shown, n_methods = order.size, len(phis)
         colored = self.data is not None
         if colored:
-            scaled, reasons = _value_colors(np.asarray(self.data), self.groups)
+            scaled, reasons = value_colors(np.asarray(self.data), self.groups)
             colormap = plt.get_cmap(cmap).with_extremes(bad=NEUTRAL_COLOR)
         labels = [str(self.group_names[k]) for k in order]
         longest = max(map(len, labels), default=0)
@@ -904,7 +875,7 @@ class AttributionDisplay:
             xs = np.concatenate([values[:, k] for k in order])
             ys = np.concatenate(
                 [
-                    p + _swarm_offsets(values[:, k], 0.8)
+                    p + swarm_offsets(values[:, k], 0.8)
                     for p, k in zip(positions, order)
                 ]
             )

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._hierarchy import Hierarchy
 from ._base import (
     check_drawable,
     check_matplotlib_support,
@@ -14,7 +15,7 @@ from ._base import (
     panel_axes,
 )
 
-__all__ = ["SaliencyDisplay", "patch_label_map"]
+__all__ = ["SaliencyDisplay", "merge_tree_hierarchy", "patch_label_map"]
 
 
 def patch_label_map(shape, patch_size):
@@ -51,6 +52,57 @@ def _boundary_segments(label_map):
     return segs
 
 
+def merge_tree_hierarchy(grouper, image=0):
+    """The merge tree of a fitted image grouper as a :class:`Hierarchy`.
+
+    Parameters
+    ----------
+    grouper : AdaptiveGrouper
+        Fitted on images; its ``merges_`` and ``initial_label_maps_`` are read.
+    image : int, default=0
+        Index of the image among those the grouper was fitted on.
+
+    Returns
+    -------
+    hierarchy : Hierarchy
+        Players are the initial groups (the labels of
+        ``initial_label_maps_[image]``), internal nodes the merges in order;
+        the groups left at the end are joined at the root.
+    label_map : ndarray of shape (H, W)
+        The initial label map of the image.
+    """
+    if not hasattr(grouper, "merges_") or not hasattr(grouper, "initial_label_maps_"):
+        raise ValueError(
+            f"{type(grouper).__name__} keeps no merge tree of images; fit an "
+            "AdaptiveGrouper on the image (e.g. AdaptiveGrouper(model, "
+            "initial_groups=PatchGrouper(4)).fit(image[None])), or pass a Hierarchy."
+        )
+    label_map = np.asarray(grouper.initial_label_maps_[image])
+    K = int(label_map.max()) + 1
+    top = list(range(K))  # the node holding every initial group
+    children = []
+    for a, b in np.asarray(grouper.merges_[image]).reshape(-1, 2):
+        pair = sorted({top[int(a)], top[int(b)]})
+        if len(pair) < 2:
+            continue
+        children.append(pair)
+        new = K + len(children) - 1
+        top = [new if t in pair else t for t in top]
+    rest = sorted(set(top))
+    if len(rest) > 1:
+        children.append(rest)
+    return Hierarchy(K, children, player_names=[f"g{k}" for k in range(K)]), label_map
+
+
+def _default_levels(hierarchy, most=6):
+    """The cuts of a hierarchy, finest first, without the root (at most ``most``)."""
+    sizes = [s for s in hierarchy.cut_sizes()[::-1] if s > 1 or hierarchy.n_players == 1]
+    if len(sizes) > most:
+        sizes = [sizes[i] for i in np.unique(np.linspace(0, len(sizes) - 1, most).round()
+                                             .astype(int))]
+    return sizes
+
+
 def _check_label_map(label_map, image_shape):
     lm = np.asarray(label_map)
     if lm.shape != tuple(image_shape[:2]):
@@ -75,6 +127,11 @@ class SaliencyDisplay:
     ``per_pixel=True``), with one diverging colour scale shared by all
     methods so that the maps can be compared.
 
+    With a hierarchy over the groups (the merge tree of
+    :class:`~skdecomp.AdaptiveGrouper` on an image), one panel per level
+    and method instead: each level's groups (a cut of the tree) painted
+    with the totals of their groups' attributions, on one colour scale.
+
     Read more in the :ref:`User Guide <plotting>`.
 
     Parameters
@@ -87,11 +144,18 @@ class SaliencyDisplay:
         Group attributions of each method.
     title : str or None, default=None
         Title of the image panel.
+    hierarchy : Hierarchy or None, default=None
+        A tree over the groups of ``label_map``; with it, one panel per level.
+    levels : list of int, "auto" or None, default=None
+        Numbers of groups of the levels drawn (cuts of ``hierarchy``);
+        "auto" or None: every level but the root, finest first (at most
+        six, evenly spaced, when there are more).
 
     Attributes
     ----------
     ax_ : ndarray of matplotlib Axes
-        The image panel, then one panel per method.
+        The image panel, then one panel per method; with a hierarchy, one
+        panel per method and level (a row per method, finest level first).
     axes_ : ndarray of Axes
         Same as ``ax_``.
     figure_ : matplotlib Figure
@@ -102,6 +166,13 @@ class SaliencyDisplay:
         Group boundaries drawn on every panel.
     colorbar_ : matplotlib Colorbar
         The colour bar shared by the maps.
+    levels_ : list of int or None
+        The levels drawn (numbers of groups), with a hierarchy.
+    level_label_maps_ : dict of int to ndarray or None
+        Label map of every level drawn: its groups in order of their first
+        pixel (row by row).
+    level_values_ : dict of str to list of ndarray or None
+        Per method, the totals of every level's groups, in ``levels_`` order.
 
     Examples
     --------
@@ -117,11 +188,14 @@ class SaliencyDisplay:
     2
     """
 
-    def __init__(self, image, label_map, attributions, *, title=None):
+    def __init__(self, image, label_map, attributions, *, title=None, hierarchy=None,
+                 levels=None):
         self.image = image
         self.label_map = label_map
         self.attributions = attributions
         self.title = title
+        self.hierarchy = hierarchy
+        self.levels = levels
 
     @classmethod
     def from_estimator(
@@ -137,6 +211,8 @@ class SaliencyDisplay:
         response_method="auto",
         title=None,
         per_pixel=False,
+        levels=None,
+        hierarchy=None,
         ax=None,
     ):
         """Explain one image over pixel groups and plot the saliency maps.
@@ -174,9 +250,16 @@ class SaliencyDisplay:
             Title of the image panel; None names the explained class.
         per_pixel : bool, default=False
             Divide each group's attribution by its number of pixels.
+        levels : list of int, "auto" or None, default=None
+            Draw one panel per level of the hierarchy, with this many groups
+            each (see the class); None draws one map of the groups.
+        hierarchy : Hierarchy or None, default=None
+            Tree over the groups of ``label_map`` for ``levels``; None takes
+            the merge tree of the grouper passed as ``label_map``.
         ax : matplotlib Axes or list of Axes, default=None
             One Axes (split into panels), one Axes per panel (1 + number of
-            methods), or None for a new figure.
+            methods, or number of methods times levels), or None for a new
+            figure.
 
         Returns
         -------
@@ -187,6 +270,9 @@ class SaliencyDisplay:
         from .._explainer import Explainer
 
         image = np.asarray(image, dtype=np.float64)
+        if levels is not None and hierarchy is None:
+            # the levels of a grouper's merge tree, over its initial groups
+            hierarchy, label_map = merge_tree_hierarchy(label_map)
         if hasattr(label_map, "label_map_"):
             label_map = label_map.label_map_
         if label_map is None:
@@ -217,13 +303,15 @@ class SaliencyDisplay:
             background=base.reshape(1, -1),
             response_method=response_method,
             target=target,
+            hierarchy=hierarchy,
         ).fit(x)
         # the one explained row, of the one explained output
         phis = explain_rows(explainer, x, methods, output=0)
         attributions = {m: phi[0] for m, phi in phis.items()}
         if title is None and target is not None:
             title = f"explained class: {target}"
-        disp = cls(image, label_map, attributions, title=title)
+        disp = cls(image, label_map, attributions, title=title, hierarchy=hierarchy,
+                   levels=levels)
         return disp.plot(per_pixel=per_pixel, ax=ax)
 
     @classmethod
@@ -236,6 +324,8 @@ class SaliencyDisplay:
         methods=None,
         title=None,
         per_pixel=False,
+        levels=None,
+        hierarchy=None,
         ax=None,
     ):
         """Plot group attributions already computed.
@@ -244,8 +334,10 @@ class SaliencyDisplay:
         ----------
         image : ndarray of shape (height, width) or (height, width, channels)
             The explained image.
-        label_map : ndarray of int of shape (height, width)
-            Group id (0..K-1) of every pixel.
+        label_map : ndarray of int of shape (height, width) or grouper
+            Group id (0..K-1) of every pixel; or, with ``levels``, a fitted
+            :class:`~skdecomp.AdaptiveGrouper` on the image, whose initial
+            groups are the groups and whose merge tree gives the levels.
         attributions : dict, Bunch or ndarray
             Method name -> group attributions of shape (n_groups,) or
             (1, n_groups) (e.g. the Bunch of
@@ -257,9 +349,16 @@ class SaliencyDisplay:
             Title of the image panel.
         per_pixel : bool, default=False
             Divide each group's attribution by its number of pixels.
+        levels : list of int, "auto" or None, default=None
+            Draw one panel per level of the hierarchy, with this many groups
+            each (see the class); None draws one map of the groups.
+        hierarchy : Hierarchy or None, default=None
+            Tree over the groups of ``label_map`` for ``levels``; None takes
+            the merge tree of the grouper passed as ``label_map``.
         ax : matplotlib Axes or list of Axes, default=None
             One Axes (split into panels), one Axes per panel (1 + number of
-            methods), or None for a new figure.
+            methods, or number of methods times levels), or None for a new
+            figure.
 
         Returns
         -------
@@ -268,6 +367,8 @@ class SaliencyDisplay:
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
         image = np.asarray(image, dtype=np.float64)
+        if levels is not None and hierarchy is None:
+            hierarchy, label_map = merge_tree_hierarchy(label_map)
         label_map = _check_label_map(label_map, image.shape)
         if isinstance(methods, str):
             methods = [methods]
@@ -285,7 +386,8 @@ class SaliencyDisplay:
                     f"attributions {m!r} have {phi.size} values for {n_groups} groups."
                 )
             out[str(m)] = phi
-        disp = cls(image, label_map, out, title=title)
+        disp = cls(image, label_map, out, title=title, hierarchy=hierarchy,
+                   levels=levels)
         return disp.plot(per_pixel=per_pixel, ax=ax)
 
     def plot(self, *, per_pixel=False, cmap="RdBu_r", boundary_color="yellow", ax=None):
@@ -307,7 +409,8 @@ class SaliencyDisplay:
         -------
         display : SaliencyDisplay
             The object, with ``ax_``, ``axes_``, ``figure_``, ``images_``,
-            ``boundaries_`` and ``colorbar_`` set.
+            ``boundaries_``, ``colorbar_`` and (with a hierarchy) ``levels_``,
+            ``level_label_maps_`` and ``level_values_`` set.
         """
         check_matplotlib_support(f"{type(self).__name__}.plot")
         import matplotlib.pyplot as plt
@@ -320,6 +423,10 @@ class SaliencyDisplay:
             raise ValueError(f"{caller}: no attributions to draw; give at least one method.")
         for m, phi in self.attributions.items():
             check_drawable(phi, f"the attributions of {m!r}", caller)
+        self.levels_ = self.level_label_maps_ = self.level_values_ = None
+        if self.hierarchy is not None:
+            return self._plot_levels(image, label_map, per_pixel, cmap, boundary_color,
+                                     ax)
         sizes = np.bincount(label_map.ravel())
         maps = {}
         for m, phi in self.attributions.items():
@@ -374,5 +481,76 @@ class SaliencyDisplay:
             )
         self.axes_ = axes
         self.ax_ = axes
+        self.figure_ = fig
+        return self
+
+    def _plot_levels(self, image, label_map, per_pixel, cmap, boundary_color, ax):
+        """One panel per method and level: the totals of every level's groups."""
+        import matplotlib.pyplot as plt
+        from matplotlib.collections import LineCollection
+
+        h = self.hierarchy
+        K = int(label_map.max()) + 1
+        if getattr(h, "n_players", None) != K:
+            raise ValueError(
+                f"the hierarchy has {getattr(h, 'n_players', None)} players, the label "
+                f"map {K} groups; give a hierarchy over the groups of the label map."
+            )
+        levels = (_default_levels(h) if self.levels is None
+                  or (isinstance(self.levels, str) and self.levels == "auto")
+                  else [int(n) for n in self.levels])
+        if not levels:
+            raise ValueError("levels is empty; give at least one level.")
+        maps, values = {}, {m: [] for m in self.attributions}
+        for n in levels:
+            try:
+                nodes = h.cut(n)
+            except ValueError as exc:
+                raise ValueError(str(exc).replace("n_groups=", "levels holds ")) from None
+            owner = np.empty(K, dtype=np.int64)
+            for i, a in enumerate(nodes):
+                owner[h.leaves[a]] = i
+            # ids in order of the first pixel of every group
+            lm = owner[label_map]
+            _, first = np.unique(lm.ravel(), return_index=True)
+            rank = np.empty(len(nodes), dtype=np.int64)
+            rank[np.argsort(first)] = np.arange(len(nodes))
+            maps[n] = rank[lm]
+            sizes = np.bincount(maps[n].ravel(), minlength=len(nodes))
+            for m, phi in self.attributions.items():
+                phi = np.asarray(phi, dtype=np.float64).reshape(-1)
+                total = np.zeros(len(nodes))
+                np.add.at(total, rank[owner], phi)
+                values[m].append(total / sizes if per_pixel else total)
+        vmax = max((np.abs(v).max() for vs in values.values() for v in vs), default=1.0)
+        vmax = vmax if vmax > 0 else 1.0
+        n_methods, n_levels = len(values), len(levels)
+        fig, axes = panel_axes(ax, n_methods * n_levels, ncols=n_levels,
+                               figsize=(2.3 * n_levels + 1.0, 2.5 * n_methods + 0.3))
+        gray = image if image.ndim == 2 else image.mean(axis=2)
+        self.images_, self.boundaries_ = {}, []
+        im = None
+        for i, (m, vs) in enumerate(values.items()):
+            for j, n in enumerate(levels):
+                panel = axes[i * n_levels + j]
+                panel.imshow(gray, cmap="gray_r", interpolation="nearest", alpha=0.35)
+                im = panel.imshow(vs[j][maps[n]], cmap=cmap, vmin=-vmax, vmax=vmax,
+                                  alpha=0.8, interpolation="nearest")
+                self.images_[f"{m}, {n} groups"] = im
+                lc = LineCollection(_boundary_segments(maps[n]), colors=boundary_color,
+                                    linewidths=1.0)
+                panel.add_collection(lc)
+                self.boundaries_.append(lc)
+                panel.set_xticks([])
+                panel.set_yticks([])
+                panel.set_title(f"{m}: {n} groups", fontsize="small",
+                                color=method_color(m))
+        if self.title:
+            fig.suptitle(self.title, fontsize="small")
+        self.colorbar_ = plt.colorbar(im, ax=list(axes), shrink=0.8)
+        self.colorbar_.set_label("attribution per pixel" if per_pixel
+                                 else "total attribution of the group")
+        self.levels_, self.level_label_maps_, self.level_values_ = levels, maps, values
+        self.axes_ = self.ax_ = axes
         self.figure_ = fig
         return self
