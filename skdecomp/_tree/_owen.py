@@ -17,6 +17,7 @@ from math import comb
 
 import numpy as np
 
+from .._config import kernel_block_cells
 from ._dispatch import _n_chunks, _n_slots, _numba_threads, _too_many_path_groups
 from ._owen_kernels import (
     _owen_marginal_parallel,
@@ -24,7 +25,7 @@ from ._owen_kernels import (
     _owen_pd_parallel,
     _owen_pd_serial,
 )
-from ._pathdep import _block_rows, _cover_shares
+from ._pathdep import _cover_shares
 
 __all__ = [
     "tree_owen_values",
@@ -45,6 +46,12 @@ def order_factors(n):
         for q in range(n - p):
             g[p, q] = 1.0 / ((p + q + 1) * comb(p + q, p))
     return g
+
+
+def _block_rows(tree_model, width, n_slots):
+    """Rows per kernel call, keeping its accumulators below ``kernel_block_cells()``."""
+    per_row = (2 * n_slots + 1) * width + 2 * n_slots * (tree_model.max_depth + 2)
+    return max(1, kernel_block_cells() // max(1, per_row))
 
 
 def _hierarchy_arrays(hierarchy, n_groups):
