@@ -201,3 +201,25 @@ def test_same_values_without_compilation(tmp_path):
         subprocess.run([sys.executable, str(script), str(path)], check=True, env=env)
         results.append(np.load(path))
     np.testing.assert_allclose(results[0], results[1], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_histogram_boosting_and_catboost(data, game):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y = data
+    fitted = [HistGradientBoostingRegressor(max_iter=10, max_depth=4).fit(X, y)]
+    try:
+        import catboost
+    except ImportError:
+        pass
+    else:
+        fitted.append(catboost.CatBoostRegressor(
+            iterations=10, depth=4, verbose=0, thread_count=1).fit(X, y))
+    for model in fitted:
+        explainer = _fit(model, X, game, hierarchy=HIERARCHIES["non-binary deep"])
+        assert explainer.game_.tree is not None
+        rows = X[:8]
+        np.testing.assert_allclose(explainer.transform(rows),
+                                   components_route(explainer, rows), rtol=0,
+                                   atol=1e-10)
