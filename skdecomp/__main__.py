@@ -73,11 +73,13 @@ def _demo(args):
         for b in range(a + 1, len(methods)):
             name = f"{method_label(methods[a])} vs {method_label(methods[b])}"
             print(f"  {name:<36} {100 * rms[a][b]:5.1f}%")
-    inter = results["interactions"]
-    if inter and inter["top_pairs"]:
-        pairs = ", ".join(f"{p['columns'][0]} x {p['columns'][1]} "
-                          f"({100 * p['strength']:.1f}%)" for p in inter["top_pairs"][:3])
-        print(f"They differ because columns interact; the strongest pairs: {pairs}.")
+    # why they differ, and how far another game would move them: the same
+    # sentences as the report's, from the same numbers
+    from ._report._story import games_sentence, methods_sentence
+
+    for sentence in (methods_sentence(results), games_sentence(results)):
+        if sentence:
+            print(sentence)
     log(action)
     out = write_report(results, args.out, title="skdecomp demo: diabetes",
                        overwrite=args.overwrite, started=started)
@@ -88,7 +90,6 @@ def _demo(args):
 
 
 def _report(args):
-    import inspect
     import time
 
     from ._report import (
@@ -110,7 +111,7 @@ def _report(args):
 
     # cheap checks first: output folder, model file, data, options; then the plan
     # (model evaluations, time and memory within the budget); then the work
-    from ._plan import PlanError, check_model_object, plan_report
+    from ._plan import check_model_object, plan_report
 
     action = check_output(args.out, overwrite=args.overwrite)
     model = load_model(args.model) if args.model else None
@@ -134,17 +135,11 @@ def _report(args):
         + (f" (budget {args.budget:.0f} s)" if args.budget is not None else ""))
     for change in plan.changes:
         log(f"to fit the budget: {change}")
-    game = {}
-    if "imputer" in inspect.signature(analyse).parameters:
-        game["imputer"] = args.imputer
-    elif args.imputer != "marginal":
-        raise PlanError(f"--imputer {args.imputer} is not available in this version; "
-                        "use --imputer marginal.")
     results = analyse(
         X, y, model=model, estimator=args.estimator, groups=plan.groups,
         methods=plan.methods, n_rows=plan.n_rows, background=plan.background,
         n_jobs=args.n_jobs, random_state=args.random_state, log=log, drop=plan.drop,
-        verbose=_bars(), started=started, **game,
+        verbose=_bars(), started=started, imputer=args.imputer,
     )
     if plan.changes:
         results["plan"] = {"changes": plan.changes, "estimate": plan.summary()}
@@ -179,7 +174,7 @@ def _compile(args):
     from sklearn.linear_model import LogisticRegression, Ridge
 
     from skdecomp import AdaptiveGrouper, Explainer, PairwiseGrouper
-    from skdecomp._methods import method_names
+    from skdecomp._methods import is_hierarchical, method_names
     from skdecomp._tree import numba_only
 
     rng = np.random.RandomState(0)
@@ -187,14 +182,15 @@ def _compile(args):
     y = X[:, 0] * X[:, 1] + X[:, 2] + 0.1 * rng.normal(size=200)
     label = (y > 0).astype(int)
     n_jobs = args.n_jobs
-    exact = method_names("exact", aliases=False)
+    # the hierarchical values need a hierarchy; their kernels are the exact ones
+    exact = [m for m in method_names("exact", aliases=False) if not is_hierarchical(m)]
     sampled = method_names("sampled")
 
     def explain(model, methods):
         # one method and several, over columns and over a few groups: the tree
         # path picks its kernel by the number of groups and of methods
         for groups in (None, [[0, 1, 2], [3, 4], [5, 6, 7], [8, 9]]):
-            explainer = Explainer(model, groups=groups, background=20, n_samples=64,
+            explainer = Explainer(model, groups=groups, background=20, n_samples=96,
                                   n_jobs=n_jobs, random_state=0).fit(X)
             explainer.transform(X[:5])
             explainer.explain(X[:5], methods=methods)

@@ -10,8 +10,6 @@ from sklearn.base import (
     BaseEstimator,
     MetaEstimatorMixin,
     TransformerMixin,
-    is_classifier,
-    is_regressor,
 )
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -22,10 +20,10 @@ from ._decomposition import Decomposition
 from ._decomposition._kernels import moebius_transform
 from ._explanation import explanations_of
 from ._partition import GroupNamesOutMixin, fit_grouper as _fit_grouper
+from ._partition import check_grouper_spec as _check_grouper_spec
 from ._partition import group_labels, resolve_groups
 from ._hierarchy import resolve_hierarchy
-from ._tree import MAX_LEAF_ORDER, select_algorithm
-from ._tree._owen import explainer_owen_values as tree_owen_values
+from ._tree import MAX_LEAF_ORDER
 from ._image import check_baseline_values, explainer_image_setup, image_model
 from ._methods._owen import hierarchical_attributions
 from ._methods import (
@@ -69,16 +67,6 @@ def _as_background_array(bg, dtype=None):
             "hold sequences); give a 2-D array or DataFrame with the columns of X, "
             "or an int number of rows to sample from X."
         ) from exc
-
-
-def _check_grouper_spec(groups):
-    """Refuse a model passed as ``groups``; a grouper learns a partition."""
-    if hasattr(groups, "fit") and (is_classifier(groups) or is_regressor(groups)):
-        raise TypeError(
-            f"groups={type(groups).__name__}(...) is a model, not a grouper; "
-            "pass the model as the explainer's estimator, and as groups a "
-            "grouper (e.g. AdaptiveGrouper()), a list of column lists or a dict."
-        )
 
 
 class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin,
@@ -313,6 +301,17 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         known, n_draws, random_state)``. ``"integrated_gradients"`` is
         marginal only.
 
+    hierarchy : list, dict, ndarray, clustering, grouper or None, default=None
+        A hierarchy over the groups for ``method="owen"`` (the Owen value of
+        two levels, the Winter value of more; see :ref:`hierarchical`):
+        nested lists or dicts of columns (names or positions; a dict names
+        its blocks), a scipy linkage matrix over the groups, a fitted
+        ``FeatureAgglomeration`` (or an ``AgglomerativeClustering`` fitted on
+        the columns), or a grouper that keeps a merge path, such as
+        :class:`AdaptiveGrouper`, whose merge tree is the hierarchy (fitted
+        in :meth:`fit` when it is not fitted). Every group in exactly one
+        block.
+
     Attributes
     ----------
     estimator_ : estimator
@@ -336,6 +335,8 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         ``"x1"``, ... when fit saw no string column names.
     labels_ : ndarray of shape (n_features_in_,)
         Group index of every column.
+    hierarchy_ : Hierarchy
+        The hierarchy over the groups, when ``hierarchy`` is given.
     n_groups_ : int
     expected_value_ : float or ndarray of shape (n_outputs_,)
         v({}): E_B f, or the trees' cover-weighted mean (path-dependent).
@@ -652,18 +653,11 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         self.group_names_ = np.asarray(names, dtype=object)
         self.n_groups_ = len(groups)
         self.labels_ = group_labels(groups, X.shape[1])
-        if self.hierarchy is not None:
+        if self.hierarchy is not None or is_hierarchical(self.method):
             self.hierarchy_ = resolve_hierarchy(
                 self.hierarchy, groups, [str(n) for n in names],
-                feature_names if feature_names is not None else labels, X)
-        elif is_hierarchical(self.method):
-            raise ValueError(
-                f"method={self.method!r} shares every interaction along a hierarchy "
-                "over the groups; pass one: Explainer(hierarchy=[[...], [...]]) "
-                "(nested lists of columns), a linkage matrix, a fitted "
-                "FeatureAgglomeration, or a grouper such as AdaptiveGrouper()."
-            )
-
+                feature_names if feature_names is not None else labels, X,
+                method=self.method)
         bg = self._resolve_background(X, rng) if base_row is None else base_row[None, :]
         response, self.output_names_ = resolve_response(
             self.estimator_, self.response_method, self.target, bg.iloc[:1]
@@ -885,20 +879,8 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
             by_size = [m for m in exact if not specs[m].hierarchical]
             if by_size:
                 check_exact_groups(self.n_groups_, by_size[0], tree=tree)
-            if hierarchical and tree:
-                # leaf by leaf, for any number of groups
-                hierarchy = getattr(self, "hierarchy_", None)
-                if hierarchy is None:
-                    specs[hierarchical[0]].weights(self.n_groups_)  # raises
-                game = self.game_
-                phi = tree_owen_values(
-                    game.tree, X,
-                    None if game.imputation == "path_dependent" else game.background,
-                    game.labels, self.n_groups_, hierarchy, n_jobs=game.n_jobs,
-                )
-                out.update({m: phi.copy() for m in hierarchical})
-                hierarchical = []
-            if hierarchical and not tree and not by_size:  # the hierarchy's coalitions
+            if hierarchical and (tree or not by_size):
+                # leaf by leaf on the tree path, else the hierarchy's coalitions
                 out.update(hierarchical_attributions(
                     self.game_, X, getattr(self, "hierarchy_", None), hierarchical,
                     check_random_state(self.random_state), self.n_samples, errors))

@@ -308,7 +308,8 @@ def _grouper_merges(grouper):
     return out
 
 
-def resolve_hierarchy(hierarchy, positions, player_names, feature_names=None, X=None):
+def resolve_hierarchy(hierarchy, positions, player_names, feature_names=None, X=None,
+                      method=None):
     """A :class:`Hierarchy` over the players from what the user passed.
 
     Parameters
@@ -323,11 +324,21 @@ def resolve_hierarchy(hierarchy, positions, player_names, feature_names=None, X=
         Column names, for hierarchies that name columns.
     X : array-like or None, default=None
         Data on which an unfitted grouper is fitted.
+    method : str or None, default=None
+        The explainer's method, named in the error when a hierarchical
+        method has no hierarchy.
 
     Returns
     -------
     hierarchy : Hierarchy
     """
+    if hierarchy is None:
+        raise ValueError(
+            f"method={method!r} shares every interaction along a hierarchy over the "
+            "groups; pass one: Explainer(hierarchy=[[...], [...]]) (nested lists of "
+            "columns), a linkage matrix, a fitted FeatureAgglomeration, or a grouper "
+            "such as AdaptiveGrouper()."
+        )
     K = len(positions)
     owner = np.empty(sum(len(p) for p in positions), dtype=np.int64)
     for k, cols in enumerate(positions):

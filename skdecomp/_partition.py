@@ -13,8 +13,21 @@ from ._compat import _check_feature_names_in
 from ._result_checks import short_list
 
 __all__ = [
-    "GroupNamesOutMixin", "fit_grouper", "group_labels", "resolve_groups", "subset_name",
+    "GroupNamesOutMixin", "check_grouper_spec", "fit_grouper", "group_labels",
+    "resolve_groups", "subset_name",
 ]
+
+
+def check_grouper_spec(groups):
+    """Refuse a model passed as ``groups``; a grouper learns a partition."""
+    from sklearn.base import is_classifier, is_regressor
+
+    if hasattr(groups, "fit") and (is_classifier(groups) or is_regressor(groups)):
+        raise TypeError(
+            f"groups={type(groups).__name__}(...) is a model, not a grouper; "
+            "pass the model as the explainer's estimator, and as groups a "
+            "grouper (e.g. AdaptiveGrouper()), a list of column lists or a dict."
+        )
 
 
 class GroupNamesOutMixin:

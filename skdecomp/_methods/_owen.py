@@ -352,17 +352,26 @@ def owen_attributions(game, X, hierarchy, rng, n_samples=None, errors=False,
 
 def hierarchical_attributions(game, X, hierarchy, methods, rng, n_samples=None,
                               errors=None):
-    """Dict method -> Owen/Winter values through model calls, for ``owen`` and aliases.
+    """Dict method -> Owen/Winter values, for ``owen`` and aliases.
 
-    Exact from the coalitions of the hierarchy when they fit ``n_samples``,
+    On the tree path, exact leaf by leaf for any number of groups. Through
+    model calls, exact from the coalitions of the hierarchy when they fit ``n_samples``,
     else sampled (:func:`owen_plan`); a dict ``errors`` receives the
     standard errors of a sampled value. Without a hierarchy, raises the
     registry's error.
     """
+    from .._tree._owen import explainer_owen_values
     from ._registry import get_method
 
     if hierarchy is None:
         get_method(methods[0]).weights(game.n_groups)  # raises
+    if game.tree is not None:
+        # leaf by leaf, exact for any number of groups
+        phi = explainer_owen_values(
+            game.tree, X, None if game.imputation == "path_dependent" else game.background,
+            game.labels, game.n_groups, hierarchy, n_jobs=game.n_jobs,
+        )
+        return {m: phi.copy() for m in methods}
     phi, se = owen_attributions(game, X, hierarchy, rng, n_samples=n_samples,
                                 errors=errors is not None)
     out = {}
