@@ -20,7 +20,8 @@ from numba import njit
 from numba.core import caching as _caching
 from numba.core import dispatcher as _dispatcher
 
-__all__ = ["serial_and_parallel", "popcounts", "zeros_1d", "zeros_2d"]
+__all__ = ["serial_and_parallel", "popcounts", "zeros_1d", "zeros_2d", "trues",
+           "all_true"]
 
 
 def _cache_probe():  # pragma: no cover - never called, only located
@@ -141,13 +142,16 @@ def serial_and_parallel(body):
 
 
 # np.zeros compiles one more implementation per shape and dtype than
-# np.empty on the first call of a process; kernels on the paths a first call
-# takes allocate zeros through these instead (inlined, nothing extra to compile).
+# np.empty on the first call of a process, and in a parallel=True kernel
+# np.zeros, np.ones, slice assignments and .all() each become a parallel loop
+# of their own to compile. Kernels allocate zeros and test flags through
+# these instead: plain loops, inlined, nothing extra to compile.
 @njit(cache=True, inline="always")
 def zeros_1d(n, dtype):
     """``np.zeros(n, dtype)``."""
     out = np.empty(n, dtype=dtype)
-    out[:] = 0
+    for i in range(n):
+        out[i] = 0
     return out
 
 
@@ -155,8 +159,28 @@ def zeros_1d(n, dtype):
 def zeros_2d(n, m, dtype):
     """``np.zeros((n, m), dtype)``."""
     out = np.empty((n, m), dtype=dtype)
-    out[:, :] = 0
+    for i in range(n):
+        for j in range(m):
+            out[i, j] = 0
     return out
+
+
+@njit(cache=True, inline="always")
+def trues(n):
+    """``np.ones(n, dtype=bool)``."""
+    out = np.empty(n, dtype=np.bool_)
+    for i in range(n):
+        out[i] = True
+    return out
+
+
+@njit(cache=True, inline="always")
+def all_true(flags):
+    """``flags.all()`` of a 1-d boolean array."""
+    ok = True
+    for i in range(flags.shape[0]):
+        ok = ok and flags[i]
+    return ok
 
 
 @njit(cache=True)

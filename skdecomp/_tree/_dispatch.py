@@ -308,6 +308,31 @@ def _n_chunks(tree_model, table_cells=0):
     return int(max(1, n))
 
 
+#: Bytes of the per-row buffers that one call of a leaf-wise kernel walks at
+#: every node or leaf (the rows' columns, path patterns and accumulators).
+#: Explained rows go to the kernels in blocks that keep these within the
+#: processor's caches: above it every split streams them from memory, and one
+#: call of 100,000 rows took 1.25-1.4 times as long as the same rows in
+#: blocks of 4,000-32,000 (benchmarks/bench_first_call.py, "blocks").
+_BLOCK_BYTES = 8 << 20
+#: Fewest rows of such a block.
+_MIN_BLOCK_ROWS = 256
+
+
+def _cache_block_rows(n_columns, max_depth, acc_cells, n_slots, parallel):
+    """Rows per kernel call that keep its per-row buffers within the caches.
+
+    ``acc_cells`` is the number of float64 accumulator cells per row of one
+    chunk of trees; each chunk walked at once keeps its own walk buffers and
+    accumulators, and so many chunks are walked at once as there are threads.
+    The block does not change any result: every row is summed on its own.
+    """
+    active = min(n_slots, numba.get_num_threads()) if parallel else 1
+    per_row = 8 * (n_columns + acc_cells
+                   + active * (2 * (max_depth + 2) + 2 + acc_cells))
+    return int(max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // per_row))
+
+
 def _n_slots(n_chunks, parallel):
     """Chunks walked at once, each with its own accumulators.
 
@@ -623,7 +648,9 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
             n_chunks = _n_chunks(tree_model)
             n_slots = _n_slots(n_chunks, parallel)
             per_row = (n_slots + 1) * n_groups * n_methods * tree_model.n_outputs
-            block = max(1, kernel_block_cells() // per_row)
+            block = max(1, min(kernel_block_cells() // per_row, _cache_block_rows(
+                Xm.shape[1], tree_model.max_depth, per_row // (n_slots + 1),
+                n_slots, parallel)))
             leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
             phi = np.concatenate([
                 run(Xm[i:i + block], Zm.shape[0], col_group, *tree_model.arrays(),
@@ -648,7 +675,8 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
             width = n_groups * n_methods * tree_model.n_outputs
             per_row = ((2 * n_slots + 1) * width
                        + 2 * n_slots * (tree_model.max_depth + 2))
-            block = max(1, kernel_block_cells() // per_row)
+            block = max(1, min(kernel_block_cells() // per_row, _cache_block_rows(
+                Xm.shape[1], tree_model.max_depth, width, n_slots, parallel)))
             parts = []
             for i in range(0, Xm.shape[0], block):
                 part, ok = run(Xm[i:i + block], Zm, col_group, *tree_model.arrays(),

@@ -391,7 +391,9 @@ def _tree_walk_start(root, stack_node, stack_level, stack_bit):
     stack_node[0] = root
     stack_level[0] = 0
     stack_bit[0] = 0
-    return 1
+    # an int64, not the literal 1: a literal argument would compile the
+    # walk's next step once more, for that type
+    return np.int64(1)
 
 
 #: Most distinct groups on one root-to-leaf path of the kernels that number
@@ -1030,6 +1032,125 @@ def _tree_background_leaves(Z, col_group, roots, node_int, threshold, cat_bits,
     return ptr[:n_leaves + 1].copy(), tree_start, pats[:n].copy(), counts[:n].copy()
 
 
+@njit(cache=True)
+def _tree_class_attributions_chunk(cols, n_bg, col_group, roots, node_int, threshold,
+                                   values, cat_bits, ptr, tree_start, pats, counts,
+                                   coef_a, coef_b, n_groups, max_depth, n_chunks, c,
+                                   down, n_bits, bits, acc_c):
+    # the sums of _tree_class_attributions_body over the trees of chunk c,
+    # written to acc_c (n_rows, n_methods * n_outputs * n_groups); one
+    # compiled function serves the serial and the parallel kernel
+    n_rows = acc_c.shape[0]
+    n_q = acc_c.shape[1]
+    n_out = values.shape[1]
+    n_methods = coef_a.shape[0]
+    n_trees = roots.shape[0]
+    n_words = down.shape[1]
+    n_masks = np.int64(1) << n_groups
+    stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
+        n_rows, max_depth)
+    seen = zeros_1d(n_words, np.uint64)
+    alive = zeros_1d(n_words, np.uint64)
+    p_pat = np.empty(n_bg, dtype=np.int64)
+    p_count = np.empty(n_bg, dtype=np.float64)
+    compat = np.empty(n_bg, dtype=np.int64)
+    live_pat = np.empty(n_rows, dtype=np.int64)
+    live_row = np.empty(n_rows, dtype=np.int64)
+    h = np.empty((n_masks, n_q), dtype=np.float64)
+    h_m = np.empty((n_methods, n_groups), dtype=np.float64)
+    s_b = np.empty(n_methods, dtype=np.float64)
+    vals = np.empty(n_out, dtype=np.float64)
+    for r in range(n_rows):
+        for q in range(n_q):
+            acc_c[r, q] = 0.0
+    for t in range(c, n_trees, n_chunks):
+        li = tree_start[t]
+        top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
+        while top > 0:
+            leaf, d, top = _tree_next_leaf(
+                cols, col_group, node_int, threshold, cat_bits,
+                stack_node, stack_level, stack_bit, top, goes, path,
+            )
+            v = path[d]
+            # background patterns P of the leaf, their counts, and the row
+            # patterns they admit
+            n_pat = _leaf_background(li, ptr, pats, counts, down, p_pat,
+                                     p_count, alive)
+            li += 1
+            # rows that reach the leaf with some background row
+            n_live = 0
+            for r in range(n_rows):
+                B = v[r]
+                live_pat[n_live] = B
+                live_row[n_live] = r
+                n_live += np.int64(
+                    (alive[B >> 6] >> np.uint64(B & 63)) & np.uint64(1))
+            if n_live == 0:
+                continue
+            for o in range(n_out):
+                vals[o] = values[leaf, o]
+            for w in range(n_words):
+                seen[w] = 0
+            for j in range(n_live):
+                B = live_pat[j]
+                seen[B >> 6] |= np.uint64(1) << np.uint64(B & 63)
+            # h[B] for every distinct live B
+            for w0 in range(n_words):
+                word = seen[w0]
+                while word:
+                    B = (w0 << 6) + _low_bit(word)
+                    word &= word - np.uint64(1)
+                    nb = n_bits[B]
+                    n_c = 0
+                    for p in range(n_pat):
+                        compat[n_c] = p
+                        n_c += np.int64((p_pat[p] & B) == 0)
+                    if n_q == n_groups:
+                        # one method and one output, the usual case: the
+                        # same sums without the method and output loops,
+                        # which cost ~15 % here
+                        for k in range(n_groups):
+                            h[B, k] = 0.0
+                        sb = 0.0
+                        for i in range(n_c):
+                            p = compat[i]
+                            P = p_pat[p]
+                            na = n_bits[P]
+                            cw = p_count[p] * vals[0]
+                            ca = coef_a[0, na, nb] * cw
+                            sb += coef_b[0, na, nb] * cw
+                            for k in range(n_groups):
+                                h[B, k] += ca * bits[P, k]
+                        for k in range(n_groups):
+                            h[B, k] += sb * bits[B, k]
+                        continue
+                    for m in range(n_methods):
+                        for k in range(n_groups):
+                            h_m[m, k] = 0.0
+                        sb = 0.0
+                        for i in range(n_c):
+                            p = compat[i]
+                            P = p_pat[p]
+                            na = n_bits[P]
+                            ca = coef_a[m, na, nb] * p_count[p]
+                            sb += coef_b[m, na, nb] * p_count[p]
+                            for k in range(n_groups):
+                                h_m[m, k] += ca * bits[P, k]
+                        s_b[m] = sb
+                    q = 0
+                    for m in range(n_methods):
+                        for o in range(n_out):
+                            for k in range(n_groups):
+                                h[B, q] = ((h_m[m, k] + s_b[m] * bits[B, k])
+                                           * vals[o])
+                                q += 1
+            for j in range(n_live):
+                B = live_pat[j]
+                r = live_row[j]
+                for q in range(n_q):
+                    acc_c[r, q] += h[B, q]
+
+
 def _tree_class_attributions_body(
     X, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
     ptr, tree_start, pats, counts, coef_a, coef_b, n_groups, max_depth, n_chunks,
@@ -1064,110 +1185,10 @@ def _tree_class_attributions_body(
     for c0 in range(0, n_chunks, n_slots):
         n_wave = min(n_slots, n_chunks - c0)
         for s in prange(n_wave):
-            c = c0 + s
-            stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
-                n_rows, max_depth)
-            seen = zeros_1d(n_words, np.uint64)
-            alive = zeros_1d(n_words, np.uint64)
-            p_pat = np.empty(n_bg, dtype=np.int64)
-            p_count = np.empty(n_bg, dtype=np.float64)
-            compat = np.empty(n_bg, dtype=np.int64)
-            live_pat = np.empty(n_rows, dtype=np.int64)
-            live_row = np.empty(n_rows, dtype=np.int64)
-            h = np.empty((n_masks, n_q), dtype=np.float64)
-            h_m = np.empty((n_methods, n_groups), dtype=np.float64)
-            s_b = np.empty(n_methods, dtype=np.float64)
-            vals = np.empty(n_out, dtype=np.float64)
-            acc_c = acc[s]
-            for r in range(n_rows):
-                for q in range(n_q):
-                    acc_c[r, q] = 0.0
-            for t in range(c, n_trees, n_chunks):
-                li = tree_start[t]
-                top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
-                while top > 0:
-                    leaf, d, top = _tree_next_leaf(
-                        cols, col_group, node_int, threshold, cat_bits,
-                        stack_node, stack_level, stack_bit, top, goes, path,
-                    )
-                    v = path[d]
-                    # background patterns P of the leaf, their counts, and the row
-                    # patterns they admit
-                    n_pat = _leaf_background(li, ptr, pats, counts, down, p_pat,
-                                             p_count, alive)
-                    li += 1
-                    # rows that reach the leaf with some background row
-                    n_live = 0
-                    for r in range(n_rows):
-                        B = v[r]
-                        live_pat[n_live] = B
-                        live_row[n_live] = r
-                        n_live += np.int64(
-                            (alive[B >> 6] >> np.uint64(B & 63)) & np.uint64(1))
-                    if n_live == 0:
-                        continue
-                    for o in range(n_out):
-                        vals[o] = values[leaf, o]
-                    for w in range(n_words):
-                        seen[w] = 0
-                    for j in range(n_live):
-                        B = live_pat[j]
-                        seen[B >> 6] |= np.uint64(1) << np.uint64(B & 63)
-                    # h[B] for every distinct live B
-                    for w0 in range(n_words):
-                        word = seen[w0]
-                        while word:
-                            B = (w0 << 6) + _low_bit(word)
-                            word &= word - np.uint64(1)
-                            nb = n_bits[B]
-                            n_c = 0
-                            for p in range(n_pat):
-                                compat[n_c] = p
-                                n_c += np.int64((p_pat[p] & B) == 0)
-                            if n_q == n_groups:
-                                # one method and one output, the usual case: the
-                                # same sums without the method and output loops,
-                                # which cost ~15 % here
-                                for k in range(n_groups):
-                                    h[B, k] = 0.0
-                                sb = 0.0
-                                for i in range(n_c):
-                                    p = compat[i]
-                                    P = p_pat[p]
-                                    na = n_bits[P]
-                                    cw = p_count[p] * vals[0]
-                                    ca = coef_a[0, na, nb] * cw
-                                    sb += coef_b[0, na, nb] * cw
-                                    for k in range(n_groups):
-                                        h[B, k] += ca * bits[P, k]
-                                for k in range(n_groups):
-                                    h[B, k] += sb * bits[B, k]
-                                continue
-                            for m in range(n_methods):
-                                for k in range(n_groups):
-                                    h_m[m, k] = 0.0
-                                sb = 0.0
-                                for i in range(n_c):
-                                    p = compat[i]
-                                    P = p_pat[p]
-                                    na = n_bits[P]
-                                    ca = coef_a[m, na, nb] * p_count[p]
-                                    sb += coef_b[m, na, nb] * p_count[p]
-                                    for k in range(n_groups):
-                                        h_m[m, k] += ca * bits[P, k]
-                                s_b[m] = sb
-                            q = 0
-                            for m in range(n_methods):
-                                for o in range(n_out):
-                                    for k in range(n_groups):
-                                        h[B, q] = ((h_m[m, k] + s_b[m] * bits[B, k])
-                                                   * vals[o])
-                                        q += 1
-                    for j in range(n_live):
-                        B = live_pat[j]
-                        r = live_row[j]
-                        for q in range(n_q):
-                            acc_c[r, q] += h[B, q]
+            _tree_class_attributions_chunk(
+                cols, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
+                ptr, tree_start, pats, counts, coef_a, coef_b, n_groups, max_depth,
+                n_chunks, c0 + s, down, n_bits, bits, acc[s])
         # chunk sums in chunk order, whatever the number of threads
         for s in range(n_wave):
             for r in range(n_rows):

@@ -24,6 +24,7 @@ import numpy as np
 from .._config import MAX_EXACT_GROUPS, kernel_block_cells
 from .._partition import group_terms
 from ._dispatch import (
+    _cache_block_rows,
     _check_weights,
     _n_chunks,
     _n_slots,
@@ -83,10 +84,15 @@ def _cover_shares(tree_model):
     return frac
 
 
-def _block_rows(tree_model, width, n_slots):
-    """Rows per kernel call, keeping its accumulators below kernel_block_cells()."""
+def _block_rows(tree_model, width, n_slots, n_columns=0, parallel=False):
+    """Rows per kernel call.
+
+    The accumulators stay below ``kernel_block_cells()`` and the per-row
+    buffers walked at every node within the caches (``_cache_block_rows``).
+    """
     per_row = (2 * n_slots + 1) * width + 2 * n_slots * (tree_model.max_depth + 2)
-    return max(1, kernel_block_cells() // max(1, per_row))
+    cached = _cache_block_rows(n_columns, tree_model.max_depth, width, n_slots, parallel)
+    return max(1, min(kernel_block_cells() // max(1, per_row), cached))
 
 
 def _path_cap(tree_model):
@@ -157,7 +163,7 @@ def _run_blocks(tree_model, X, kernels, width, args, empty_shape, n_jobs,
     with _numba_threads(n_jobs) as parallel:
         run = kernels[1] if parallel else kernels[0]
         n_slots = _n_slots(n_chunks, parallel)
-        block = _block_rows(tree_model, width, n_slots)
+        block = _block_rows(tree_model, width, n_slots, Xm.shape[1], parallel)
         for i in range(0, Xm.shape[0], block):
             out = run(Xm[i:i + block], col_group, *tree_model.arrays(), frac,
                       *args[2:], tree_model.max_depth, n_chunks, n_slots)

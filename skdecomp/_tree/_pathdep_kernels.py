@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._numba import serial_and_parallel as _serial_and_parallel
-from .._numba import zeros_1d, zeros_2d
+from .._numba import all_true, trues, zeros_1d, zeros_2d
 from ._kernels import MAX_PATH_GROUPS, _tree_slot, _tree_split_goes, _tree_table
 
 #: Path slots up to which the distinct row patterns of a leaf are found by
@@ -117,7 +117,9 @@ def _pd_walk_start(root, stack_node, stack_level, stack_bit):
     stack_node[0] = root
     stack_level[0] = 0
     stack_bit[0] = 0
-    return 1
+    # an int64, not the literal 1: a literal argument would compile the
+    # walk's next step once more, for that type
+    return np.int64(1)
 
 
 @njit(cache=True)
@@ -356,9 +358,10 @@ def _pd_attributions_body(
     n_methods = wtab.shape[0]
     per_k = n_methods * n_out
     cols = _pd_columns(X)
-    out = np.zeros((n_rows, n_methods, n_out, n_groups), dtype=np.float64)
+    out = zeros_1d(n_rows * n_methods * n_out * n_groups, np.float64).reshape(
+        (n_rows, n_methods, n_out, n_groups))
     acc = np.empty((n_slots, n_groups * per_k, n_rows), dtype=np.float64)
-    ok = np.ones(n_slots, dtype=np.bool_)
+    ok = trues(n_slots)
     for c0 in range(0, n_chunks, n_slots):
         n_wave = min(n_slots, n_chunks - c0)
         for s in prange(n_wave):
@@ -378,7 +381,7 @@ def _pd_attributions_body(
                         src = acc[s, (k * n_methods + m) * n_out + o]
                         for r in range(n_rows):
                             out[r, m, o, k] += src[r]
-    return out, ok.all()
+    return out, all_true(ok)
 
 
 (
@@ -447,9 +450,9 @@ def _pd_values_body(
     n_out = values.shape[1]
     n_masks = masks.shape[0]
     cols = _pd_columns(X)
-    out = np.zeros((n_rows, n_masks, n_out), dtype=np.float64)
+    out = zeros_1d(n_rows * n_masks * n_out, np.float64).reshape((n_rows, n_masks, n_out))
     acc = np.empty((n_slots, n_masks * n_out, n_rows), dtype=np.float64)
-    ok = np.ones(n_slots, dtype=np.bool_)
+    ok = trues(n_slots)
     for c0 in range(0, n_chunks, n_slots):
         n_wave = min(n_slots, n_chunks - c0)
         for s in prange(n_wave):
@@ -467,7 +470,7 @@ def _pd_values_body(
                     src = acc[s, i * n_out + o]
                     for r in range(n_rows):
                         out[r, i, o] += src[r]
-    return out, ok.all()
+    return out, all_true(ok)
 
 
 (
@@ -546,7 +549,7 @@ def _pd_components_body(
     n_out = values.shape[1]
     n_masks = np.int64(1) << n_groups
     cols = _pd_columns(X)
-    out = np.zeros((n_rows, n_out, n_masks), dtype=np.float64)
+    out = zeros_1d(n_rows * n_out * n_masks, np.float64).reshape((n_rows, n_out, n_masks))
     acc = np.empty((n_slots, n_masks * n_out, n_rows), dtype=np.float64)
     for c0 in range(0, n_chunks, n_slots):
         n_wave = min(n_slots, n_chunks - c0)
@@ -734,9 +737,9 @@ def _pd_index_body(
     n_out = values.shape[1]
     n_terms = term_keys.shape[0]
     cols = _pd_columns(X)
-    out = np.zeros((n_rows, n_terms, n_out), dtype=np.float64)
+    out = zeros_1d(n_rows * n_terms * n_out, np.float64).reshape((n_rows, n_terms, n_out))
     acc = np.empty((n_slots, n_terms * n_out, n_rows), dtype=np.float64)
-    ok = np.ones(n_slots, dtype=np.bool_)
+    ok = trues(n_slots)
     for c0 in range(0, n_chunks, n_slots):
         n_wave = min(n_slots, n_chunks - c0)
         for s in prange(n_wave):
@@ -755,7 +758,7 @@ def _pd_index_body(
                     src = acc[s, j * n_out + o]
                     for r in range(n_rows):
                         out[r, j, o] += src[r]
-    return out, ok.all()
+    return out, all_true(ok)
 
 
 (
