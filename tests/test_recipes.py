@@ -17,7 +17,7 @@ def test_dask_recipe_as_written_with_an_empty_partition():
     import dask
 
     with dask.config.set(scheduler="synchronous"):
-        ns = runpy.run_path(str(RECIPES / "dask_partitions.py"), run_name="recipe")
+        ns = runpy.run_path(str(RECIPES / "dask_partitions.py"), run_name="__main__")
         explainer, X, ddf = ns["explainer"], ns["X"], ns["ddf"]
         got = ns["phi"].compute()
         pd.testing.assert_frame_equal(got, explainer.transform(X), rtol=1e-12,
@@ -37,7 +37,8 @@ def test_spark_recipe_as_written_keeps_a_row_key():
     pytest.importorskip("pyspark")
     if shutil.which("java") is None:
         pytest.skip("Spark needs Java")
-    ns = runpy.run_path(str(RECIPES / "spark_partitions.py"), run_name="recipe")
+    # as a script runs it: functions of __main__ travel to the workers by value
+    ns = runpy.run_path(str(RECIPES / "spark_partitions.py"), run_name="__main__")
     try:
         explainer, X, names = ns["explainer"], ns["X"], ns["names"]
         phi = ns["phi"].toPandas().sort_values("row_id")
