@@ -45,7 +45,7 @@ target = digits.model.predict(x[None])[0]
 METHODS = ["arch", "occlusion", "kernel_shap", "lime", "rise", "integrated_gradients"]
 OPTIONS = {
     "baseline": "zeros", "method": "integrated_gradients",
-    "method_params": {"n_steps": 4}, "n_samples": 96, "random_state": 0,
+    "method_params": {"n_steps": 4}, "n_samples": 128, "random_state": 0,
 }
 
 agreed = AdaptiveGrouper(

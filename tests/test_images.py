@@ -247,7 +247,7 @@ def test_every_explainer_over_pixel_groups(digits):
     np.testing.assert_allclose(phi.kernel_shap, phi.shapley, atol=1e-10)
     # many groups: sampled methods and arch/occlusion (2K coalitions)
     e = Explainer(digits.model, groups=PatchGrouper(1, image_shape=(8, 8)),
-                  baseline="zeros", target=target, n_samples=200, random_state=0,
+                  baseline="zeros", target=target, n_samples=512, random_state=0,
                   method="integrated_gradients", method_params={"n_steps": 4}).fit(x)
     many = e.explain(x, methods=["arch", "occlusion", "kernel_shap", "lime", "rise",
                                  "integrated_gradients"])

@@ -143,8 +143,10 @@ def test_efficiency_and_completeness(problem):
        st.integers(10, 40))
 def test_sampled_shapley_is_efficient(problem, method, n_samples):
     f, groups, X, background = problem
+    from skdecomp._methods._registry import min_samples
+
     e, res = explain(f, groups, X, background, [method], method=method,
-                     n_samples=max(n_samples, 2 * len(groups)))
+                     n_samples=max(n_samples, min_samples(method, len(groups))))
     np.testing.assert_allclose(res[method].sum(axis=1), f(X) - e.expected_value_,
                                atol=ATOL)
 
