@@ -26,31 +26,36 @@ sections:
     One ``transform`` of 100,000 rows against the same rows in blocks of
     2,000 to 25,000 rows (warm cache, serial, best of two), both games.
 
-Measured on 2 shared cores (AMD EPYC, load 3-10 from other work; wall times
-move with the load, CPU times less), seconds:
+Measured on 2 shared cores (AMD EPYC, load 3-10 from other work: wall times
+move with the load, by 2-3x, CPU times less), CPU seconds of the first
+``transform`` of 1,000 rows, two runs after:
 
-========================  ==============  ==============  ======
-tree path, 1,000 rows     cold, before    cold, after     warm
-========================  ==============  ==============  ======
-marginal, n_jobs=1        7.3 CPU         6.2 CPU         0.3
-marginal, n_jobs=2        13.9 CPU        8.1 CPU         0.5
-path-dependent, n_jobs=1  8.3 CPU         5.8-6.5 CPU     0.1
-path-dependent, n_jobs=2  13.1 CPU        8.6 CPU         0.1
-========================  ==============  ==============  ======
+========================  ============  ============  ==========  ===========
+tree path, 1,000 rows     cold, before  cold, after   warm cache  second call
+========================  ============  ============  ==========  ===========
+marginal, n_jobs=1        7.3           6.2-6.7       0.3         0.03-0.07
+marginal, n_jobs=2        13.9          8.1-10.6      0.5         0.03-0.07
+path-dependent, n_jobs=1  8.3           5.8-7.9       0.05        0.02-0.08
+path-dependent, n_jobs=2  13.1          8.6-9.9       0.06        0.03-0.06
+========================  ============  ============  ==========  ===========
 
-Steady state (second call): 0.02-0.1 s for each. Before, the parallel
-kernels of the marginal game compiled their whole loop body a second time
-(now one compiled function per chunk of trees serves both), each
-``np.zeros``, ``np.ones`` and ``.all()`` of a parallel kernel was a parallel
-loop of its own, and the walk of the trees was compiled twice (for a
-literal and an int64 stack top).
+Wall times of the cold first call were 13-28 s before and 6-31 s after,
+depending on the load. Before, the parallel marginal kernel compiled its
+whole loop body a second time (now one compiled function per chunk of trees
+serves the serial and the parallel kernel), every ``np.zeros``, ``np.ones``
+and ``.all()`` of a parallel kernel was a parallel loop of its own, and the
+walk of the trees was compiled twice (for a literal and an int64 stack top).
+A warm cache is read in 0.05-0.5 s: every kernel is cached and reused by
+later processes.
 
-Blocks, CPU seconds for 100,000 rows (serial; best block size in brackets):
-before, one call 2.81 against 2.04 (4,000) for the marginal game and 1.77
-against 1.42 (16,000) for the path-dependent one, 1.25-1.4 times as long;
-after, 2.04 against 1.93 (32,000) and 1.42 against 1.34 (8,000), within the
-noise of the machine. The kernels now take the rows in blocks whose per-row
-buffers fit the caches (``_BLOCK_BYTES`` in ``skdecomp/_tree/_dispatch.py``).
+Blocks, CPU seconds for 100,000 rows (serial): before, one call took 2.81
+against 2.04-2.5 in blocks of 1,000-32,000 rows for the marginal game and
+1.77 against 1.42-2.2 for the path-dependent one (1.25-1.4 times the best
+blocking); after, 1.99 against 1.88-2.27 (blocks of 2,000-25,000) and 1.62
+against 1.32-1.71, and in a profile the kernels of one call and of blocks of
+12,500 rows took the same 1.59 s. The kernels now take the rows in blocks
+whose per-row buffers fit the caches (``_BLOCK_BYTES`` in
+``skdecomp/_tree/_dispatch.py``).
 
 Run: ``python benchmarks/bench_first_call.py [default] [tree] [blocks]``
 (all three without arguments).

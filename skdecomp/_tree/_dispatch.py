@@ -311,10 +311,12 @@ def _n_chunks(tree_model, table_cells=0):
 #: Bytes of the per-row buffers that one call of a leaf-wise kernel walks at
 #: every node or leaf (the rows' columns, path patterns and accumulators).
 #: Explained rows go to the kernels in blocks that keep these within the
-#: processor's caches: above it every split streams them from memory, and one
-#: call of 100,000 rows took 1.25-1.4 times as long as the same rows in
-#: blocks of 4,000-32,000 (benchmarks/bench_first_call.py, "blocks").
-_BLOCK_BYTES = 8 << 20
+#: processor's caches (2 MB of L2 per core, a shared L3): above it every
+#: split streams them from memory, and one call of 100,000 rows took
+#: 1.25-1.4 times as long as the same rows in blocks of 4,000-32,000
+#: (benchmarks/bench_first_call.py, "blocks"; 4 MB gives blocks of about
+#: 9,000 rows of 10 columns).
+_BLOCK_BYTES = 4 << 20
 #: Fewest rows of such a block.
 _MIN_BLOCK_ROWS = 256
 
