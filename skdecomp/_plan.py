@@ -311,8 +311,10 @@ class Plan:
 
     def summary(self):
         """One line: evaluations, time and memory."""
-        return (f"about {_count(self.evaluations)} model evaluations, roughly "
-                f"{_duration(self.seconds)} and {self.memory:,.0f} MB")
+        calls = ("no model evaluations (the trees are read directly)"
+                 if not self.evaluations else
+                 f"about {_count(self.evaluations)} model evaluations")
+        return f"{calls}, roughly {_duration(self.seconds)} and {self.memory:,.0f} MB"
 
     def breakdown(self):
         """One line: the estimated time of every step."""
