@@ -248,3 +248,16 @@ def test_sampled_methods_draw_their_error_bars():
     assert all(abs(s[1][0] - s[0][0] - 2 * 1.96 * 0.5) < 1e-9 for s in segments)
     assert "95% intervals" in ax.get_xlabel()
     plt.close(fig)
+
+
+def test_conditional_game_on_text_columns_is_refused_before_model_work(monkeypatch):
+    from sklearn.pipeline import Pipeline
+
+    def forbidden(self, *args, **kwargs):
+        raise AssertionError("a model was fitted")
+
+    monkeypatch.setattr(Pipeline, "fit", forbidden)
+    X = pd.DataFrame({"a": np.arange(40.0), "colour": ["red", "blue"] * 20})
+    y = pd.Series(np.arange(40.0), name="y")
+    with pytest.raises(_report.DataError, match="text columns .*'colour'"):
+        analyse(X, y, imputer="conditional", log=quiet)

@@ -239,6 +239,18 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
     check_exact_limit(methods, X, groups, tree=tree)
 
     X, checks = prepare_table(X, fit=model is None, drop=drop)
+    if imputer == "conditional":
+        text = [str(c) for c, t in X.dtypes.items()
+                if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
+        if text:
+            raise DataError(
+                f"--imputer conditional draws the absent columns given the present "
+                f"ones, which needs numbers, and the table has text columns "
+                f"({', '.join(repr(c) for c in text[:3])}"
+                f"{' and more' if len(text) > 3 else ''}); use --imputer marginal (the "
+                "report still measures how far the conditional game would move the "
+                "explanation, with the text columns encoded), or encode them first."
+            )
     checks += _predictive_columns(
         X, y, is_classification(y) if model is None else is_classification(y, model))
     dropped = set(drop) | {c for ch in checks if ch["kind"] == "constant" and model is None
