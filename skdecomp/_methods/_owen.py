@@ -43,7 +43,7 @@ from scipy import sparse
 from .._config import MAX_EXACT_GROUPS
 from ._errors import Draws, permutation_terms, t_scale
 from ._kernels import permutation_attributions
-from ._registry import resolve_budget
+from ._registry import REGISTRY, resolve_budget
 from ._sampled import _evaluate, _rows_first, _Segment, _unique_rows
 
 __all__ = [
@@ -54,8 +54,8 @@ __all__ = [
     "owen_orders",
 ]
 
-#: Fixed identifier of the random stream of the sampled Owen value (never reuse).
-OWEN_SEED_ID = 101
+#: The random stream of the sampled Owen value: its seed_id in the registry.
+OWEN_SEED_ID = REGISTRY["owen"].seed_id
 
 #: Coalitions per row below which the value is exact when ``n_samples`` is None:
 #: the cost of enumerating every coalition of ``MAX_EXACT_GROUPS`` groups.

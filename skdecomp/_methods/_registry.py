@@ -152,7 +152,8 @@ _ENTRIES = (
     MethodSpec("arch", "exact", aliases=("pdp",), single_group=True,
                label="PDP/Arch", color="#CC79A7",
                defaults=("exact", "wide", "report_wide"), comparison=0),
-    MethodSpec("owen", "exact", label="Owen/Winter",
+    # sampled beyond its exact coalitions, with a random stream of its own
+    MethodSpec("owen", "exact", seed_id=101, label="Owen/Winter",
                color="#117733", efficient=True, hierarchical=True),
     MethodSpec("kernel_shap", "sampled", seed_id=0, estimates="shapley",
                label="Kernel SHAP", color="#56B4E9", defaults=("wide", "report_wide"),
@@ -194,8 +195,9 @@ SINGLE_GROUP_METHODS = tuple(
 #: Options of each sampled method and their defaults.
 METHOD_PARAMS = {spec.name: dict(spec.params) for spec in _ENTRIES if spec.kind == "sampled"}
 
-if len({spec.seed_id for spec in _ENTRIES if spec.seed_id is not None}) != len(
-    SAMPLED_METHODS
+_SEEDED = [spec for spec in _ENTRIES if spec.kind == "sampled" or spec.seed_id is not None]
+if len({spec.seed_id for spec in _SEEDED}) != len(_SEEDED) or any(
+    spec.seed_id is None for spec in _SEEDED
 ):  # pragma: no cover - a registry error
     raise RuntimeError("Every sampled method needs its own seed_id.")
 if any(spec.label is None or spec.color is None for spec in _ENTRIES):  # pragma: no cover
