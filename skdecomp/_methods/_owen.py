@@ -44,7 +44,7 @@ from .._config import MAX_EXACT_GROUPS
 from ._errors import Draws, permutation_terms, t_scale
 from ._kernels import permutation_attributions
 from ._registry import REGISTRY, resolve_budget
-from ._sampled import _evaluate, _rows_first, _Segment, _unique_rows
+from ._sampled import _evaluate, _rows_first, _Segment, _unique_rows, prefix_design
 
 __all__ = [
     "hierarchical_attributions",
@@ -196,19 +196,8 @@ def owen_orders(hierarchy, n_pairs, rng):
 
 def _order_design(hierarchy, n_pairs, rng):
     """Consistent antithetic orders, their distinct prefixes and the prefix index."""
-    K = hierarchy.n_players
     orders = owen_orders(hierarchy, n_pairs, rng)
-    rank = np.argsort(orders, axis=1)
-    prefixes = rank[:, None, :] < np.arange(1, K)[None, :, None]
-    coal, _, inverse = _unique_rows(prefixes.reshape(-1, K))
-    n_coal = coal.shape[0]
-    # values are stored as [coalitions..., empty, full]
-    index = np.empty((orders.shape[0], K + 1), dtype=np.int64)
-    index[:, 0] = n_coal
-    index[:, 1:K] = inverse.reshape(orders.shape[0], K - 1)
-    index[:, K] = n_coal + 1
-    ends = np.array([[False] * K, [True] * K])
-    return orders, np.vstack([coal, ends]), index
+    return orders, *prefix_design(orders)
 
 
 def _exact(game, X, prediction, hierarchy):
@@ -229,11 +218,9 @@ def _sampled(game, X, prediction, hierarchy, budget, seed, errors=False):
     n_pairs = max(1, budget // (2 * (K - 1)))
     if game.anchored:
         n_bg = game.background.shape[0]
-        bg_pred = game.background_prediction
         differ = differing_groups(game, X) if errors else None
     else:  # one game, the imputer's own
         n_bg = 1
-        bg_pred = game.expected_value[None, :]
         differ = np.ones((n_rows, 1, K), dtype=bool) if errors else None
     designs = [_order_design(hierarchy, n_pairs, np.random.RandomState(
         [seed, OWEN_SEED_ID, j])) for j in range(n_bg)]

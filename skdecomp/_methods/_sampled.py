@@ -247,8 +247,19 @@ def _permutation_design(n_groups, budget, rng):
     orders = np.empty((2 * n_pairs, K), dtype=np.int64)
     orders[0::2] = forward
     orders[1::2] = forward[:, ::-1]  # antithetic: the reverse permutation
+    return orders, *prefix_design(orders)
+
+
+def prefix_design(orders):
+    """The distinct prefixes of orders of the groups and every order's prefix index.
+
+    Returns the coalitions (the prefixes, then the empty and the full one)
+    and ``index`` of shape (n_orders, K + 1): the row of the coalition of
+    the first j groups of every order.
+    """
+    K = orders.shape[1]
     rank = np.argsort(orders, axis=1)  # position of every group
-    # prefix j of permutation p holds the groups at positions < j
+    # prefix j of order p holds the groups at positions < j
     prefixes = rank[:, None, :] < np.arange(1, K)[None, :, None]
     coal, _, inverse = _unique_rows(prefixes.reshape(-1, K))
     n_coal = coal.shape[0]
@@ -258,7 +269,7 @@ def _permutation_design(n_groups, budget, rng):
     index[:, 1:K] = inverse.reshape(orders.shape[0], K - 1)
     index[:, K] = n_coal + 1
     ends = np.array([[False] * K, [True] * K])
-    return orders, np.vstack([coal, ends]), index
+    return np.vstack([coal, ends]), index
 
 
 def _bernoulli_design(n_groups, budget, p, rng):

@@ -426,8 +426,8 @@ def _sources(model, X_fit, tree, *, background, random_state, n_jobs, target,
            "dependence_noise": float(res.dependence_noise),
            "complete_rows_only": bool(incomplete.any())}
     for key in ("interaction", "dependence"):
-        raw = np.asarray(getattr(res, f"{key}_per_group"), dtype=float)
-        per = _clean(np.maximum(raw, 0.0), 1.0)
+        # both are clipped at 0 per group by disagreement_sources
+        per = _clean(np.asarray(getattr(res, f"{key}_per_group"), dtype=float), 1.0)
         order = np.argsort(-per, kind="stable")
         total = float(per.sum())
         out[key] = total
@@ -436,10 +436,6 @@ def _sources(model, X_fit, tree, *, background, random_state, n_jobs, target,
         out[f"{key}_parts"] = (per / total).tolist() if total > 0 else [0.0] * K
         out[f"top_{key}"] = [{"column": columns[k], "share": float(per[k] / total)}
                              for k in order[:SOURCE_COLUMNS] if per[k] > 0]
-        if (raw < 0).any():
-            out[f"{key}_clipped"] = (
-                "columns whose unbiased estimate fell below 0 (sampling noise around "
-                "a true value of 0) read as 0")
     return out
 
 

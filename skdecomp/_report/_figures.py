@@ -219,10 +219,6 @@ def make_figures(results):
     games = between_games(results)
     if sources and games and sum(games["parts"]) > 0:
         methods = between_methods(results)
-        part = results["partitions"].get("columns") or {}
-        if methods is not None:
-            methods["columns"] = (part.get("group_names") if methods["measured_on"]
-                                  == "explained rows" else sources["columns"])
         figures["sources"] = [_png(_sources_figure(plt, methods, games, sources["columns"]),
                                    "Each column's part of the disagreement between the "
                                    "methods and of that between the games")]

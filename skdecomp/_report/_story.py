@@ -58,7 +58,7 @@ def between_methods(results):
     ``farthest`` (the pair and its distance), ``interaction`` (the distance
     between occlusion and PDP/Arch: the interactions, on the explained rows;
     from the sources step when the two are not both shown), ``parts`` and
-    ``top`` (each column's part of its square).
+    ``top`` (each column's part of its square), ``columns`` (of the parts).
     """
     parts_ = results["partitions"]
     part = parts_.get("columns") or parts_.get("given")
@@ -72,7 +72,7 @@ def between_methods(results):
     out = {"game": results.get("imputer", "marginal"),
            "mean": float(part["mean_disagreement_rms"]),
            "farthest": None, "interaction": None, "parts": None, "top": [],
-           "measured_on": None}
+           "columns": None, "measured_on": None}
     if pairs:
         d, a, b = pairs[0]
         out["farthest"] = {"pair": (method_label(methods[a]), method_label(methods[b])),
@@ -85,12 +85,14 @@ def between_methods(results):
         per = np.mean((occ - arch) ** 2, axis=0) / spread**2
         out["interaction"] = float(rms[at[0]][at[1]])
         out["parts"], out["top"] = _parts(per, part["group_names"])
+        out["columns"] = list(part["group_names"])
         out["measured_on"] = "explained rows"
     else:
         s = results.get("sources")
         if s:
             out["interaction"] = float(np.sqrt(max(s["interaction"], 0.0)))
             out["parts"], out["top"] = _parts(s["interaction_per_column"], s["columns"])
+            out["columns"] = list(s["columns"])
             out["measured_on"] = "sources rows"
     return out
 

@@ -89,27 +89,11 @@ def tree_owen_values(tree_model, X, Z, labels, n_groups, hierarchy, n_jobs=None)
     values : ndarray of shape (n_rows, n_outputs, n_groups)
         ``phi_k(x)`` averaged over the background rows.
     """
-    col_group = tree_model.column_groups(labels)
-    parent, depth, gtab = _hierarchy_arrays(hierarchy, n_groups)
-    Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
-    n_out = tree_model.n_outputs
-    n_chunks = _n_chunks(tree_model)
-    parts = []
-    with _numba_threads(n_jobs) as parallel:
-        run = _owen_marginal_parallel if parallel else _owen_marginal_serial
-        n_slots = _n_slots(n_chunks, parallel)
-        # the background rows are walked with every block
-        block = _block_rows(tree_model, n_groups * n_out, n_slots)
-        for i in range(0, Xm.shape[0], block):
-            out, ok = run(Xm[i:i + block], Zm, col_group, *tree_model.arrays(),
-                          parent, depth, gtab, int(n_groups), tree_model.max_depth,
-                          n_chunks, n_slots)
-            if not ok:
-                raise _too_many_path_groups(tree_model)
-            parts.append(out)
-    if not parts:
-        return np.zeros((0, n_out, n_groups))
-    return np.concatenate(parts)
+    # the background rows are walked with every block
+    Zm = tree_model.prepare(Z)
+    return _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs,
+                      (_owen_marginal_serial, _owen_marginal_parallel),
+                      lambda Xb, col_group, arrays: (Xb, Zm, col_group, *arrays))
 
 
 def path_dependent_owen_values(tree_model, X, labels, n_groups, hierarchy, n_jobs=None):
@@ -139,18 +123,30 @@ def path_dependent_owen_values(tree_model, X, labels, n_groups, hierarchy, n_job
         When the model does not record the training cover of its nodes.
     """
     frac = _cover_shares(tree_model)
+    return _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs,
+                      (_owen_pd_serial, _owen_pd_parallel),
+                      lambda Xb, col_group, arrays: (Xb, col_group, *arrays, frac))
+
+
+def _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs, kernels, leading):
+    """Run a hierarchical-value kernel on blocks of the explained rows.
+
+    ``kernels`` are the serial and parallel twins; ``leading(block,
+    col_group, arrays)`` gives the arguments before the hierarchy's.
+    """
     col_group = tree_model.column_groups(labels)
     parent, depth, gtab = _hierarchy_arrays(hierarchy, n_groups)
     Xm = tree_model.prepare(X)
     n_out = tree_model.n_outputs
     n_chunks = _n_chunks(tree_model)
+    arrays = tree_model.arrays()
     parts = []
     with _numba_threads(n_jobs) as parallel:
-        run = _owen_pd_parallel if parallel else _owen_pd_serial
+        run = kernels[1] if parallel else kernels[0]
         n_slots = _n_slots(n_chunks, parallel)
         block = _block_rows(tree_model, n_groups * n_out, n_slots)
         for i in range(0, Xm.shape[0], block):
-            out, ok = run(Xm[i:i + block], col_group, *tree_model.arrays(), frac,
+            out, ok = run(*leading(Xm[i:i + block], col_group, arrays),
                           parent, depth, gtab, int(n_groups), tree_model.max_depth,
                           n_chunks, n_slots)
             if not ok:
