@@ -11,8 +11,9 @@ indexed by mask. This module imports nothing from the package.
 import os
 import stat
 import tempfile
-import types
 import warnings
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numba
 import numpy as np
@@ -20,8 +21,9 @@ from numba import njit
 from numba.core import caching as _caching
 from numba.core import dispatcher as _dispatcher
 
-__all__ = ["serial_and_parallel", "popcounts", "zeros_1d", "zeros_2d", "trues",
-           "all_true"]
+__all__ = ["popcounts", "zeros_1d", "zeros_2d", "trues",
+           "all_true", "n_threads", "kernel_threads", "chunk_sums", "row_parts",
+           "SERIAL"]
 
 
 def _cache_probe():  # pragma: no cover - never called, only located
@@ -123,29 +125,10 @@ def configure_cache():
 CACHE_DIR = configure_cache()
 
 
-def serial_and_parallel(body):
-    """Serial and ``parallel=True`` compilations of one kernel body.
-
-    Numba's on-disk cache keys a function by module, qualified name, line and
-    signature, not by its compile flags: two dispatchers built from the same
-    Python function would share cache entries, and one could load the other's
-    machine code. The parallel variant is therefore compiled from a copy of
-    the function with its own qualified name.
-    """
-    twin = types.FunctionType(
-        body.__code__, body.__globals__, body.__name__ + "_parallel",
-        body.__defaults__, body.__closure__,
-    )
-    twin.__qualname__ = body.__qualname__ + "_parallel"
-    return njit(body, cache=True), njit(twin, cache=True, parallel=True)
-
-
-
 # np.zeros compiles one more implementation per shape and dtype than
-# np.empty on the first call of a process, and in a parallel=True kernel
-# np.zeros, np.ones, slice assignments and .all() each become a parallel loop
-# of their own to compile. Kernels allocate zeros and test flags through
-# these instead: plain loops, inlined, nothing extra to compile.
+# np.empty on the first call of a process, and so do np.ones and .all().
+# Kernels allocate zeros and test flags through these instead: plain loops,
+# inlined, nothing extra to compile.
 @njit(cache=True, inline="always")
 def zeros_1d(n, dtype):
     """``np.zeros(n, dtype)``."""
@@ -191,3 +174,90 @@ def popcounts(n_groups):
     for mask in range(1, n_masks):
         out[mask] = out[mask >> 1] + (mask & 1)
     return out
+
+
+# -- threads over chunks ----------------------------------------------------------
+# A kernel compiled with parallel=True compiles its whole body a second time,
+# with Numba's parallel machinery: on the first call of a process that costs
+# several seconds. Kernels whose work splits into chunks (trees ``t`` with
+# ``t % n_chunks == c``) are compiled once, serially, with ``nogil=True``, and
+# their chunks run on a pool of Python threads instead.
+def n_threads(n_jobs):
+    """Threads for ``n_jobs`` (None or 1: one; -1: every core; -2: all but one)."""
+    if n_jobs is None:
+        return 1
+    n_cpu = os.cpu_count() or 1
+    n = int(n_jobs) if n_jobs > 0 else n_cpu + 1 + int(n_jobs)
+    return max(1, min(n, n_cpu))
+
+
+class _Serial:
+    """The map of a single thread (``SERIAL``)."""
+
+    n_threads = 1
+
+    @staticmethod
+    def map(fn, items):
+        return [fn(item) for item in items]
+
+
+class _Pool:
+    """The map of a thread pool, for kernels that release the GIL."""
+
+    def __init__(self, pool, n):
+        self._pool = pool
+        self.n_threads = n
+
+    def map(self, fn, items):
+        items = list(items)
+        if len(items) <= 1:
+            return [fn(item) for item in items]
+        return list(self._pool.map(fn, items))
+
+
+SERIAL = _Serial()
+
+
+@contextmanager
+def kernel_threads(n_jobs):
+    """Yield an object whose ``map(fn, items)`` runs on ``n_threads(n_jobs)`` threads."""
+    n = n_threads(n_jobs)
+    if n == 1:
+        yield SERIAL
+        return
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        yield _Pool(pool, n)
+
+
+def chunk_sums(call, n_chunks, threads):
+    """Sum over chunks of the arrays that ``call(c)`` returns.
+
+    ``call`` runs a nogil kernel on chunk ``c`` and returns its sums, an
+    array of one shape for every chunk, and whether the chunk succeeded.
+    Chunks run ``threads.n_threads`` at a time (see :func:`kernel_threads`)
+    and their sums are added in chunk order, so the total is bit-identical
+    for any number of threads. Returns the total, or None when a chunk
+    failed.
+    """
+    n_slots = max(1, min(n_chunks, threads.n_threads))
+    total = None
+    for c0 in range(0, n_chunks, n_slots):
+        for acc, ok in threads.map(call, range(c0, min(n_chunks, c0 + n_slots))):
+            if not ok:
+                return None
+            if total is None:
+                total = np.zeros_like(acc)
+            total += acc
+    return total
+
+
+def row_parts(call, n_rows, threads, axis=0):
+    """``call(r0, r1)`` on contiguous parts of the rows, one per thread, joined.
+
+    For kernels whose every row is computed on its own: the result is the
+    same for any number of parts. The parts are joined along ``axis``.
+    """
+    n = max(1, min(threads.n_threads, n_rows))
+    bounds = [(i * n_rows // n, (i + 1) * n_rows // n) for i in range(n)]
+    parts = threads.map(lambda b: call(*b), bounds)
+    return parts[0] if n == 1 else np.concatenate(parts, axis=axis)

@@ -159,6 +159,6 @@ def test_row_blocks_change_no_result(monkeypatch):
 
     whole = results()
     monkeypatch.setattr(_dispatch, "_BLOCK_BYTES", 1)  # blocks of _MIN_BLOCK_ROWS
-    assert _dispatch._cache_block_rows(5, 8, 5, 1, False) < X.shape[0]
+    assert _dispatch._cache_block_rows(5, 8, 5, 1) < X.shape[0]
     for a, b in zip(whole, results()):
         np.testing.assert_array_equal(a, b)

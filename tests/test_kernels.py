@@ -36,10 +36,10 @@ def test_parallel_equals_serial_and_inputs_untouched(rng):
     v = rng.normal(size=(50, 1 << 6))
     v.setflags(write=False)
     F = moebius_transform(v)
-    np.testing.assert_array_equal(moebius_transform(v, parallel=True), F)
+    np.testing.assert_array_equal(moebius_transform(v, n_jobs=2), F)
     w = np.array([0.0] + [1.0 / s for s in range(1, 7)])
     np.testing.assert_array_equal(
-        size_weighted_attributions(F, w), size_weighted_attributions(F, w, parallel=True)
+        size_weighted_attributions(F, w), size_weighted_attributions(F, w, n_jobs=2)
     )
     assert not v.flags.writeable
 
@@ -130,23 +130,30 @@ def test_moebius_properties_hypothesis():
     check()
 
 
-def test_serial_and_parallel_variants_are_cached_apart():
-    """A serial kernel never loads the cached code of its parallel twin.
+def test_no_kernel_is_compiled_twice_for_threads():
+    """Threads run the one serial compilation of a kernel, which releases the GIL.
 
-    Numba's cache keys ignore compile flags, so twins built from one Python
-    function would share entries; distinct qualified names keep them apart.
+    A ``parallel=True`` twin would compile the whole kernel a second time on
+    the first call with ``n_jobs`` > 1; every kernel that callers run on
+    threads is compiled with ``nogil=True`` instead.
     """
-    from skdecomp._decomposition import _kernels as dec_kernels
-    from skdecomp._tree import _kernels as tree_kernels
+    import importlib
+    import pkgutil
 
-    pairs = [
-        (module, n[: -len("_serial")])
-        for module in (dec_kernels, tree_kernels)
-        for n in dir(module)
-        if n.endswith("_serial")
-    ]
-    assert len(pairs) >= 8
-    for module, base in pairs:
-        serial = getattr(module, base + "_serial")
-        parallel = getattr(module, base + "_parallel")
-        assert serial.py_func.__qualname__ != parallel.py_func.__qualname__
+    import skdecomp
+    from numba.core.registry import CPUDispatcher
+
+    threaded = []
+    for info in pkgutil.walk_packages(skdecomp.__path__, "skdecomp."):
+        if not info.name.endswith("_kernels"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == module.__name__:
+                assert not obj.targetoptions.get("parallel"), name
+                if obj.targetoptions.get("nogil"):
+                    threaded.append(name)
+    for name in ("_tree_class_attributions_chunk", "_pd_attributions_chunk",
+                 "_tree_attributions_leaf_chunk", "_tree_ternary_chunk",
+                 "_tree_anchored_sums_chunk", "_owen_pd_chunk", "_moebius"):
+        assert name in threaded

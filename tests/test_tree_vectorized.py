@@ -299,3 +299,34 @@ def test_numpy_only():
         elif isinstance(node, ast.ImportFrom):
             imported.add("." * node.level + node.module.split(".")[0])
     assert imported == {"numpy", ".._config"}
+
+
+@pytest.mark.parametrize("name", ["hgb", "rf", "gb"])
+def test_background_summary_in_numpy_equals_the_kernel(name):
+    # the per-leaf background patterns and counts: numpy (small models, no
+    # compilation) and the Numba kernel (large ones) give the same arrays,
+    # with NaN, categorical splits and several outputs
+    from skdecomp._tree._dispatch import _by_node
+    from skdecomp._tree._kernels import _tree_background_leaves
+    from skdecomp._tree._vectorized import background_leaves_vectorized
+
+    model, X = _fit(name)
+    tm = extract_tree_model(model)
+    Zm = tm.prepare(X[:37])
+    arrays = (tm.roots, tm.node_int, tm.threshold, tm.cat_bits)
+    for labels, k in [(np.arange(N_COLUMNS), N_COLUMNS),
+                      (np.array([0, 1, 0, 2, 1, 2, 0, 1]), 3)]:
+        col_group = tm.column_groups(labels)
+        got = background_leaves_vectorized(Zm, col_group, *arrays, k)
+        ptr, leaf_ids, pats, counts = _tree_background_leaves(
+            Zm, col_group, *arrays, k, tm.max_depth)
+        ref = _by_node(ptr, leaf_ids, pats, counts, tm.node_int.shape[0])
+        for a, b in zip(got, ref):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)
+        # every leaf holds the background once
+        leaf = tm.node_int[:, 0] < 0
+        node_of = np.repeat(np.arange(leaf.shape[0]), np.diff(got[0]))
+        per_node = np.bincount(node_of, weights=got[2], minlength=leaf.shape[0])
+        assert np.all(per_node[leaf] == Zm.shape[0])
+        assert np.all(per_node[~leaf] == 0)

@@ -3,9 +3,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._numba import popcounts, serial_and_parallel as _serial_and_parallel
+from .._numba import kernel_threads, popcounts, row_parts
 
 __all__ = [
     "moebius_transform",
@@ -15,7 +15,8 @@ __all__ = [
 ]
 
 
-def _moebius_body(values, sign):
+@njit(cache=True, nogil=True)
+def _moebius(values, sign):
     # Subset butterfly, O(K 2^K) per row:
     # for each bit j, F[S] -= F[S without j] for S containing j.
     n_rows, n_masks = values.shape
@@ -23,7 +24,7 @@ def _moebius_body(values, sign):
     n_groups = 0
     while (1 << n_groups) < n_masks:
         n_groups += 1
-    for r in prange(n_rows):
+    for r in range(n_rows):
         buf = np.empty(n_masks, dtype=np.float64)
         for s in range(n_masks):
             buf[s] = values[r, s]
@@ -36,8 +37,6 @@ def _moebius_body(values, sign):
             out[r, s] = buf[s]
     return out
 
-
-_moebius_serial, _moebius_parallel = _serial_and_parallel(_moebius_body)
 
 
 def _check_table(values):
@@ -53,7 +52,14 @@ def _check_table(values):
     return values
 
 
-def moebius_transform(values, parallel=False):
+def _by_rows(kernel, table, arg, n_jobs):
+    """``kernel(table, arg)`` on parts of the rows, on ``n_jobs`` threads."""
+    with kernel_threads(n_jobs) as threads:
+        return row_parts(lambda r0, r1: kernel(table[r0:r1], arg), table.shape[0],
+                         threads)
+
+
+def moebius_transform(values, n_jobs=None):
     """Möbius transform of set functions given as tables over all subsets.
 
     ``F[r, U] = sum_{S subset of U} (-1)**(|U| - |S|) values[r, S]``.
@@ -62,26 +68,23 @@ def moebius_transform(values, parallel=False):
     ----------
     values : ndarray of shape (n_rows, 2**K)
         Coalition values v(S), one set function per row.
-    parallel : bool, default=False
-        Use the multi-threaded variant (over rows).
+    n_jobs : int or None, default=None
+        Threads over the rows (None or 1: serial); the result is the same.
 
     Returns
     -------
     components : ndarray of shape (n_rows, 2**K)
     """
-    values = _check_table(values)
-    kernel = _moebius_parallel if parallel else _moebius_serial
-    return kernel(values, -1.0)
+    return _by_rows(_moebius, _check_table(values), -1.0, n_jobs)
 
 
-def inverse_moebius_transform(components, parallel=False):
+def inverse_moebius_transform(components, n_jobs=None):
     """Zeta transform: ``v[r, S] = sum_{U subset of S} F[r, U]``."""
-    components = _check_table(components)
-    kernel = _moebius_parallel if parallel else _moebius_serial
-    return kernel(components, 1.0)
+    return _by_rows(_moebius, _check_table(components), 1.0, n_jobs)
 
 
-def _weighted_body(components, size_weights):
+@njit(cache=True, nogil=True)
+def _weighted(components, size_weights):
     # phi_k = sum_{U contains k} w(|U|) F_U  (user guide, "explainers_as_weights")
     n_rows, n_masks = components.shape
     n_groups = 0
@@ -91,7 +94,7 @@ def _weighted_body(components, size_weights):
     for mask in range(1, n_masks):
         sizes[mask] = sizes[mask >> 1] + (mask & 1)
     out = np.zeros((n_rows, n_groups), dtype=np.float64)
-    for r in prange(n_rows):
+    for r in range(n_rows):
         for s in range(1, n_masks):
             w = size_weights[sizes[s]]
             if w == 0.0:
@@ -103,10 +106,8 @@ def _weighted_body(components, size_weights):
     return out
 
 
-_weighted_serial, _weighted_parallel = _serial_and_parallel(_weighted_body)
 
-
-def size_weighted_attributions(components, size_weights, parallel=False):
+def size_weighted_attributions(components, size_weights, n_jobs=None):
     """Attributions as weighted sums of components.
 
     ``phi[r, k] = sum_{U contains k} size_weights[|U|] * components[r, U]``.
@@ -116,7 +117,8 @@ def size_weighted_attributions(components, size_weights, parallel=False):
     components : ndarray of shape (n_rows, 2**K)
     size_weights : ndarray of shape (K + 1,)
         Weight of a component by the size of its subset (entry 0 unused).
-    parallel : bool, default=False
+    n_jobs : int or None, default=None
+        Threads over the rows (None or 1: serial); the result is the same.
 
     Returns
     -------
@@ -130,5 +132,4 @@ def size_weighted_attributions(components, size_weights, parallel=False):
             f"size_weights must have shape ({n_groups + 1},), got "
             f"{size_weights.shape}."
         )
-    kernel = _weighted_parallel if parallel else _weighted_serial
-    return kernel(components, size_weights)
+    return _by_rows(_weighted, components, size_weights, n_jobs)

@@ -27,56 +27,49 @@ which need no compilation, so that the first call of a process does not
 wait for Numba (``benchmarks/bench_tree_vectorized.py``); the choice depends
 on the sizes alone.
 
-Every function here gives bit-identical results for any ``n_jobs``: the
-serial and parallel twin of a kernel add the same numbers in the same order.
-Kernels that run in parallel over explained rows sum each row over the trees
-in their order. The leaf-wise kernels share the trees between threads in
-chunks (tree ``t`` in chunk ``t % n_chunks``), sum each chunk apart and add
-the chunk sums in chunk order; the number of chunks depends on the model and
-the width of the accumulators (:func:`_n_chunks`), never on the threads.
+Every function here gives bit-identical results for any ``n_jobs``. The
+kernels are compiled once, serially, and release the GIL; ``n_jobs`` threads
+run them on parts of the work. Kernels over explained rows take contiguous
+parts of the rows, each row summed over the trees in their order. The
+leaf-wise kernels share the trees between threads in chunks (tree ``t`` in
+chunk ``t % n_chunks``), sum each chunk apart and add the chunk sums in chunk
+order; the number of chunks depends on the model and the width of the
+accumulators (:func:`_n_chunks`), never on the threads.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
 
-import os
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from math import comb
 
-import numba
 import numpy as np
 
 from .._config import MAX_MASK_GROUPS, cache_bytes, kernel_block_cells
+from .._numba import SERIAL, chunk_sums, kernel_threads, row_parts
 from ._vectorized import (
+    _popcount,
     anchored_sums_vectorized,
     anchored_work,
     attributions_vectorized,
+    background_leaves_vectorized,
     predict_vectorized,
     vectorized_work,
 )
 from ._kernels import (
     MAX_PATH_GROUPS,
-    _ternary_attributions_parallel,
-    _ternary_attributions_serial,
-    _ternary_components_parallel,
-    _ternary_components_serial,
-    _tree_anchored_sums_parallel,
-    _tree_anchored_sums_serial,
-    _tree_attributions_leaf_parallel,
-    _tree_attributions_leaf_serial,
-    _tree_attributions_parallel,
-    _tree_attributions_serial,
+    _ternary_attributions,
+    _ternary_components,
+    _tree_anchored_sums_chunk,
+    _tree_attributions_leaf_chunk,
+    _tree_attributions_pairwise,
     _tree_background_leaves,
-    _tree_class_attributions_parallel,
-    _tree_class_attributions_serial,
-    _tree_components_parallel,
-    _tree_components_serial,
-    _tree_predict_parallel,
-    _tree_predict_serial,
-    _tree_ternary_parallel,
-    _tree_ternary_serial,
+    _tree_class_attributions_chunk,
+    _tree_components_pairwise,
+    _tree_predict,
+    _tree_ternary_chunk,
 )
 
 __all__ = [
@@ -186,6 +179,11 @@ class DispatchThresholds:
     #: (bench_tree_vectorized: numpy takes 0.6-0.9x the kernel's time from
     #: 100 rows on; the bound keeps its per-level arrays small).
     numpy_max_predict: float = 5e6
+    #: The background summary (patterns and counts per leaf) in numpy while
+    #: leaves x background rows is at most this, the Numba kernel above.
+    #: bench_first_call "summary": numpy sorts the (leaf, pattern) keys, about
+    #: 0.1 us per key, where the kernel compiles for 1.5-2.5 s.
+    numpy_max_summary: float = 1e7
 
     def __post_init__(self):
         limit = _MAX_SUMMARY_GROUPS
@@ -321,52 +319,39 @@ _BLOCK_BYTES = 4 << 20
 _MIN_BLOCK_ROWS = 256
 
 
-def _cache_block_rows(n_columns, max_depth, acc_cells, n_slots, parallel):
+def _cache_block_rows(n_columns, max_depth, acc_cells, n_slots):
     """Rows per kernel call that keep its per-row buffers within the caches.
 
     ``acc_cells`` is the number of float64 accumulator cells per row of one
-    chunk of trees; each chunk walked at once keeps its own walk buffers and
-    accumulators, and so many chunks are walked at once as there are threads.
-    The block does not change any result: every row is summed on its own.
+    chunk of trees; each of the ``n_slots`` chunks walked at once keeps its
+    own walk buffers and accumulators. The block does not change any
+    result: every row is summed on its own.
     """
-    active = min(n_slots, numba.get_num_threads()) if parallel else 1
     per_row = 8 * (n_columns + acc_cells
-                   + active * (2 * (max_depth + 2) + 2 + acc_cells))
+                   + n_slots * (2 * (max_depth + 2) + 2 + acc_cells))
     return int(max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // per_row))
 
 
-def _n_slots(n_chunks, parallel):
+def _n_slots(n_chunks, threads):
     """Chunks walked at once, each with its own accumulators.
 
-    One serially; all of them in parallel, where the threads share the
-    chunks (at most ``_MAX_TREE_CHUNKS + 1`` accumulators, whatever the
-    number of threads).
+    One serially; as many as there are threads in parallel (at most the
+    number of chunks), whatever the number of threads, each chunk's sum
+    is added in chunk order.
     """
-    return n_chunks if parallel else 1
-
-
-@contextmanager
-def _numba_threads(n_jobs):
-    """Yield whether to use the parallel kernels, with n_jobs numba threads."""
-    if n_jobs is None or n_jobs == 1:
-        yield False
-        return
-    n_max = numba.config.NUMBA_NUM_THREADS
-    n = n_jobs if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
-    n = max(1, min(int(n), n_max))
-    old = numba.get_num_threads()
-    numba.set_num_threads(n)
-    try:
-        yield n > 1
-    finally:
-        numba.set_num_threads(old)
+    return max(1, min(n_chunks, threads.n_threads))
 
 
 # -- background summary -----------------------------------------------------------
 def _background_leaves(tree_model, Zm, col_group, n_groups):
     """Distinct background patterns and counts at every leaf.
 
-    See ``_tree_background_leaves``. The summary of the last background and
+    Returns ``(ptr, pats, counts)``: leaf node ``i`` holds the patterns
+    ``pats[ptr[i]:ptr[i + 1]]`` (the groups of the splits on its path that a
+    background row does not follow), in increasing order, with their
+    counts. Computed in numpy for small models and backgrounds (no
+    compilation), by a Numba kernel above ``DISPATCH.numpy_max_summary``;
+    both give the same arrays. The summary of the last background and
     partition is kept on the tree model (not pickled), so that repeated
     calls with them walk only the explained rows.
     """
@@ -377,13 +362,50 @@ def _background_leaves(tree_model, Zm, col_group, n_groups):
             and np.array_equal(cached[1], col_group)
             and np.array_equal(cached[0], Zm, equal_nan=True)):
         return cached[3]
-    leaves = _tree_background_leaves(
-        Zm, col_group, tree_model.roots, tree_model.node_int, tree_model.threshold,
-        tree_model.cat_bits, int(n_groups), tree_model.max_depth,
-    )
+    arrays = (tree_model.roots, tree_model.node_int, tree_model.threshold,
+              tree_model.cat_bits)
+    if (_NUMPY["enabled"]
+            and tree_model.n_leaves * Zm.shape[0] <= DISPATCH.numpy_max_summary):
+        leaves = background_leaves_vectorized(Zm, col_group, *arrays, int(n_groups))
+    else:
+        ptr, leaf_ids, pats, counts = _tree_background_leaves(
+            Zm, col_group, *arrays, int(n_groups), tree_model.max_depth)
+        leaves = _by_node(ptr, leaf_ids, pats, counts, tree_model.node_int.shape[0])
     if sum(a.nbytes for a in leaves) <= cache_bytes():
         tree_model._background_leaves = (Zm.copy(), col_group.copy(), n_groups, leaves)
     return leaves
+
+
+def _by_node(ptr, leaf_ids, pats, counts, n_nodes):
+    """A summary in walk order (the i-th leaf is node ``leaf_ids[i]``), by node."""
+    sizes = np.diff(ptr)
+    order = np.argsort(leaf_ids, kind="stable")
+    new_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    per_node = np.zeros(n_nodes, dtype=np.int64)
+    per_node[leaf_ids] = sizes
+    np.cumsum(per_node, out=new_ptr[1:])
+    # positions in walk order of the entries, leaf by leaf in node order
+    starts = np.repeat(ptr[:-1][order] - new_ptr[leaf_ids[order]], sizes[order])
+    take = starts + np.arange(starts.shape[0])
+    return new_ptr, pats[take], counts[take]
+
+
+def _subset_tables(n_groups):
+    """Tables of the summary kernels over all 2**K masks.
+
+    ``down[M]``: the bitset (64 masks a word) of the subsets of M;
+    ``n_bits[M]``: the size of M; ``bits[M, k]``: 1.0 when group k is in M.
+    """
+    n_masks = 1 << n_groups
+    masks = np.arange(n_masks, dtype=np.int64)
+    subset = (masks[None, :] & ~masks[:, None]) == 0
+    if n_masks < 64:
+        subset = np.pad(subset, ((0, 0), (0, 64 - n_masks)))
+    down = np.packbits(subset, axis=1, bitorder="little")
+    down = np.ascontiguousarray(down).view("<u8").astype(np.uint64)
+    n_bits = _popcount(masks)
+    bits = ((masks[:, None] >> np.arange(n_groups)) & 1).astype(np.float64)
+    return down, n_bits, bits
 
 
 # -- evaluation -----------------------------------------------------------------
@@ -410,10 +432,10 @@ def tree_predict(tree_model, X, n_jobs=None):
                                  tree_model.threshold, tree_model.values,
                                  tree_model.cat_bits, Xm)
         return out + tree_model.offset[None, :]
-    with _numba_threads(n_jobs) as parallel:
-        kernel = _tree_predict_parallel if parallel else _tree_predict_serial
-        out = kernel(Xm, tree_model.roots, tree_model.node_int,
-                     tree_model.threshold, tree_model.values, tree_model.cat_bits)
+    arrays = tree_model.arrays()
+    with kernel_threads(n_jobs) as threads:
+        out = row_parts(lambda r0, r1: _tree_predict(Xm[r0:r1], *arrays),
+                        Xm.shape[0], threads)
     return out + tree_model.offset[None, :]
 
 
@@ -466,17 +488,20 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
     max_order = int(max((int(m).bit_count() for m in masks), default=0))
     Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
     sorted_masks = masks if dense else masks[order]
-    with _numba_threads(n_jobs) as parallel:
+    arrays = tree_model.arrays()
+    with kernel_threads(n_jobs) as threads:
         if kernel == "ternary":
-            run = _ternary_components_parallel if parallel else _ternary_components_serial
             F = np.concatenate([
-                run(table, int(n_groups), Zm.shape[0])
-                for table in _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel)
+                row_parts(lambda r0, r1: _ternary_components(
+                    table[:, :, r0:r1], int(n_groups), Zm.shape[0]),
+                    table.shape[2], threads)
+                for table in _ternary_tables(tree_model, Xm, Zm, col_group, n_groups,
+                                             threads)
             ])
         else:
-            run = _tree_components_parallel if parallel else _tree_components_serial
-            F = run(Xm, Zm, col_group, *tree_model.arrays(), sorted_masks, dense,
-                    max_order, tree_model.max_depth)
+            F = row_parts(lambda r0, r1: _tree_components_pairwise(
+                Xm[r0:r1], Zm, col_group, *arrays, sorted_masks, dense, max_order,
+                tree_model.max_depth), Xm.shape[0], threads)
     if not dense:
         out = np.empty_like(F)
         out[:, :, order] = F
@@ -487,31 +512,45 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
     return F
 
 
-def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel):
+def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, threads):
     """Per block of explained rows, the leaf values summed by (V(z), V(x)).
 
     Yields arrays of shape (n_outputs, 3**n_groups, n_block_rows) from the
     leaf-wise kernel; blocks keep them, with the tables of the chunks walked
-    at once, below ``kernel_block_cells()``. Threads beyond the chunks share
-    the rows of each chunk, which does not change any sum.
+    at once, below ``kernel_block_cells()``. With fewer chunks than threads
+    the threads share the rows instead, each part summed over the chunks in
+    chunk order; either way every sum is the same.
     """
     tern = np.zeros(1 << n_groups, dtype=np.int64)
     for k in range(n_groups):
         tern[1 << k:2 << k] = tern[: 1 << k] + 3**k
-    cells = 3**n_groups * tree_model.n_outputs
+    n_out = tree_model.n_outputs
+    cells = 3**n_groups * n_out
     n_chunks = _n_chunks(tree_model, cells)
-    n_slots = _n_slots(n_chunks, parallel)
-    # threads beyond the chunks share the rows of each chunk
-    n_parts = max(1, numba.get_num_threads() // n_chunks) if parallel else 1
+    by_rows = n_chunks < threads.n_threads
+    n_slots = threads.n_threads if by_rows else _n_slots(n_chunks, threads)
     # the output table of a block and two tables per chunk walked at once
     block = max(1, kernel_block_cells() // ((2 * n_slots + 1) * cells))
-    kernel = _tree_ternary_parallel if parallel else _tree_ternary_serial
-    leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
+    ptr, pats, counts = _background_leaves(tree_model, Zm, col_group, n_groups)
+    down, _, _ = _subset_tables(n_groups)
+    arrays = tree_model.arrays()
+    n_bg = Zm.shape[0]
+
+    def table(rows, chunk_threads):
+        cols = np.ascontiguousarray(rows.T)
+        return chunk_sums(
+            lambda c: _tree_ternary_chunk(
+                cols, n_bg, col_group, *arrays, ptr, pats, counts, tern, down,
+                tree_model.max_depth, c, n_chunks),
+            n_chunks, chunk_threads)
+
     for i in range(0, Xm.shape[0], block):
         rows = Xm[i:i + block]
-        yield kernel(rows, Zm.shape[0], col_group, *tree_model.arrays(), *leaves,
-                     tern, int(n_groups), tree_model.max_depth, n_chunks, n_slots,
-                     max(1, min(n_parts, rows.shape[0])))
+        if by_rows:
+            yield row_parts(lambda r0, r1: table(rows[r0:r1], SERIAL), rows.shape[0],
+                            threads, axis=2)
+        else:
+            yield table(rows, threads)
 
 
 def _exact(w):
@@ -639,56 +678,80 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
             # bound as the hashed kernel's)
             raise _too_many_path_groups(tree_model) from None
         return {m: phi[:, i] for i, m in enumerate(names)}
-    with _numba_threads(n_jobs) as parallel:
+    arrays = tree_model.arrays()
+    n_bg = Zm.shape[0]
+    n_out = tree_model.n_outputs
+    depth = tree_model.max_depth
+    with kernel_threads(n_jobs) as threads:
         if kernel == "pairwise":
-            run = _tree_attributions_parallel if parallel else _tree_attributions_serial
-            phi = run(Xm, Zm, col_group, *tree_model.arrays(), coef_a, coef_b,
-                      int(n_groups), tree_model.max_depth)
+            phi = row_parts(lambda r0, r1: _tree_attributions_pairwise(
+                Xm[r0:r1], Zm, col_group, *arrays, coef_a, coef_b, int(n_groups), depth),
+                Xm.shape[0], threads)
         elif kernel == "patterns":
-            run = (_tree_class_attributions_parallel if parallel
-                   else _tree_class_attributions_serial)
-            n_chunks = _n_chunks(tree_model)
-            n_slots = _n_slots(n_chunks, parallel)
-            per_row = (n_slots + 1) * n_groups * n_methods * tree_model.n_outputs
-            block = max(1, min(kernel_block_cells() // per_row, _cache_block_rows(
-                Xm.shape[1], tree_model.max_depth, per_row // (n_slots + 1),
-                n_slots, parallel)))
-            leaves = _background_leaves(tree_model, Zm, col_group, n_groups)
-            phi = np.concatenate([
-                run(Xm[i:i + block], Zm.shape[0], col_group, *tree_model.arrays(),
-                    *leaves, coef_a, coef_b, int(n_groups), tree_model.max_depth,
-                    n_chunks, n_slots)
-                for i in range(0, Xm.shape[0], block)
-            ])
+            phi = _patterns_attributions(tree_model, Xm, Zm, col_group, n_groups,
+                                         coef_a, coef_b, threads)
         elif kernel == "ternary":
-            run = (_ternary_attributions_parallel if parallel
-                   else _ternary_attributions_serial)
             phi = np.concatenate([
-                run(table, coef_a, coef_b, int(n_groups), Zm.shape[0])
-                for table in _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, parallel)
+                row_parts(lambda r0, r1: _ternary_attributions(
+                    table[:, :, r0:r1], coef_a, coef_b, int(n_groups), n_bg),
+                    table.shape[2], threads)
+                for table in _ternary_tables(tree_model, Xm, Zm, col_group, n_groups,
+                                             threads)
             ])
         else:
-            run = (_tree_attributions_leaf_parallel if parallel
-                   else _tree_attributions_leaf_serial)
             n_chunks = _n_chunks(tree_model)
-            n_slots = _n_slots(n_chunks, parallel)
+            n_slots = _n_slots(n_chunks, threads)
             # rows per kernel call, bounding the per-row accumulators and the
             # per-chunk tables and walk buffers
-            width = n_groups * n_methods * tree_model.n_outputs
-            per_row = ((2 * n_slots + 1) * width
-                       + 2 * n_slots * (tree_model.max_depth + 2))
+            width = n_groups * n_methods * n_out
+            per_row = ((2 * n_slots + 1) * width + 2 * n_slots * (depth + 2))
             block = max(1, min(kernel_block_cells() // per_row, _cache_block_rows(
-                Xm.shape[1], tree_model.max_depth, width, n_slots, parallel)))
+                Xm.shape[1], depth, width, n_slots)))
             parts = []
             for i in range(0, Xm.shape[0], block):
-                part, ok = run(Xm[i:i + block], Zm, col_group, *tree_model.arrays(),
-                               coef_a, coef_b, int(n_groups), tree_model.max_depth,
-                               n_chunks, n_slots)
-                if not ok:
+                rows = Xm[i:i + block]
+                cols = np.ascontiguousarray(np.concatenate([Zm, rows]).T)
+                total = chunk_sums(
+                    lambda c: _tree_attributions_leaf_chunk(
+                        cols, n_bg, col_group, *arrays, coef_a, coef_b, int(n_groups),
+                        depth, c, n_chunks),
+                    n_chunks, threads)
+                if total is None:
                     raise _too_many_path_groups(tree_model)
-                parts.append(part)
-            phi = np.concatenate(parts)
+                total = total.reshape(rows.shape[0], n_groups, n_methods, n_out)
+                parts.append(total.transpose(0, 2, 3, 1) / n_bg)
+            phi = (np.concatenate(parts) if parts
+                   else np.zeros((0, n_methods, n_out, n_groups)))
     return {m: phi[:, i] for i, m in enumerate(names)}
+
+
+def _patterns_attributions(tree_model, Xm, Zm, col_group, n_groups, coef_a, coef_b,
+                           threads):
+    """Attributions of the ``patterns`` kernel: (n_rows, n_methods, n_outputs, n_groups)."""
+    n_methods = coef_a.shape[0]
+    n_out = tree_model.n_outputs
+    n_chunks = _n_chunks(tree_model)
+    n_slots = _n_slots(n_chunks, threads)
+    n_q = n_groups * n_methods * n_out
+    block = max(1, min(kernel_block_cells() // ((n_slots + 1) * n_q), _cache_block_rows(
+        Xm.shape[1], tree_model.max_depth, n_q, n_slots)))
+    ptr, pats, counts = _background_leaves(tree_model, Zm, col_group, n_groups)
+    down, n_bits, bits = _subset_tables(n_groups)
+    arrays = tree_model.arrays()
+    n_bg = Zm.shape[0]
+    parts = []
+    for i in range(0, Xm.shape[0], block):
+        cols = np.ascontiguousarray(Xm[i:i + block].T)
+        total = chunk_sums(
+            lambda c: _tree_class_attributions_chunk(
+                cols, n_bg, col_group, *arrays, ptr, pats, counts, coef_a, coef_b,
+                int(n_groups), tree_model.max_depth, down, n_bits, bits, c, n_chunks),
+            n_chunks, threads)
+        total /= n_bg
+        parts.append(total.reshape(cols.shape[1], n_methods, n_out, n_groups))
+    if not parts:
+        return np.zeros((0, n_methods, n_out, n_groups))
+    return np.concatenate(parts)
 
 
 def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
@@ -734,12 +797,22 @@ def anchored_sums_tree(tree_model, X, Z, labels, masks, n_jobs=None):
         rows += Zm.shape[0] * tree_model.offset[None, :, None]
         cols += Xm.shape[0] * tree_model.offset[None, :, None]
         return rows, cols
-    with _numba_threads(n_jobs) as parallel:
-        kernel = _tree_anchored_sums_parallel if parallel else _tree_anchored_sums_serial
-        n_chunks = _n_chunks(tree_model)
-        rows, cols = kernel(Xm, Zm, col_group, *tree_model.arrays(), masks,
-                            tree_model.max_depth, n_chunks,
-                            _n_slots(n_chunks, parallel), same)
+    n_rows, n_bg = Xm.shape[0], Zm.shape[0]
+    x_off = 0 if same else n_bg
+    cols = np.ascontiguousarray((Xm if same else np.concatenate([Zm, Xm])).T)
+    n_chunks = _n_chunks(tree_model)
+    n_out = tree_model.n_outputs
+    n_masks = masks.shape[0]
+    arrays = tree_model.arrays()
+    with kernel_threads(n_jobs) as threads:
+        total = chunk_sums(
+            lambda c: _tree_anchored_sums_chunk(
+                cols, n_bg, x_off, col_group, *arrays, masks, tree_model.max_depth, c,
+                n_chunks),
+            n_chunks, threads)
+    total = total.reshape(n_rows + n_bg, n_masks, n_out).transpose(1, 2, 0)
+    rows = np.ascontiguousarray(total[:, :, :n_rows])
+    cols = np.ascontiguousarray(total[:, :, n_rows:])
     rows += Zm.shape[0] * tree_model.offset[None, :, None]
     cols += Xm.shape[0] * tree_model.offset[None, :, None]
     return rows, cols

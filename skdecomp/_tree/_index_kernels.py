@@ -19,15 +19,13 @@ sorted array of the terms to report.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._numba import serial_and_parallel as _serial_and_parallel
 from .._numba import zeros_1d, zeros_2d
 from ._kernels import (
     MAX_PATH_GROUPS,
     _bit_count,
     _tree_background_patterns,
-    _tree_columns,
     _tree_next_leaf_local,
     _tree_slot,
     _tree_table,
@@ -139,196 +137,167 @@ def _n_local_subsets(n_slots, order):
     return n
 
 
-def _tree_index_body(
-    X, Z, col_group, roots, node_int, threshold, values, cat_bits,
-    coef, term_keys, n_groups, max_depth, n_chunks, n_slots,
+@njit(cache=True, nogil=True)
+def _tree_index_chunk(
+    cols, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
+    coef, term_keys, n_groups, max_depth, c, n_chunks,
 ):
-    # Per leaf and distinct row pattern B, the coefficient of every term
-    # S <= P | B over the compatible background patterns P (P & B == 0,
-    # weight = their count), then added, times the leaf value, to the rows of
-    # that pattern. Local subsets of the path slots are ranked 0 (empty),
-    # 1 + a, off2 + C(b, 2) + a and off3 + C(c, 3) + C(b, 2) + a for slots
-    # a < b < c. Returns the values (n_rows, n_terms, n_outputs) and whether
-    # every path met at most MAX_PATH_GROUPS groups.
-    n_rows = X.shape[0]
-    n_bg = Z.shape[0]
+    # Per leaf of the trees of chunk c and distinct row pattern B, the
+    # coefficient of every term S <= P | B over the compatible background
+    # patterns P (P & B == 0, weight = their count), then added, times the
+    # leaf value, to the rows of that pattern in acc_c (n_rows, n_terms *
+    # n_outputs), not divided by the background rows. cols holds the
+    # background rows, then the explained ones, column by column. Local
+    # subsets of the path slots are ranked 0 (empty), 1 + a, off2 + C(b, 2)
+    # + a and off3 + C(c, 3) + C(b, 2) + a for slots a < b < c. Returns False
+    # when a path met more than MAX_PATH_GROUPS groups.
+    n_rows = cols.shape[1] - n_bg
     n_out = values.shape[1]
-    n_terms = term_keys.shape[0]
     n_trees = roots.shape[0]
     order = coef.shape[0] - 1
-    cols = _tree_columns(X, Z)
     cap = min(max_depth, MAX_PATH_GROUPS)
     n_sub = _n_local_subsets(cap, order)
     off2 = 1 + cap
     off3 = off2 + cap * (cap - 1) // 2
-    out = np.zeros((n_rows, n_terms, n_out), dtype=np.float64)
-    acc = np.empty((n_slots, n_rows, n_terms * n_out), dtype=np.float64)
-    overflow = np.zeros(n_slots, dtype=np.bool_)
-    for c0 in range(0, n_chunks, n_slots):
-        n_wave = min(n_slots, n_chunks - c0)
-        for s in prange(n_wave):
-            c = c0 + s
-            acc_c = acc[s]
+    stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
+        cols.shape[1], max_depth)
+    p_stamp, p_key, p_slot = _tree_table(n_rows, n_bg)
+    b_stamp, b_key, b_slot = _tree_table(n_rows, n_bg)
+    p_pat = np.empty(n_bg, dtype=np.int64)
+    p_w = np.empty(n_bg, dtype=np.float64)
+    slot_of = np.full(n_groups, -1, dtype=np.int64)
+    slot_group = np.empty(MAX_PATH_GROUPS, dtype=np.int64)
+    level_new = np.empty(max_depth + 2, dtype=np.int64)
+    state = zeros_1d(2, np.int64)
+    loc = zeros_1d(n_sub, np.float64)
+    pos = np.empty(MAX_PATH_GROUPS, dtype=np.int64)
+    inb = np.empty(MAX_PATH_GROUPS, dtype=np.int64)
+    # per distinct row pattern: its terms and their coefficients
+    cls_n = np.empty(n_rows, dtype=np.int64)
+    cls_term = np.empty((n_rows, n_sub), dtype=np.int64)
+    cls_coef = zeros_2d(n_rows, n_sub, np.float64)
+    cur = 0
+    acc_c = zeros_2d(n_rows, term_keys.shape[0] * n_out, np.float64)
+    for t in range(c, n_trees, n_chunks):
+        top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
+        while top > 0:
+            leaf, d, top = _tree_next_leaf_local(
+                cols, col_group, node_int, threshold, cat_bits,
+                stack_node, stack_level, stack_bit, top, goes, path,
+                slot_of, slot_group, level_new, state,
+            )
+            if leaf < 0:
+                return acc_c, False
+            v = path[d]
+            cur += 1
+            n_pat = _tree_background_patterns(
+                v, n_bg, p_stamp, p_key, p_slot, cur, p_pat, p_w)
+            n_cls = 0
             for r in range(n_rows):
-                for j in range(n_terms * n_out):
-                    acc_c[r, j] = 0.0
-            stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
-                n_bg + n_rows, max_depth)
-            p_stamp, p_key, p_slot = _tree_table(n_rows, n_bg)
-            b_stamp, b_key, b_slot = _tree_table(n_rows, n_bg)
-            p_pat = np.empty(n_bg, dtype=np.int64)
-            p_w = np.empty(n_bg, dtype=np.float64)
-            slot_of = np.full(n_groups, -1, dtype=np.int64)
-            slot_group = np.empty(MAX_PATH_GROUPS, dtype=np.int64)
-            level_new = np.empty(max_depth + 2, dtype=np.int64)
-            state = zeros_1d(2, np.int64)
-            loc = zeros_1d(n_sub, np.float64)
-            pos = np.empty(MAX_PATH_GROUPS, dtype=np.int64)
-            inb = np.empty(MAX_PATH_GROUPS, dtype=np.int64)
-            # per distinct row pattern: its terms and their coefficients
-            cls_n = np.empty(n_rows, dtype=np.int64)
-            cls_term = np.empty((n_rows, n_sub), dtype=np.int64)
-            cls_coef = zeros_2d(n_rows, n_sub, np.float64)
-            cur = 0
-            for t in range(c, n_trees, n_chunks):
-                if overflow[s]:
-                    break
-                top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
-                while top > 0:
-                    leaf, d, top = _tree_next_leaf_local(
-                        cols, col_group, node_int, threshold, cat_bits,
-                        stack_node, stack_level, stack_bit, top, goes, path,
-                        slot_of, slot_group, level_new, state,
-                    )
-                    if leaf < 0:
-                        overflow[s] = True
-                        break
-                    v = path[d]
-                    cur += 1
-                    n_pat = _tree_background_patterns(
-                        v, n_bg, p_stamp, p_key, p_slot, cur, p_pat, p_w)
-                    n_cls = 0
-                    for r in range(n_rows):
-                        B = v[n_bg + r]
-                        h, new = _tree_slot(B, b_stamp, b_key, cur)
-                        if not new:
-                            cls = b_slot[h]
-                        else:
-                            cls = n_cls
-                            b_slot[h] = cls
-                            n_cls += 1
-                            q = _bit_count(B)
-                            touched = np.int64(0)
-                            for p in range(n_pat):
-                                P = p_pat[p]
-                                if P & B:
-                                    continue
-                                w = p_w[p]
-                                a = _bit_count(P)
-                                U = P | B
-                                touched |= U
-                                m = 0
-                                k = 0
-                                while U:
-                                    if U & 1:
-                                        pos[m] = k
-                                        inb[m] = (B >> k) & 1
-                                        m += 1
-                                    U >>= 1
-                                    k += 1
-                                loc[0] += w * coef[0, a, q, 0]
-                                if order >= 1:
-                                    for i in range(m):
-                                        loc[1 + pos[i]] += w * coef[1, a, q, inb[i]]
-                                if order >= 2:
-                                    for j in range(m):
-                                        bj = pos[j]
-                                        rj = off2 + bj * (bj - 1) // 2
-                                        for i in range(j):
-                                            loc[rj + pos[i]] += w * coef[
-                                                2, a, q, inb[i] + inb[j]]
-                                if order >= 3:
-                                    for j in range(m):
-                                        cj = pos[j]
-                                        rj = off3 + cj * (cj - 1) * (cj - 2) // 6
-                                        for i in range(j):
-                                            bi = pos[i]
-                                            ri = rj + bi * (bi - 1) // 2
-                                            for h2 in range(i):
-                                                loc[ri + pos[h2]] += w * coef[
-                                                    3, a, q, inb[h2] + inb[i] + inb[j]]
-                            # the class's terms: the subsets of the touched slots
-                            n_t = 0
-                            m = 0
-                            k = 0
-                            U = touched
-                            while U:
-                                if U & 1:
-                                    pos[m] = k
-                                    m += 1
-                                U >>= 1
-                                k += 1
-                            if n_pat > 0:
-                                cls_term[cls, 0] = 0
-                                cls_coef[cls, 0] = loc[0]
-                                loc[0] = 0.0
-                                n_t = 1
-                            for i in range(m if order >= 1 else 0):
-                                rank = 1 + pos[i]
-                                key = _key3(1, slot_group[pos[i]], 0, 0, n_groups)
-                                cls_term[cls, n_t] = np.searchsorted(term_keys, key)
-                                cls_coef[cls, n_t] = loc[rank]
-                                loc[rank] = 0.0
-                                n_t += 1
-                            for j in range(m if order >= 2 else 0):
+                B = v[n_bg + r]
+                h, new = _tree_slot(B, b_stamp, b_key, cur)
+                if not new:
+                    cls = b_slot[h]
+                else:
+                    cls = n_cls
+                    b_slot[h] = cls
+                    n_cls += 1
+                    q = _bit_count(B)
+                    touched = np.int64(0)
+                    for p in range(n_pat):
+                        P = p_pat[p]
+                        if P & B:
+                            continue
+                        w = p_w[p]
+                        a = _bit_count(P)
+                        U = P | B
+                        touched |= U
+                        m = 0
+                        k = 0
+                        while U:
+                            if U & 1:
+                                pos[m] = k
+                                inb[m] = (B >> k) & 1
+                                m += 1
+                            U >>= 1
+                            k += 1
+                        loc[0] += w * coef[0, a, q, 0]
+                        if order >= 1:
+                            for i in range(m):
+                                loc[1 + pos[i]] += w * coef[1, a, q, inb[i]]
+                        if order >= 2:
+                            for j in range(m):
                                 bj = pos[j]
                                 rj = off2 + bj * (bj - 1) // 2
                                 for i in range(j):
-                                    rank = rj + pos[i]
-                                    g0, g1, g2 = _sort3(-1, slot_group[pos[i]],
-                                                        slot_group[bj])
-                                    key = _key3(2, g1, g2, 0, n_groups)
-                                    cls_term[cls, n_t] = np.searchsorted(term_keys, key)
-                                    cls_coef[cls, n_t] = loc[rank]
-                                    loc[rank] = 0.0
-                                    n_t += 1
-                            for j in range(m if order >= 3 else 0):
+                                    loc[rj + pos[i]] += w * coef[
+                                        2, a, q, inb[i] + inb[j]]
+                        if order >= 3:
+                            for j in range(m):
                                 cj = pos[j]
                                 rj = off3 + cj * (cj - 1) * (cj - 2) // 6
                                 for i in range(j):
                                     bi = pos[i]
                                     ri = rj + bi * (bi - 1) // 2
                                     for h2 in range(i):
-                                        rank = ri + pos[h2]
-                                        g0, g1, g2 = _sort3(slot_group[pos[h2]],
-                                                            slot_group[bi],
-                                                            slot_group[cj])
-                                        key = _key3(3, g0, g1, g2, n_groups)
-                                        cls_term[cls, n_t] = np.searchsorted(
-                                            term_keys, key)
-                                        cls_coef[cls, n_t] = loc[rank]
-                                        loc[rank] = 0.0
-                                        n_t += 1
-                            cls_n[cls] = n_t
-                        for i in range(cls_n[cls]):
-                            j0 = cls_term[cls, i] * n_out
-                            cf = cls_coef[cls, i]
-                            for o in range(n_out):
-                                acc_c[r, j0 + o] += cf * values[leaf, o]
-        # chunk sums in chunk order, whatever the number of threads
-        for s in range(n_wave):
-            for r in range(n_rows):
-                for j in range(n_terms):
+                                        loc[ri + pos[h2]] += w * coef[
+                                            3, a, q, inb[h2] + inb[i] + inb[j]]
+                    # the class's terms: the subsets of the touched slots
+                    n_t = 0
+                    m = 0
+                    k = 0
+                    U = touched
+                    while U:
+                        if U & 1:
+                            pos[m] = k
+                            m += 1
+                        U >>= 1
+                        k += 1
+                    if n_pat > 0:
+                        cls_term[cls, 0] = 0
+                        cls_coef[cls, 0] = loc[0]
+                        loc[0] = 0.0
+                        n_t = 1
+                    for i in range(m if order >= 1 else 0):
+                        rank = 1 + pos[i]
+                        key = _key3(1, slot_group[pos[i]], 0, 0, n_groups)
+                        cls_term[cls, n_t] = np.searchsorted(term_keys, key)
+                        cls_coef[cls, n_t] = loc[rank]
+                        loc[rank] = 0.0
+                        n_t += 1
+                    for j in range(m if order >= 2 else 0):
+                        bj = pos[j]
+                        rj = off2 + bj * (bj - 1) // 2
+                        for i in range(j):
+                            rank = rj + pos[i]
+                            g0, g1, g2 = _sort3(-1, slot_group[pos[i]],
+                                                slot_group[bj])
+                            key = _key3(2, g1, g2, 0, n_groups)
+                            cls_term[cls, n_t] = np.searchsorted(term_keys, key)
+                            cls_coef[cls, n_t] = loc[rank]
+                            loc[rank] = 0.0
+                            n_t += 1
+                    for j in range(m if order >= 3 else 0):
+                        cj = pos[j]
+                        rj = off3 + cj * (cj - 1) * (cj - 2) // 6
+                        for i in range(j):
+                            bi = pos[i]
+                            ri = rj + bi * (bi - 1) // 2
+                            for h2 in range(i):
+                                rank = ri + pos[h2]
+                                g0, g1, g2 = _sort3(slot_group[pos[h2]],
+                                                    slot_group[bi],
+                                                    slot_group[cj])
+                                key = _key3(3, g0, g1, g2, n_groups)
+                                cls_term[cls, n_t] = np.searchsorted(
+                                    term_keys, key)
+                                cls_coef[cls, n_t] = loc[rank]
+                                loc[rank] = 0.0
+                                n_t += 1
+                    cls_n[cls] = n_t
+                for i in range(cls_n[cls]):
+                    j0 = cls_term[cls, i] * n_out
+                    cf = cls_coef[cls, i]
                     for o in range(n_out):
-                        out[r, j, o] += acc[s, r, j * n_out + o]
-    for r in range(n_rows):
-        for j in range(n_terms):
-            for o in range(n_out):
-                out[r, j, o] /= n_bg
-    return out, not overflow.any()
-
-
-(
-    _tree_index_serial,
-    _tree_index_parallel,
-) = _serial_and_parallel(_tree_index_body)
+                        acc_c[r, j0 + o] += cf * values[leaf, o]
+    return acc_c, True

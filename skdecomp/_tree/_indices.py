@@ -17,11 +17,11 @@ import numpy as np
 
 from .._config import kernel_block_cells
 from .._partition import group_terms
-from ._dispatch import _n_chunks, _n_slots, _numba_threads, _too_many_path_groups
+from .._numba import chunk_sums, kernel_threads
+from ._dispatch import _n_chunks, _n_slots, _too_many_path_groups
 from ._index_kernels import (
     MAX_LEAF_ORDER,
-    _tree_index_parallel,
-    _tree_index_serial,
+    _tree_index_chunk,
     term_key,
     tree_path_terms,
 )
@@ -145,26 +145,33 @@ def tree_interactions(tree_model, X, Z, labels, n_groups, weight, order,
         terms = _decode(keys, n_groups)
     coef = leaf_index_coefficients(weight, order, max(1, most))
     Xm, Zm = tree_model.prepare(X), tree_model.prepare(Z)
-    with _numba_threads(n_jobs) as parallel:
-        run = _tree_index_parallel if parallel else _tree_index_serial
+    n_bg = Zm.shape[0]
+    n_out = tree_model.n_outputs
+    arrays = (roots, node_int, threshold, values, cat_bits)
+    with kernel_threads(n_jobs) as threads:
         n_chunks = _n_chunks(tree_model)
-        n_slots = _n_slots(n_chunks, parallel)
+        n_slots = _n_slots(n_chunks, threads)
         # per row: the accumulators of the terms, and per chunk the terms and
         # coefficients of its pattern (all local subsets of a path)
         cap = min(tree_model.max_depth, MAX_PATH_GROUPS)
         n_local = sum(comb(cap, s) for s in range(order + 1))
-        per_row = ((n_slots + 1) * len(terms) * tree_model.n_outputs
-                   + 2 * n_slots * n_local)
+        per_row = ((n_slots + 1) * len(terms) * n_out + 2 * n_slots * n_local)
         block = max(1, kernel_block_cells() // per_row)
         parts = []
         for i in range(0, Xm.shape[0], block):
-            part, ok = run(Xm[i:i + block], Zm, col_group, roots, node_int, threshold,
-                           values, cat_bits, coef, keys, int(n_groups),
-                           tree_model.max_depth, n_chunks, n_slots)
-            if not ok:
+            rows = Xm[i:i + block]
+            cols = np.ascontiguousarray(np.concatenate([Zm, rows]).T)
+            total = chunk_sums(
+                lambda c: _tree_index_chunk(
+                    cols, n_bg, col_group, *arrays, coef, keys, int(n_groups),
+                    tree_model.max_depth, c, n_chunks),
+                n_chunks, threads)
+            if total is None:
                 raise _too_many_path_groups(tree_model)
-            parts.append(part)
-    out = np.concatenate(parts)
+            total /= n_bg
+            parts.append(total.reshape(rows.shape[0], len(terms), n_out))
+    out = (np.concatenate(parts) if parts
+           else np.zeros((0, len(terms), n_out)))
     # the constant offset is the component of the empty coalition
     out[:, 0, :] += float(weight(0, 0, order)) * tree_model.offset[None, :]
     return out, terms

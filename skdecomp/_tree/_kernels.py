@@ -3,12 +3,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import overload
 
-from .._numba import popcounts, zeros_1d, zeros_2d
-from .._numba import serial_and_parallel as _serial_and_parallel
+from .._numba import zeros_1d, zeros_2d
 
 
 # A tree ensemble is given as flat node arrays over all trees:
@@ -28,6 +27,14 @@ from .._numba import serial_and_parallel as _serial_and_parallel
 # it z's way. The leaf's value then enters the Möbius component F_U for
 # A <= U <= A | B with sign (-1)**(|U| - |A|), by Möbius inversion of the
 # interventional coalition values (Laberge et al., AISTATS 2024).
+#
+# Every kernel that callers may run on several threads is compiled serially
+# with nogil=True: the kernels over explained rows take any contiguous part
+# of them, and the leaf-wise kernels sum the trees of one chunk (tree t in
+# chunk t % n_chunks) into an array the caller zeroed. The caller runs parts
+# or chunks on threads and adds chunk sums in chunk order
+# (skdecomp._numba.chunk_sums), so every result is bit-identical for any
+# number of threads; no kernel is compiled a second time with parallel=True.
 
 
 @njit(cache=True)
@@ -141,7 +148,8 @@ def _tree_pair_leaves(x, z, root, col_group, node_int, threshold, cat_bits,
     return n
 
 
-def _tree_components_body(
+@njit(cache=True, nogil=True)
+def _tree_components_pairwise(
     X, Z, col_group, roots, node_int, threshold, values, cat_bits,
     masks, dense, max_order, max_depth,
 ):
@@ -151,7 +159,7 @@ def _tree_components_body(
     n_cols = masks.shape[0]
     max_leaves = _tree_max_nodes(roots, node_int.shape[0])
     out = np.zeros((n_rows, n_out, n_cols), dtype=np.float64)
-    for r in prange(n_rows):
+    for r in range(n_rows):
         buf = zeros_2d(n_cols, n_out, np.float64)
         st_node, st_a, st_b, leaf, a_set, b_set = _tree_pair_buffers(max_depth, max_leaves)
         for q in range(n_bg):
@@ -184,13 +192,9 @@ def _tree_components_body(
     return out
 
 
-(
-    _tree_components_serial,
-    _tree_components_parallel,
-) = _serial_and_parallel(_tree_components_body)
 
-
-def _tree_attributions_body(
+@njit(cache=True, nogil=True)
+def _tree_attributions_pairwise(
     X, Z, col_group, roots, node_int, threshold, values, cat_bits,
     coef_a, coef_b, n_groups, max_depth,
 ):
@@ -202,7 +206,7 @@ def _tree_attributions_body(
     n_methods = coef_a.shape[0]
     max_leaves = _tree_max_nodes(roots, node_int.shape[0])
     out = np.zeros((n_rows, n_methods, n_out, n_groups), dtype=np.float64)
-    for r in prange(n_rows):
+    for r in range(n_rows):
         buf = np.zeros((n_methods, n_groups, n_out), dtype=np.float64)
         st_node, st_a, st_b, leaf, a_set, b_set = _tree_pair_buffers(max_depth, max_leaves)
         for q in range(n_bg):
@@ -238,17 +242,13 @@ def _tree_attributions_body(
     return out
 
 
-(
-    _tree_attributions_serial,
-    _tree_attributions_parallel,
-) = _serial_and_parallel(_tree_attributions_body)
 
-
-def _tree_predict_body(X, roots, node_int, threshold, values, cat_bits):
+@njit(cache=True, nogil=True)
+def _tree_predict(X, roots, node_int, threshold, values, cat_bits):
     n_rows = X.shape[0]
     n_out = values.shape[1]
     out = zeros_2d(n_rows, n_out, np.float64)
-    for r in prange(n_rows):
+    for r in range(n_rows):
         for t in range(roots.shape[0]):
             node = roots[t]
             while node_int[node, 0] >= 0:
@@ -259,9 +259,6 @@ def _tree_predict_body(X, roots, node_int, threshold, values, cat_bits):
             for o in range(n_out):
                 out[r, o] += values[node, o]
     return out
-
-
-_tree_predict_serial, _tree_predict_parallel = _serial_and_parallel(_tree_predict_body)
 
 
 # -- leaf-wise tree kernels ------------------------------------------------------
@@ -453,220 +450,175 @@ def _tree_next_leaf_local(cols, col_group, node_int, threshold, cat_bits,
     return node, d, top
 
 
-def _tree_attributions_leaf_body(
-    X, Z, col_group, roots, node_int, threshold, values, cat_bits,
-    coef_a, coef_b, n_groups, max_depth, n_chunks, n_slots,
+@njit(cache=True, nogil=True)
+def _tree_attributions_leaf_chunk(
+    cols, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
+    coef_a, coef_b, n_groups, max_depth, c, n_chunks,
 ):
-    # Leaf-wise form of _tree_attributions_body for any number of groups:
-    # per leaf and distinct row pattern B, the attribution of group k is the
+    # Leaf-wise form of _tree_attributions_pairwise for any number of groups,
+    # summed over the trees of chunk c in acc_c (n_rows, n_groups *
+    # n_methods * n_outputs; entry (k * n_methods + m) * n_out + o), not
+    # divided by the background rows. cols holds the background rows, then
+    # the explained ones, column by column.
+    # Per leaf and distinct row pattern B, the attribution of group k is the
     # sum over compatible background patterns P (P & B == 0, weight = their
     # count) of coef_a[|P|, |B|] when k in P and coef_b[|P|, |B|] when k in B.
     # Patterns are over the path slots of _tree_next_leaf_local (slot s is
     # group slot_group[s]); the patterns P holding slot k form the bitset
     # p_bits[k] (62 patterns a word), so the compatible P of B are those in
     # no p_bits[k], k in B. coef_a and coef_b need entries for |P| + |B| up
-    # to the most groups on one path. Returns the attributions and whether
-    # every path met at most MAX_PATH_GROUPS groups (False: out is unset).
-    n_rows = X.shape[0]
-    n_bg = Z.shape[0]
+    # to the most groups on one path. Returns False when a path met more than
+    # MAX_PATH_GROUPS groups.
+    n_all = cols.shape[1]
+    n_rows = n_all - n_bg
     n_out = values.shape[1]
     n_methods = coef_a.shape[0]
     n_trees = roots.shape[0]
     per_k = n_methods * n_out
-    cols = _tree_columns(X, Z)
-    # per row, entry (k * n_methods + m) * n_out + o
     n_local = MAX_PATH_GROUPS
-    out = np.zeros((n_rows, n_methods, n_out, n_groups), dtype=np.float64)
-    acc = np.empty((n_slots, n_rows, n_groups * per_k), dtype=np.float64)
-    overflow = np.zeros(n_slots, dtype=np.bool_)
-    for c0 in range(0, n_chunks, n_slots):
-        n_wave = min(n_slots, n_chunks - c0)
-        for s in prange(n_wave):
-            c = c0 + s
-            acc_c = acc[s]
+    stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
+        n_all, max_depth)
+    p_stamp, p_key, p_slot = _tree_table(n_rows, n_bg)
+    b_stamp, b_key, b_slot = _tree_table(n_rows, n_bg)
+    p_pat = np.empty(n_bg, dtype=np.int64)
+    p_w = np.empty(n_bg, dtype=np.float64)
+    p_size = np.empty(n_bg, dtype=np.int64)
+    p_bits = np.zeros((n_local, (n_bg + 61) // 62), dtype=np.int64)
+    slot_of = np.full(n_groups, -1, dtype=np.int64)
+    slot_group = np.empty(n_local, dtype=np.int64)
+    level_new = np.empty(max_depth + 2, dtype=np.int64)
+    state = zeros_1d(2, np.int64)
+    # index of the bit 2**i from (2**i) % 67, i < 62
+    bit_index = zeros_1d(67, np.int64)
+    for i in range(62):
+        bit_index[(np.int64(1) << i) % 67] = i
+    contrib = zeros_2d(n_local, n_methods, np.float64)
+    sb = zeros_1d(n_methods, np.float64)
+    # per distinct row pattern of the leaf: its path slots lo..hi-1
+    lo = np.empty(n_rows, dtype=np.int64)
+    hi = np.empty(n_rows, dtype=np.int64)
+    cv = np.empty((n_rows, n_local * per_k), dtype=np.float64)
+    cur = 0
+    acc_c = zeros_2d(n_rows, n_groups * per_k, np.float64)
+    for t in range(c, n_trees, n_chunks):
+        top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
+        while top > 0:
+            leaf, d, top = _tree_next_leaf_local(
+                cols, col_group, node_int, threshold, cat_bits,
+                stack_node, stack_level, stack_bit, top, goes, path,
+                slot_of, slot_group, level_new, state,
+            )
+            if leaf < 0:
+                return acc_c, False
+            v = path[d]
+            cur += 1
+            n_pat = _tree_background_patterns(
+                v, n_bg, p_stamp, p_key, p_slot, cur, p_pat, p_w)
+            n_words = (n_pat + 61) // 62
+            p_union = np.int64(0)
+            for p in range(n_pat):
+                P = p_pat[p]
+                p_size[p] = _bit_count(P)
+                p_union |= P
+                bit = np.int64(1) << (p % 62)
+                k = 0
+                while P:
+                    if P & 1:
+                        p_bits[k, p // 62] |= bit
+                    P >>= 1
+                    k += 1
+            n_cls = 0
             for r in range(n_rows):
-                for j in range(n_groups * per_k):
-                    acc_c[r, j] = 0.0
-            stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
-                n_bg + n_rows, max_depth)
-            p_stamp, p_key, p_slot = _tree_table(n_rows, n_bg)
-            b_stamp, b_key, b_slot = _tree_table(n_rows, n_bg)
-            p_pat = np.empty(n_bg, dtype=np.int64)
-            p_w = np.empty(n_bg, dtype=np.float64)
-            p_size = np.empty(n_bg, dtype=np.int64)
-            p_bits = np.zeros((n_local, (n_bg + 61) // 62), dtype=np.int64)
-            slot_of = np.full(n_groups, -1, dtype=np.int64)
-            slot_group = np.empty(n_local, dtype=np.int64)
-            level_new = np.empty(max_depth + 2, dtype=np.int64)
-            state = zeros_1d(2, np.int64)
-            # index of the bit 2**i from (2**i) % 67, i < 62
-            bit_index = zeros_1d(67, np.int64)
-            for i in range(62):
-                bit_index[(np.int64(1) << i) % 67] = i
-            contrib = zeros_2d(n_local, n_methods, np.float64)
-            sb = zeros_1d(n_methods, np.float64)
-            # per distinct row pattern of the leaf: its path slots lo..hi-1
-            lo = np.empty(n_rows, dtype=np.int64)
-            hi = np.empty(n_rows, dtype=np.int64)
-            cv = np.empty((n_rows, n_local * per_k), dtype=np.float64)
-            cur = 0
-            for t in range(c, n_trees, n_chunks):
-                if overflow[s]:
-                    break
-                top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
-                while top > 0:
-                    leaf, d, top = _tree_next_leaf_local(
-                        cols, col_group, node_int, threshold, cat_bits,
-                        stack_node, stack_level, stack_bit, top, goes, path,
-                        slot_of, slot_group, level_new, state,
-                    )
-                    if leaf < 0:
-                        overflow[s] = True
-                        break
-                    v = path[d]
-                    cur += 1
-                    n_pat = _tree_background_patterns(
-                        v, n_bg, p_stamp, p_key, p_slot, cur, p_pat, p_w)
-                    n_words = (n_pat + 61) // 62
-                    p_union = np.int64(0)
-                    for p in range(n_pat):
-                        P = p_pat[p]
-                        p_size[p] = _bit_count(P)
-                        p_union |= P
-                        bit = np.int64(1) << (p % 62)
+                B = v[n_bg + r]
+                h, new = _tree_slot(B, b_stamp, b_key, cur)
+                if not new:
+                    cls = b_slot[h]
+                else:
+                    cls = n_cls
+                    b_slot[h] = cls
+                    n_cls += 1
+                    size_b = _bit_count(B)
+                    touched = np.int64(0)
+                    for word in range(n_words):
+                        hit = np.int64(0)
+                        M = B & p_union
                         k = 0
-                        while P:
-                            if P & 1:
-                                p_bits[k, p // 62] |= bit
-                            P >>= 1
+                        while M:
+                            if M & 1:
+                                hit |= p_bits[k, word]
+                            M >>= 1
                             k += 1
-                    n_cls = 0
-                    for r in range(n_rows):
-                        B = v[n_bg + r]
-                        h, new = _tree_slot(B, b_stamp, b_key, cur)
-                        if not new:
-                            cls = b_slot[h]
-                        else:
-                            cls = n_cls
-                            b_slot[h] = cls
-                            n_cls += 1
-                            size_b = _bit_count(B)
-                            touched = np.int64(0)
-                            for word in range(n_words):
-                                hit = np.int64(0)
-                                M = B & p_union
-                                k = 0
-                                while M:
-                                    if M & 1:
-                                        hit |= p_bits[k, word]
-                                    M >>= 1
-                                    k += 1
-                                n_in = min(62, n_pat - 62 * word)
-                                free = ~hit & ((np.int64(1) << n_in) - 1)
-                                while free:
-                                    low = free & -free
-                                    free ^= low
-                                    p = 62 * word + bit_index[low % 67]
-                                    P = p_pat[p]
-                                    size_a = p_size[p]
-                                    w = p_w[p]
-                                    touched |= P | B
-                                    for m in range(n_methods):
-                                        sb[m] += w * coef_b[m, size_a, size_b]
-                                    k = 0
-                                    while P:
-                                        if P & 1:
-                                            for m in range(n_methods):
-                                                contrib[k, m] += (
-                                                    w * coef_a[m, size_a, size_b])
-                                        P >>= 1
-                                        k += 1
-                            # touched groups k_lo..k_hi-1 (none without a compatible P)
-                            k_lo = 0
-                            k_hi = 0
-                            if touched:
-                                k = 0
-                                M = B
-                                while M:
-                                    if M & 1:
-                                        for m in range(n_methods):
-                                            contrib[k, m] += sb[m]
-                                    M >>= 1
-                                    k += 1
-                                while not (touched >> k_lo) & 1:
-                                    k_lo += 1
-                                k_hi = k_lo
-                                while touched >> k_hi:
-                                    k_hi += 1
+                        n_in = min(62, n_pat - 62 * word)
+                        free = ~hit & ((np.int64(1) << n_in) - 1)
+                        while free:
+                            low = free & -free
+                            free ^= low
+                            p = 62 * word + bit_index[low % 67]
+                            P = p_pat[p]
+                            size_a = p_size[p]
+                            w = p_w[p]
+                            touched |= P | B
                             for m in range(n_methods):
-                                sb[m] = 0.0
-                            lo[cls] = k_lo
-                            hi[cls] = k_hi
-                            for k in range(k_lo, k_hi):
+                                sb[m] += w * coef_b[m, size_a, size_b]
+                            k = 0
+                            while P:
+                                if P & 1:
+                                    for m in range(n_methods):
+                                        contrib[k, m] += (
+                                            w * coef_a[m, size_a, size_b])
+                                P >>= 1
+                                k += 1
+                    # touched groups k_lo..k_hi-1 (none without a compatible P)
+                    k_lo = 0
+                    k_hi = 0
+                    if touched:
+                        k = 0
+                        M = B
+                        while M:
+                            if M & 1:
                                 for m in range(n_methods):
-                                    for o in range(n_out):
-                                        cv[cls, (k * n_methods + m) * n_out + o] = (
-                                            contrib[k, m] * values[leaf, o])
-                                    contrib[k, m] = 0.0
-                        for k in range(lo[cls], hi[cls]):
-                            j0 = slot_group[k] * per_k
-                            j1 = k * per_k
-                            for j in range(per_k):
-                                acc_c[r, j0 + j] += cv[cls, j1 + j]
-                    k = 0
-                    while p_union:
-                        if p_union & 1:
-                            for word in range(n_words):
-                                p_bits[k, word] = 0
-                        p_union >>= 1
-                        k += 1
-        # chunk sums in chunk order, whatever the number of threads
-        for s in range(n_wave):
-            for r in range(n_rows):
-                for k in range(n_groups):
+                                    contrib[k, m] += sb[m]
+                            M >>= 1
+                            k += 1
+                        while not (touched >> k_lo) & 1:
+                            k_lo += 1
+                        k_hi = k_lo
+                        while touched >> k_hi:
+                            k_hi += 1
                     for m in range(n_methods):
-                        for o in range(n_out):
-                            j = (k * n_methods + m) * n_out + o
-                            out[r, m, o, k] += acc[s, r, j]
-    for r in range(n_rows):
-        for m in range(n_methods):
-            for o in range(n_out):
-                for k in range(n_groups):
-                    out[r, m, o, k] /= n_bg
-    return out, not overflow.any()
-
-
-(
-    _tree_attributions_leaf_serial,
-    _tree_attributions_leaf_parallel,
-) = _serial_and_parallel(_tree_attributions_leaf_body)
-
-
-@njit(cache=True, inline="always")
-def _downsets(n_groups):
-    # down[M] is the bitset (64 masks a word) of all subsets of mask M
-    n_masks = np.int64(1) << n_groups
-    n_words = max(1, n_masks >> 6)
-    down = zeros_2d(n_masks, n_words, np.uint64)
-    for M in range(n_masks):
-        B = M
-        while True:
-            down[M, B >> 6] |= np.uint64(1) << np.uint64(B & 63)
-            if B == 0:
-                break
-            B = (B - 1) & M
-    return down
+                        sb[m] = 0.0
+                    lo[cls] = k_lo
+                    hi[cls] = k_hi
+                    for k in range(k_lo, k_hi):
+                        for m in range(n_methods):
+                            for o in range(n_out):
+                                cv[cls, (k * n_methods + m) * n_out + o] = (
+                                    contrib[k, m] * values[leaf, o])
+                            contrib[k, m] = 0.0
+                for k in range(lo[cls], hi[cls]):
+                    j0 = slot_group[k] * per_k
+                    j1 = k * per_k
+                    for j in range(per_k):
+                        acc_c[r, j0 + j] += cv[cls, j1 + j]
+            k = 0
+            while p_union:
+                if p_union & 1:
+                    for word in range(n_words):
+                        p_bits[k, word] = 0
+                p_union >>= 1
+                k += 1
+    return acc_c, True
 
 
 @njit(cache=True, inline="always")
-def _leaf_background(li, ptr, pats, counts, down, p_pat, p_count, alive):
-    # Background patterns P of leaf li of a _tree_background_leaves summary
+def _leaf_background(leaf, ptr, pats, counts, down, p_pat, p_count, alive):
+    # Background patterns P of leaf node `leaf` of a background summary
     # into p_pat, their counts into p_count, and into alive the row patterns
     # B that meet some P (P & B == 0: the union of the downsets of ~P).
     # Returns the number of patterns.
     full = down.shape[0] - 1
-    p0 = ptr[li]
-    n_pat = ptr[li + 1] - p0
+    p0 = ptr[leaf]
+    n_pat = ptr[leaf + 1] - p0
     for w in range(alive.shape[0]):
         alive[w] = 0
     for p in range(n_pat):
@@ -679,19 +631,26 @@ def _leaf_background(li, ptr, pats, counts, down, p_pat, p_count, alive):
     return n_pat
 
 
-@njit(cache=True)
-def _tree_ternary_chunk(X, n_bg, col_group, roots, node_int, threshold, values,
-                        cat_bits, ptr, tree_start, pats, counts, tern, down, n_tern,
-                        max_depth, c, n_chunks):
-    # The table of _tree_ternary_body for the rows X and the trees of chunk c
-    # (t % n_chunks == c): shape (n_out, n_tern, n_rows).
-    n_rows = X.shape[0]
+@njit(cache=True, nogil=True)
+def _tree_ternary_chunk(cols, n_bg, col_group, roots, node_int, threshold, values,
+                        cat_bits, ptr, pats, counts, tern, down, max_depth, c,
+                        n_chunks):
+    # Leaf-wise walk for small K, over the trees of chunk c (t % n_chunks ==
+    # c) and the explained rows cols (column by column). Every reachable
+    # (A, B) = (V(z), V(x)) adds the leaf value, per explained row, at the
+    # ternary index tern[A] + 2 * tern[B] of acc, of shape (n_out, 3**K,
+    # n_rows): summed over the background, not yet averaged. Components and
+    # attributions are read off this table afterwards. Per leaf: the
+    # distinct background patterns P with their counts (the summary ptr,
+    # pats, counts); the rows with at least one compatible P (a bitset over
+    # all B); those rows sorted by their pattern B, so that each distinct B
+    # is paired with the P once and its entries are added to a contiguous
+    # run of rows.
+    n_rows = cols.shape[1]
     n_out = values.shape[1]
     n_trees = roots.shape[0]
     n_masks = down.shape[0]
     n_words = down.shape[1]
-    acc = np.zeros((n_out, n_tern, n_rows), dtype=np.float64)
-    cols = _tree_columns(X, X[:0])
     stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
         n_rows, max_depth)
     p_pat = np.empty(n_bg, dtype=np.int64)
@@ -708,8 +667,9 @@ def _tree_ternary_chunk(X, n_bg, col_group, roots, node_int, threshold, values,
     e_idx = np.empty(n_bg, dtype=np.int64)
     e_w = np.empty(n_bg, dtype=np.float64)
     cur = 0
+    acc = zeros_2d(n_out, (2 * tern[n_masks - 1] + 1) * n_rows, np.float64).reshape(
+        (n_out, 2 * tern[n_masks - 1] + 1, n_rows))
     for t in range(c, n_trees, n_chunks):
-        li = tree_start[t]
         top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
         while top > 0:
             leaf, d, top = _tree_next_leaf(
@@ -719,8 +679,7 @@ def _tree_ternary_chunk(X, n_bg, col_group, roots, node_int, threshold, values,
             v = path[d]
             cur += 1
             # background patterns of the leaf and the row patterns they admit
-            n_pat = _leaf_background(li, ptr, pats, counts, down, p_pat, p_w, alive)
-            li += 1
+            n_pat = _leaf_background(leaf, ptr, pats, counts, down, p_pat, p_w, alive)
             for p in range(n_pat):
                 p_tern[p] = tern[p_pat[p]]
             # rows that reach the leaf with some background row
@@ -769,79 +728,7 @@ def _tree_ternary_chunk(X, n_bg, col_group, roots, node_int, threshold, values,
                         for j in range(start, stop):
                             acc[o, i, order[j]] += w
                 start = stop
-    return acc
-
-
-def _tree_ternary_body(
-    X, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
-    ptr, tree_start, pats, counts, tern, n_groups, max_depth, n_chunks, n_slots,
-    n_parts,
-):
-    # Leaf-wise walk for small K. Every reachable (A, B) = (V(z), V(x)) adds
-    # the leaf value, per explained row, at the ternary index
-    # tern[A] + 2 * tern[B] (3**K entries); components and attributions are
-    # read off this table afterwards. Per leaf: the distinct background
-    # patterns P with their counts; the rows with at least one compatible P
-    # (a bitset over all B); those rows sorted by their pattern B, so that
-    # each distinct B is paired with the P once and its entries are added to
-    # a contiguous run of rows. The background patterns of every leaf come
-    # from _tree_background_leaves (ptr, tree_start, pats, counts), so only
-    # the explained rows are walked. Output layout (n_out, 3**K, n_rows),
-    # summed over the background (not yet averaged).
-    # Tree t goes to chunk t % n_chunks; n_slots chunks are walked at once
-    # (a wave), each by n_parts jobs that share its rows, and the chunk sums
-    # are added to the output in chunk order: the first chunk of a wave by
-    # its jobs, the others after the wave. Splitting the rows does not change
-    # any sum, so only n_chunks sets the order of the additions.
-    n_rows = X.shape[0]
-    n_out = values.shape[1]
-    n_tern = 1
-    for _ in range(n_groups):
-        n_tern *= 3
-    down = _downsets(n_groups)
-    out = np.zeros((n_out, n_tern, n_rows), dtype=np.float64)
-    max_sub = (n_rows + n_parts - 1) // n_parts
-    # the tables of the jobs of the chunks but the first of a wave
-    loc = np.empty(((n_slots - 1) * n_parts, n_out, n_tern, max_sub),
-                   dtype=np.float64)
-    for c0 in range(0, n_chunks, n_slots):
-        n_wave = min(n_slots, n_chunks - c0)
-        for job in prange(n_wave * n_parts):
-            part = job % n_parts
-            r0 = part * n_rows // n_parts
-            r1 = (part + 1) * n_rows // n_parts
-            acc = _tree_ternary_chunk(
-                X[r0:r1], n_bg, col_group, roots, node_int, threshold, values,
-                cat_bits, ptr, tree_start, pats, counts, tern, down, n_tern,
-                max_depth, c0 + job // n_parts, n_chunks,
-            )
-            if job < n_parts:
-                # the first chunk of the wave: no other job adds to its rows
-                for o in range(n_out):
-                    for i in range(n_tern):
-                        for r in range(r1 - r0):
-                            out[o, i, r0 + r] += acc[o, i, r]
-            else:
-                for o in range(n_out):
-                    for i in range(n_tern):
-                        for r in range(r1 - r0):
-                            loc[job - n_parts, o, i, r] = acc[o, i, r]
-        # the other chunk sums in chunk order, whatever the number of threads
-        for job in range(n_parts, n_wave * n_parts):
-            part = job % n_parts
-            r0 = part * n_rows // n_parts
-            r1 = (part + 1) * n_rows // n_parts
-            for o in range(n_out):
-                for i in range(n_tern):
-                    for r in range(r1 - r0):
-                        out[o, i, r0 + r] += loc[job - n_parts, o, i, r]
-    return out
-
-
-(
-    _tree_ternary_serial,
-    _tree_ternary_parallel,
-) = _serial_and_parallel(_tree_ternary_body)
+    return acc, True
 
 
 @njit(cache=True)
@@ -864,7 +751,8 @@ def _ternary_masks(n_groups):
     return a_mask, b_mask
 
 
-def _ternary_components_body(table, n_groups, n_bg):
+@njit(cache=True, nogil=True)
+def _ternary_components(table, n_groups, n_bg):
     # F_U = sum over (A, B) with A <= U <= A | B of (-1)**|U - A| table[A, B],
     # divided by n_bg; table of shape (n_out, 3**K, n_rows)
     n_out = table.shape[0]
@@ -873,7 +761,7 @@ def _ternary_components_body(table, n_groups, n_bg):
     a_mask, b_mask = _ternary_masks(n_groups)
     n_masks = np.int64(1) << n_groups
     out = np.zeros((n_rows, n_out, n_masks), dtype=np.float64)
-    for r in prange(n_rows):
+    for r in range(n_rows):
         for o in range(n_out):
             for i in range(n_tern):
                 w = table[o, i, r]
@@ -893,13 +781,9 @@ def _ternary_components_body(table, n_groups, n_bg):
     return out
 
 
-(
-    _ternary_components_serial,
-    _ternary_components_parallel,
-) = _serial_and_parallel(_ternary_components_body)
 
-
-def _ternary_attributions_body(table, coef_a, coef_b, n_groups, n_bg):
+@njit(cache=True, nogil=True)
+def _ternary_attributions(table, coef_a, coef_b, n_groups, n_bg):
     # phi_k = sum over (A, B) of table[A, B] * coef_a[|A|, |B|] for k in A and
     # * coef_b[|A|, |B|] for k in B, divided by n_bg (one table per method)
     n_out = table.shape[0]
@@ -908,7 +792,7 @@ def _ternary_attributions_body(table, coef_a, coef_b, n_groups, n_bg):
     n_methods = coef_a.shape[0]
     a_mask, b_mask = _ternary_masks(n_groups)
     out = np.zeros((n_rows, n_methods, n_out, n_groups), dtype=np.float64)
-    for r in prange(n_rows):
+    for r in range(n_rows):
         for o in range(n_out):
             for i in range(n_tern):
                 w = table[o, i, r]
@@ -934,11 +818,6 @@ def _ternary_attributions_body(table, coef_a, coef_b, n_groups, n_bg):
                     out[r, m, o, k] /= n_bg
     return out
 
-
-(
-    _ternary_attributions_serial,
-    _ternary_attributions_parallel,
-) = _serial_and_parallel(_ternary_attributions_body)
 
 
 def _low_bit(word):
@@ -969,8 +848,8 @@ def _grow(a, n):
 def _tree_background_leaves(Z, col_group, roots, node_int, threshold, cat_bits,
                             n_groups, max_depth):
     # Per leaf, in the order of the depth-first walk, the distinct patterns
-    # P = V(z) of the background rows and their counts: leaf i holds
-    # pats[ptr[i]:ptr[i + 1]], and the leaves of tree t start at tree_start[t].
+    # P = V(z) of the background rows and their counts: the i-th leaf
+    # reached, node leaf_ids[i], holds pats[ptr[i]:ptr[i + 1]].
     # The background counts go to two interleaved histograms, so that runs of
     # equal patterns do not wait on each other; distinct patterns come from a
     # bitset over all 2**K patterns, in increasing order.
@@ -986,11 +865,10 @@ def _tree_background_leaves(Z, col_group, roots, node_int, threshold, cat_bits,
     pats = np.empty(1024, dtype=np.int16)  # K <= 12 groups
     counts = np.empty(1024, dtype=np.int32)
     ptr = zeros_1d(1024, np.int64)
-    tree_start = zeros_1d(n_trees + 1, np.int64)
+    leaf_ids = np.empty(1024, dtype=np.int64)
     n = 0
     n_leaves = 0
     for t in range(n_trees):
-        tree_start[t] = n_leaves
         top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
         while top > 0:
             leaf, d, top = _tree_next_leaf(
@@ -1024,26 +902,39 @@ def _tree_background_leaves(Z, col_group, roots, node_int, threshold, cat_bits,
                     count_even[P] = 0.0
                     count_odd[P] = 0.0
                     n += 1
+            if n_leaves >= leaf_ids.shape[0]:
+                leaf_ids = _grow(leaf_ids, n_leaves + 1)
+            leaf_ids[n_leaves] = leaf
             n_leaves += 1
             if n_leaves >= ptr.shape[0]:
                 ptr = _grow(ptr, n_leaves + 1)
             ptr[n_leaves] = n
-    tree_start[n_trees] = n_leaves
-    return ptr[:n_leaves + 1].copy(), tree_start, pats[:n].copy(), counts[:n].copy()
+    return (ptr[:n_leaves + 1].copy(), leaf_ids[:n_leaves].copy(), pats[:n].copy(),
+            counts[:n].copy())
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _tree_class_attributions_chunk(cols, n_bg, col_group, roots, node_int, threshold,
-                                   values, cat_bits, ptr, tree_start, pats, counts,
-                                   coef_a, coef_b, n_groups, max_depth, n_chunks, c,
-                                   down, n_bits, bits, acc_c):
-    # the sums of _tree_class_attributions_body over the trees of chunk c,
-    # written to acc_c (n_rows, n_methods * n_outputs * n_groups); one
-    # compiled function serves the serial and the parallel kernel
-    n_rows = acc_c.shape[0]
-    n_q = acc_c.shape[1]
+                                   values, cat_bits, ptr, pats, counts, coef_a, coef_b,
+                                   n_groups, max_depth, down, n_bits, bits, c, n_chunks):
+    # Leaf-wise attributions for small K, without the 3**K table, over the
+    # trees of chunk c and the explained rows cols (column by column), added
+    # to acc_c (n_rows, n_methods * n_outputs * n_groups; entry (m * n_out +
+    # o) * n_groups + k), not divided by the background rows. At a leaf,
+    # every explained row with the same pattern B gets the same
+    # attributions, sum over the compatible background patterns P (P & B ==
+    # 0, weight = their count) of coef_a[|P|, |B|] for groups in P and
+    # coef_b[|P|, |B|] for groups in B, times the leaf value. They are
+    # computed once per distinct B (h[B]) and added to each row with that B.
+    # Distinct row patterns are found with a bitset over all 2**K patterns,
+    # which needs no sort. The background patterns of every leaf come from
+    # the background summary (ptr, pats, counts), so only the explained rows
+    # are walked. down[M] is the bitset of the subsets of M, n_bits[M] the
+    # size of M and bits[M, k] whether group k is in M.
+    n_rows = cols.shape[1]
     n_out = values.shape[1]
     n_methods = coef_a.shape[0]
+    n_q = n_methods * n_out * n_groups
     n_trees = roots.shape[0]
     n_words = down.shape[1]
     n_masks = np.int64(1) << n_groups
@@ -1060,11 +951,8 @@ def _tree_class_attributions_chunk(cols, n_bg, col_group, roots, node_int, thres
     h_m = np.empty((n_methods, n_groups), dtype=np.float64)
     s_b = np.empty(n_methods, dtype=np.float64)
     vals = np.empty(n_out, dtype=np.float64)
-    for r in range(n_rows):
-        for q in range(n_q):
-            acc_c[r, q] = 0.0
+    acc_c = zeros_2d(n_rows, n_q, np.float64)
     for t in range(c, n_trees, n_chunks):
-        li = tree_start[t]
         top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
         while top > 0:
             leaf, d, top = _tree_next_leaf(
@@ -1074,9 +962,8 @@ def _tree_class_attributions_chunk(cols, n_bg, col_group, roots, node_int, thres
             v = path[d]
             # background patterns P of the leaf, their counts, and the row
             # patterns they admit
-            n_pat = _leaf_background(li, ptr, pats, counts, down, p_pat,
+            n_pat = _leaf_background(leaf, ptr, pats, counts, down, p_pat,
                                      p_count, alive)
-            li += 1
             # rows that reach the leaf with some background row
             n_live = 0
             for r in range(n_rows):
@@ -1149,155 +1036,74 @@ def _tree_class_attributions_chunk(cols, n_bg, col_group, roots, node_int, thres
                 r = live_row[j]
                 for q in range(n_q):
                     acc_c[r, q] += h[B, q]
+    return acc_c, True
 
 
-def _tree_class_attributions_body(
-    X, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
-    ptr, tree_start, pats, counts, coef_a, coef_b, n_groups, max_depth, n_chunks,
-    n_slots,
-):
-    # Leaf-wise attributions for small K, without the 3**K table. At a leaf,
-    # every explained row with the same pattern B gets the same attributions,
-    # sum over the compatible background patterns P (P & B == 0, weight =
-    # their count) of coef_a[|P|, |B|] for groups in P and coef_b[|P|, |B|]
-    # for groups in B, times the leaf value. They are computed once per
-    # distinct B (h[B]) and added to each row with that B. Distinct row
-    # patterns are found with a bitset over all 2**K patterns, which needs no
-    # sort. The background patterns of every leaf come precomputed from
-    # _tree_background_leaves (ptr, tree_start, pats, counts), so only the
-    # explained rows are walked.
-    n_rows = X.shape[0]
-    n_out = values.shape[1]
-    n_methods = coef_a.shape[0]
-    n_trees = roots.shape[0]
-    n_masks = np.int64(1) << n_groups
-    down = _downsets(n_groups)
-    n_words = down.shape[1]
-    n_bits = popcounts(n_groups)
-    bits = zeros_2d(n_masks, n_groups, np.float64)
-    for M in range(n_masks):
-        for k in range(n_groups):
-            bits[M, k] = (M >> k) & 1
-    n_q = n_methods * n_out * n_groups
-    cols = _tree_columns(X, X[:0])
-    out = zeros_2d(n_rows, n_q, np.float64)
-    acc = np.empty((n_slots, n_rows, n_q), dtype=np.float64)
-    for c0 in range(0, n_chunks, n_slots):
-        n_wave = min(n_slots, n_chunks - c0)
-        for s in prange(n_wave):
-            _tree_class_attributions_chunk(
-                cols, n_bg, col_group, roots, node_int, threshold, values, cat_bits,
-                ptr, tree_start, pats, counts, coef_a, coef_b, n_groups, max_depth,
-                n_chunks, c0 + s, down, n_bits, bits, acc[s])
-        # chunk sums in chunk order, whatever the number of threads
-        for s in range(n_wave):
-            for r in range(n_rows):
-                for q in range(n_q):
-                    out[r, q] += acc[s, r, q]
-    for r in range(n_rows):
-        for q in range(n_q):
-            out[r, q] /= n_bg
-    return out.reshape((n_rows, n_methods, n_out, n_groups))
-
-
-(
-    _tree_class_attributions_serial,
-    _tree_class_attributions_parallel,
-) = _serial_and_parallel(_tree_class_attributions_body)
-
-
-def _tree_anchored_sums_body(
-    X, Z, col_group, roots, node_int, threshold, values, cat_bits, masks, max_depth, n_chunks,
-    n_slots, same,
-):
+@njit(cache=True, nogil=True)
+def _tree_anchored_sums_chunk(cols, n_bg, x_off, col_group, roots, node_int, threshold,
+                              values, cat_bits, masks, max_depth, c, n_chunks):
     # Sums over the background (rows) and over the explained rows (cols) of
-    # f(x_{G_S}, z_{-G_S}) for every mask S, without the N x N values. The
-    # hybrid of x and z reaches a leaf iff V(x) & S == 0 and V(z) <= S; so a
-    # leaf adds value * #{z: V(z) <= S} to every such x and
-    # value * #{x: V(x) & S == 0} to every such z. With same, Z is X and
-    # each tree is walked for the rows once.
-    n_rows = X.shape[0]
-    n_bg = n_rows if same else Z.shape[0]
-    x_off = 0 if same else n_bg
+    # f(x_{G_S}, z_{-G_S}) for every mask S, without the N x N values, over
+    # the trees of chunk c. The hybrid of x and z reaches a leaf iff
+    # V(x) & S == 0 and V(z) <= S; so a leaf adds value * #{z: V(z) <= S} to
+    # every such x and value * #{x: V(x) & S == 0} to every such z. cols
+    # holds the background rows (columns 0..n_bg-1) and the explained rows
+    # from column x_off on (x_off = 0 when they are the same rows, walked
+    # once). acc has shape (n_rows + n_bg, n_masks * n_out): the explained
+    # rows' sums over the background, then the background rows' sums over
+    # the explained rows (entry i * n_out + o for mask i and output o).
+    n_rows = cols.shape[1] - x_off
     n_out = values.shape[1]
     n_masks = masks.shape[0]
     n_trees = roots.shape[0]
     width = n_masks * n_out
-    cols = _tree_columns(X, Z[:0] if same else Z)
-    row_sums = np.zeros((n_masks, n_out, n_rows), dtype=np.float64)
-    col_sums = np.zeros((n_masks, n_out, n_bg), dtype=np.float64)
-    acc_r = np.empty((n_slots, n_rows, width), dtype=np.float64)
-    acc_q = np.empty((n_slots, n_bg, width), dtype=np.float64)
-    for c0 in range(0, n_chunks, n_slots):
-        n_wave = min(n_slots, n_chunks - c0)
-        for s in prange(n_wave):
-            c = c0 + s
-            acc_rc = acc_r[s]
-            acc_qc = acc_q[s]
-            for r in range(n_rows):
-                for j in range(width):
-                    acc_rc[r, j] = 0.0
-            for q in range(n_bg):
-                for j in range(width):
-                    acc_qc[q, j] = 0.0
-            stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
-                x_off + n_rows, max_depth)
-            n_z = zeros_1d(n_masks, np.float64)
-            n_x = zeros_1d(n_masks, np.float64)
-            w_x = zeros_1d(width, np.float64)
-            w_z = zeros_1d(width, np.float64)
-            for t in range(c, n_trees, n_chunks):
-                top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
-                while top > 0:
-                    leaf, d, top = _tree_next_leaf(
-                        cols, col_group, node_int, threshold, cat_bits,
-                        stack_node, stack_level, stack_bit, top, goes, path,
-                    )
-                    v = path[d]
-                    for i in range(n_masks):
-                        n_z[i] = 0.0
-                        n_x[i] = 0.0
-                    for q in range(n_bg):
-                        P = v[q]
-                        for i in range(n_masks):
-                            n_z[i] += (P & ~masks[i]) == 0
-                    for r in range(n_rows):
-                        B = v[x_off + r]
-                        for i in range(n_masks):
-                            n_x[i] += (B & masks[i]) == 0
-                    reached = False
-                    for i in range(n_masks):
-                        if n_z[i] > 0.0 and n_x[i] > 0.0:
-                            reached = True
-                        for o in range(n_out):
-                            w_x[i * n_out + o] = n_z[i] * values[leaf, o]
-                            w_z[i * n_out + o] = n_x[i] * values[leaf, o]
-                    if not reached:
-                        continue
-                    for r in range(n_rows):
-                        B = v[x_off + r]
-                        for i in range(n_masks):
-                            if (B & masks[i]) == 0:
-                                for o in range(n_out):
-                                    acc_rc[r, i * n_out + o] += w_x[i * n_out + o]
-                    for q in range(n_bg):
-                        P = v[q]
-                        for i in range(n_masks):
-                            if (P & ~masks[i]) == 0:
-                                for o in range(n_out):
-                                    acc_qc[q, i * n_out + o] += w_z[i * n_out + o]
-        # chunk sums in chunk order, whatever the number of threads
-        for s in range(n_wave):
+    acc = zeros_2d(n_rows + n_bg, width, np.float64)
+    acc_rc = acc[:n_rows]
+    acc_qc = acc[n_rows:]
+    stack_node, stack_level, stack_bit, goes, path = _tree_walk_buffers(
+        x_off + n_rows, max_depth)
+    n_z = zeros_1d(n_masks, np.float64)
+    n_x = zeros_1d(n_masks, np.float64)
+    w_x = zeros_1d(width, np.float64)
+    w_z = zeros_1d(width, np.float64)
+    for t in range(c, n_trees, n_chunks):
+        top = _tree_walk_start(roots[t], stack_node, stack_level, stack_bit)
+        while top > 0:
+            leaf, d, top = _tree_next_leaf(
+                cols, col_group, node_int, threshold, cat_bits,
+                stack_node, stack_level, stack_bit, top, goes, path,
+            )
+            v = path[d]
             for i in range(n_masks):
+                n_z[i] = 0.0
+                n_x[i] = 0.0
+            for q in range(n_bg):
+                P = v[q]
+                for i in range(n_masks):
+                    n_z[i] += (P & ~masks[i]) == 0
+            for r in range(n_rows):
+                B = v[x_off + r]
+                for i in range(n_masks):
+                    n_x[i] += (B & masks[i]) == 0
+            reached = False
+            for i in range(n_masks):
+                if n_z[i] > 0.0 and n_x[i] > 0.0:
+                    reached = True
                 for o in range(n_out):
-                    for r in range(n_rows):
-                        row_sums[i, o, r] += acc_r[s, r, i * n_out + o]
-                    for q in range(n_bg):
-                        col_sums[i, o, q] += acc_q[s, q, i * n_out + o]
-    return row_sums, col_sums
-
-
-(
-    _tree_anchored_sums_serial,
-    _tree_anchored_sums_parallel,
-) = _serial_and_parallel(_tree_anchored_sums_body)
+                    w_x[i * n_out + o] = n_z[i] * values[leaf, o]
+                    w_z[i * n_out + o] = n_x[i] * values[leaf, o]
+            if not reached:
+                continue
+            for r in range(n_rows):
+                B = v[x_off + r]
+                for i in range(n_masks):
+                    if (B & masks[i]) == 0:
+                        for o in range(n_out):
+                            acc_rc[r, i * n_out + o] += w_x[i * n_out + o]
+            for q in range(n_bg):
+                P = v[q]
+                for i in range(n_masks):
+                    if (P & ~masks[i]) == 0:
+                        for o in range(n_out):
+                            acc_qc[q, i * n_out + o] += w_z[i * n_out + o]
+    return acc, True

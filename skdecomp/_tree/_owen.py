@@ -18,13 +18,9 @@ from math import comb
 import numpy as np
 
 from .._config import kernel_block_cells
-from ._dispatch import _n_chunks, _n_slots, _numba_threads, _too_many_path_groups
-from ._owen_kernels import (
-    _owen_marginal_parallel,
-    _owen_marginal_serial,
-    _owen_pd_parallel,
-    _owen_pd_serial,
-)
+from .._numba import chunk_sums, kernel_threads
+from ._dispatch import _n_chunks, _n_slots, _too_many_path_groups
+from ._owen_kernels import _owen_marginal_chunk, _owen_pd_chunk
 from ._pathdep import _cover_shares
 
 __all__ = [
@@ -89,11 +85,15 @@ def tree_owen_values(tree_model, X, Z, labels, n_groups, hierarchy, n_jobs=None)
     values : ndarray of shape (n_rows, n_outputs, n_groups)
         ``phi_k(x)`` averaged over the background rows.
     """
-    # the background rows are walked with every block
+    # the background rows are walked with every block, before its rows
     Zm = tree_model.prepare(Z)
-    return _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs,
-                      (_owen_marginal_serial, _owen_marginal_parallel),
-                      lambda Xb, col_group, arrays: (Xb, Zm, col_group, *arrays))
+    n_bg = Zm.shape[0]
+    phi = _in_blocks(
+        tree_model, X, labels, n_groups, hierarchy, n_jobs, _owen_marginal_chunk,
+        lambda Xb, col_group, arrays: (
+            np.ascontiguousarray(np.concatenate([Zm, Xb]).T), n_bg, col_group, *arrays))
+    phi /= n_bg
+    return phi
 
 
 def path_dependent_owen_values(tree_model, X, labels, n_groups, hierarchy, n_jobs=None):
@@ -123,16 +123,18 @@ def path_dependent_owen_values(tree_model, X, labels, n_groups, hierarchy, n_job
         When the model does not record the training cover of its nodes.
     """
     frac = _cover_shares(tree_model)
-    return _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs,
-                      (_owen_pd_serial, _owen_pd_parallel),
-                      lambda Xb, col_group, arrays: (Xb, col_group, *arrays, frac))
+    return _in_blocks(
+        tree_model, X, labels, n_groups, hierarchy, n_jobs, _owen_pd_chunk,
+        lambda Xb, col_group, arrays: (np.ascontiguousarray(Xb.T), col_group, *arrays,
+                                       frac))
 
 
-def _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs, kernels, leading):
+def _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs, chunk, leading):
     """Run a hierarchical-value kernel on blocks of the explained rows.
 
-    ``kernels`` are the serial and parallel twins; ``leading(block,
-    col_group, arrays)`` gives the arguments before the hierarchy's.
+    ``chunk`` sums the trees of one chunk; ``leading(block, col_group,
+    arrays)`` gives its arguments before the hierarchy's. Returns the sums,
+    of shape (n_rows, n_outputs, n_groups).
     """
     col_group = tree_model.column_groups(labels)
     parent, depth, gtab = _hierarchy_arrays(hierarchy, n_groups)
@@ -141,20 +143,22 @@ def _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs, kernels, lead
     n_chunks = _n_chunks(tree_model)
     arrays = tree_model.arrays()
     parts = []
-    with _numba_threads(n_jobs) as parallel:
-        run = kernels[1] if parallel else kernels[0]
-        n_slots = _n_slots(n_chunks, parallel)
+    with kernel_threads(n_jobs) as threads:
+        n_slots = _n_slots(n_chunks, threads)
         block = _block_rows(tree_model, n_groups * n_out, n_slots)
         for i in range(0, Xm.shape[0], block):
-            out, ok = run(*leading(Xm[i:i + block], col_group, arrays),
-                          parent, depth, gtab, int(n_groups), tree_model.max_depth,
-                          n_chunks, n_slots)
-            if not ok:
+            rows = Xm[i:i + block]
+            args = leading(rows, col_group, arrays)
+            total = chunk_sums(
+                lambda c: chunk(*args, parent, depth, gtab, int(n_groups),
+                                     tree_model.max_depth, c, n_chunks),
+                n_chunks, threads)
+            if total is None:
                 raise _too_many_path_groups(tree_model)
-            parts.append(out)
+            parts.append(total.reshape(n_groups, n_out, -1).transpose(2, 1, 0))
     if not parts:
         return np.zeros((0, n_out, n_groups))
-    return np.concatenate(parts)
+    return np.ascontiguousarray(np.concatenate(parts))
 
 
 def explainer_owen_values(tree_model, X, background, labels, n_groups, hierarchy,

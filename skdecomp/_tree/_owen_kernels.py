@@ -31,29 +31,27 @@ Bernoulli variables, whose law is built child by child.
 
 The walk over the trees, the path slots that number the groups of the
 current path and the grouping of rows with equal patterns are those of
-:mod:`._pathdep_kernels` and :mod:`._kernels`. Trees are shared between
-threads in chunks fixed by the model (tree ``t`` in chunk ``t % n_chunks``),
-each chunk summed apart and the sums added in chunk order, so that the
-result does not depend on the number of threads.
+:mod:`._pathdep_kernels` and :mod:`._kernels`. Each kernel sums the trees of
+one chunk (tree ``t`` in chunk ``t % n_chunks``, chunks fixed by the model)
+and releases the GIL; the caller runs the chunks on threads and adds their
+sums in chunk order (``skdecomp._numba.chunk_sums``), so that the result does
+not depend on the number of threads.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._numba import serial_and_parallel as _serial_and_parallel
-from .._numba import zeros_1d
+from .._numba import zeros_1d, zeros_2d
 from ._kernels import (
     MAX_PATH_GROUPS,
     _tree_background_patterns,
-    _tree_columns,
     _tree_table,
 )
 from ._pathdep_kernels import (
     _pd_class_tables,
     _pd_classes,
-    _pd_columns,
     _pd_leaf_shares,
     _pd_next_leaf,
     _pd_walk_buffers,
@@ -188,12 +186,12 @@ def _owen_local_buffers(n_nodes, h_depth):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _owen_marginal_chunk(cols, n_bg, col_group, roots, node_int, threshold, values,
                          cat_bits, h_parent, h_depth, gtab, n_groups, max_depth, c,
-                         n_chunks, acc_c):
+                         n_chunks):
     # the hierarchical values of the trees of chunk c, summed over the
-    # background rows, added to acc_c (n_groups * n_outputs, n_rows); False
+    # background rows, summed in acc_c (n_groups * n_outputs, n_rows); False
     # when a path met more than MAX_PATH_GROUPS groups
     n_all = cols.shape[1]
     n_rows = n_all - n_bg
@@ -212,6 +210,7 @@ def _owen_marginal_chunk(cols, n_bg, col_group, roots, node_int, threshold, valu
      contrib) = _owen_local_buffers(h_parent.shape[0], h_depth)
     cls_val = np.empty((cap * n_out, n_cls_max), dtype=np.float64)
     cur = 0
+    acc_c = zeros_2d(n_groups * n_out, n_rows, np.float64)
     for t in range(c, n_trees, n_chunks):
         top = _pd_walk_start(roots[t], stack_node, stack_level, stack_bit)
         while top > 0:
@@ -221,7 +220,7 @@ def _owen_marginal_chunk(cols, n_bg, col_group, roots, node_int, threshold, valu
                 slot_of, slot_group, level_new, state,
             )
             if leaf < 0:
-                return False
+                return acc_c, False
             n_used = state[0]
             if n_used == 0:
                 continue  # a tree of one leaf: the expected value only
@@ -254,52 +253,8 @@ def _owen_marginal_chunk(cols, n_bg, col_group, roots, node_int, threshold, valu
                     src = cls_val[j1 + j]
                     for r in range(n_rows):
                         dst[r] += src[row_cls[r]]
-    return True
+    return acc_c, True
 
-
-def _owen_marginal_body(X, Z, col_group, roots, node_int, threshold, values, cat_bits,
-                        h_parent, h_depth, gtab, n_groups, max_depth, n_chunks,
-                        n_slots):
-    # hierarchical values (n_rows, n_outputs, n_groups) of the marginal game
-    # over the background Z, and whether every path met at most
-    # MAX_PATH_GROUPS groups
-    n_rows = X.shape[0]
-    n_bg = Z.shape[0]
-    n_out = values.shape[1]
-    cols = _tree_columns(X, Z)
-    out = np.zeros((n_rows, n_out, n_groups), dtype=np.float64)
-    acc = np.empty((n_slots, n_groups * n_out, n_rows), dtype=np.float64)
-    ok = np.ones(n_slots, dtype=np.bool_)
-    for c0 in range(0, n_chunks, n_slots):
-        n_wave = min(n_slots, n_chunks - c0)
-        for s in prange(n_wave):
-            acc_c = acc[s]
-            for j in range(n_groups * n_out):
-                for r in range(n_rows):
-                    acc_c[j, r] = 0.0
-            if ok[s]:
-                ok[s] = _owen_marginal_chunk(
-                    cols, n_bg, col_group, roots, node_int, threshold, values,
-                    cat_bits, h_parent, h_depth, gtab, n_groups, max_depth, c0 + s,
-                    n_chunks, acc_c)
-        # chunk sums in chunk order, whatever the number of threads
-        for s in range(n_wave):
-            for k in range(n_groups):
-                for o in range(n_out):
-                    src = acc[s, k * n_out + o]
-                    for r in range(n_rows):
-                        out[r, o, k] += src[r]
-    for r in range(n_rows):
-        for o in range(n_out):
-            for k in range(n_groups):
-                out[r, o, k] /= n_bg
-    return out, ok.all()
-
-
-(
-    _owen_marginal_serial,
-    _owen_marginal_parallel,
-) = _serial_and_parallel(_owen_marginal_body)
 
 
 @njit(cache=True)
@@ -362,12 +317,11 @@ def _owen_expected(B, bq, n_used, n_loc, n_child, cmask, n_anc, anc_l, anc_c, gt
             contrib[i] = (1.0 - bq[i]) * f
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _owen_pd_chunk(cols, col_group, roots, node_int, threshold, values, cat_bits,
-                   frac, h_parent, h_depth, gtab, n_groups, max_depth, c, n_chunks,
-                   acc_c):
+                   frac, h_parent, h_depth, gtab, n_groups, max_depth, c, n_chunks):
     # the hierarchical values of the path-dependent game of the trees of
-    # chunk c added to acc_c (n_groups * n_outputs, n_rows); False when a
+    # chunk c summed in acc_c (n_groups * n_outputs, n_rows); False when a
     # path met more than MAX_PATH_GROUPS groups
     n_rows = cols.shape[1]
     n_out = values.shape[1]
@@ -388,6 +342,7 @@ def _owen_pd_chunk(cols, col_group, roots, node_int, threshold, values, cat_bits
     dist = zeros_1d(n + 1, np.float64)
     cls_val = np.empty((cap * n_out, n_cls_max), dtype=np.float64)
     cur = 0
+    acc_c = zeros_2d(n_groups * n_out, n_rows, np.float64)
     for t in range(c, n_trees, n_chunks):
         top = _pd_walk_start(roots[t], stack_node, stack_level, stack_bit)
         while top > 0:
@@ -397,7 +352,7 @@ def _owen_pd_chunk(cols, col_group, roots, node_int, threshold, values, cat_bits
                 slot_of, slot_group, level_new, state,
             )
             if leaf < 0:
-                return False
+                return acc_c, False
             n_used = state[0]
             if n_used == 0:
                 continue
@@ -423,41 +378,4 @@ def _owen_pd_chunk(cols, col_group, roots, node_int, threshold, values, cat_bits
                     src = cls_val[j1 + j]
                     for r in range(n_rows):
                         dst[r] += src[row_cls[r]]
-    return True
-
-
-def _owen_pd_body(X, col_group, roots, node_int, threshold, values, cat_bits, frac,
-                  h_parent, h_depth, gtab, n_groups, max_depth, n_chunks, n_slots):
-    # hierarchical values (n_rows, n_outputs, n_groups) of the path-dependent
-    # game, and whether every path met at most MAX_PATH_GROUPS groups
-    n_rows = X.shape[0]
-    n_out = values.shape[1]
-    cols = _pd_columns(X)
-    out = np.zeros((n_rows, n_out, n_groups), dtype=np.float64)
-    acc = np.empty((n_slots, n_groups * n_out, n_rows), dtype=np.float64)
-    ok = np.ones(n_slots, dtype=np.bool_)
-    for c0 in range(0, n_chunks, n_slots):
-        n_wave = min(n_slots, n_chunks - c0)
-        for s in prange(n_wave):
-            acc_c = acc[s]
-            for j in range(n_groups * n_out):
-                for r in range(n_rows):
-                    acc_c[j, r] = 0.0
-            if ok[s]:
-                ok[s] = _owen_pd_chunk(
-                    cols, col_group, roots, node_int, threshold, values, cat_bits,
-                    frac, h_parent, h_depth, gtab, n_groups, max_depth, c0 + s,
-                    n_chunks, acc_c)
-        for s in range(n_wave):
-            for k in range(n_groups):
-                for o in range(n_out):
-                    src = acc[s, k * n_out + o]
-                    for r in range(n_rows):
-                        out[r, o, k] += src[r]
-    return out, ok.all()
-
-
-(
-    _owen_pd_serial,
-    _owen_pd_parallel,
-) = _serial_and_parallel(_owen_pd_body)
+    return acc_c, True

@@ -22,28 +22,23 @@ from math import comb
 import numpy as np
 
 from .._config import MAX_EXACT_GROUPS, kernel_block_cells
+from .._numba import chunk_sums, kernel_threads
 from .._partition import group_terms
 from ._dispatch import (
     _cache_block_rows,
     _check_weights,
     _n_chunks,
     _n_slots,
-    _numba_threads,
     _too_many_path_groups,
 )
 from ._index_kernels import MAX_LEAF_ORDER, term_key, tree_path_terms
 from ._indices import MAX_DENSE_TERMS, _decode, _n_terms
 from ._kernels import MAX_PATH_GROUPS
 from ._pathdep_kernels import (
-    _pd_attributions_parallel,
-    _pd_attributions_serial,
-    _pd_components_parallel,
-    _pd_components_serial,
-    _pd_expected,
-    _pd_index_parallel,
-    _pd_index_serial,
-    _pd_values_parallel,
-    _pd_values_serial,
+    _pd_attributions_chunk,
+    _pd_components_chunk,
+    _pd_index_chunk,
+    _pd_values_chunk,
 )
 from ._treemodel import TreeUnsupportedError
 
@@ -84,14 +79,14 @@ def _cover_shares(tree_model):
     return frac
 
 
-def _block_rows(tree_model, width, n_slots, n_columns=0, parallel=False):
+def _block_rows(tree_model, width, n_slots, n_columns=0):
     """Rows per kernel call.
 
     The accumulators stay below ``kernel_block_cells()`` and the per-row
     buffers walked at every node within the caches (``_cache_block_rows``).
     """
     per_row = (2 * n_slots + 1) * width + 2 * n_slots * (tree_model.max_depth + 2)
-    cached = _cache_block_rows(n_columns, tree_model.max_depth, width, n_slots, parallel)
+    cached = _cache_block_rows(n_columns, tree_model.max_depth, width, n_slots)
     return max(1, min(kernel_block_cells() // max(1, per_row), cached))
 
 
@@ -119,7 +114,18 @@ def path_dependent_expected_value(tree_model):
         When the model does not record the training cover of its nodes.
     """
     frac = _cover_shares(tree_model)
-    ev = _pd_expected(tree_model.roots, tree_model.node_int, tree_model.values, frac)
+    node_int, values = tree_model.node_int, tree_model.values
+    # the share of the cover reaching every node, one tree level at a time
+    node = np.asarray(tree_model.roots, dtype=np.int64)
+    share = np.ones(node.shape[0])
+    ev = np.zeros(values.shape[1])
+    while node.size:
+        leaf = node_int[node, 0] < 0
+        ev += share[leaf] @ values[node[leaf]]
+        inner = node[~leaf]
+        children = np.concatenate([node_int[inner, 1], node_int[inner, 2]])
+        share = np.tile(share[~leaf], 2) * frac[children]
+        node = children
     return tree_model.offset + ev
 
 
@@ -147,32 +153,40 @@ def _bool_masks(masks, n_groups):
     return np.ascontiguousarray(((masks[:, None] >> bits[None, :]) & 1).astype(bool))
 
 
-def _run_blocks(tree_model, X, kernels, width, args, empty_shape, n_jobs,
-                checked=True):
-    """Run a path-dependent kernel over blocks of the explained rows.
+def _run_blocks(tree_model, X, chunk, shape, args, n_jobs, extra_width=0):
+    """Sum a path-dependent kernel over the trees, for blocks of the explained rows.
 
-    ``kernels`` is the (serial, parallel) pair; every call takes a block of
-    rows, the column groups, the tree arrays, the cover shares, ``args``
-    and the chunking of the trees, and returns its values (and, when
-    ``checked``, whether no leaf met too many groups). ``width`` is the
-    number of float64 cells per row, which sizes the blocks.
+    ``chunk`` sums the trees of one chunk into an array of shape ``shape +
+    (n_rows,)``; it takes the explained rows column by column, the column
+    groups, the tree arrays, the cover shares, ``args``, the trees' depth,
+    the chunk and the number of chunks, and returns False when a leaf met too
+    many groups. ``extra_width`` is the number of float64 cells per row that
+    the kernel keeps besides its output, which sizes the blocks with it.
+
+    Returns
+    -------
+    sums : ndarray of shape ``shape + (n_rows,)``
     """
     frac, col_group, Xm = args[0], args[1], tree_model.prepare(X)
     n_chunks = _n_chunks(tree_model)
+    arrays = tree_model.arrays()
+    depth = tree_model.max_depth
+    width = int(np.prod(shape))
     parts = []
-    with _numba_threads(n_jobs) as parallel:
-        run = kernels[1] if parallel else kernels[0]
-        n_slots = _n_slots(n_chunks, parallel)
-        block = _block_rows(tree_model, width, n_slots, Xm.shape[1], parallel)
+    with kernel_threads(n_jobs) as threads:
+        n_slots = _n_slots(n_chunks, threads)
+        block = _block_rows(tree_model, width + extra_width, n_slots, Xm.shape[1])
         for i in range(0, Xm.shape[0], block):
-            out = run(Xm[i:i + block], col_group, *tree_model.arrays(), frac,
-                      *args[2:], tree_model.max_depth, n_chunks, n_slots)
-            if checked:
-                out, ok = out
-                if not ok:
-                    raise _too_many_path_groups(tree_model)
-            parts.append(out)
-    return np.concatenate(parts) if parts else np.zeros(empty_shape)
+            cols = np.ascontiguousarray(Xm[i:i + block].T)
+            total = chunk_sums(
+                lambda c: chunk(cols, col_group, *arrays, frac, *args[2:], depth,
+                                     c, n_chunks),
+                n_chunks, threads)
+            if total is None:
+                raise _too_many_path_groups(tree_model)
+            parts.append(total)
+    out = np.concatenate(parts, axis=1) if parts else np.zeros((width, 0))
+    return out.reshape(tuple(shape) + (-1,))
 
 
 def path_dependent_values(tree_model, X, labels, masks, n_jobs=None):
@@ -201,9 +215,9 @@ def path_dependent_values(tree_model, X, labels, masks, n_jobs=None):
     n_groups = int(np.max(labels, initial=-1)) + 1
     masks = _bool_masks(masks, n_groups)
     args = (_cover_shares(tree_model), tree_model.column_groups(labels), masks)
-    out = _run_blocks(tree_model, X, (_pd_values_serial, _pd_values_parallel),
-                      masks.shape[0] * tree_model.n_outputs, args,
-                      (0, masks.shape[0], tree_model.n_outputs), n_jobs)
+    out = _run_blocks(tree_model, X, _pd_values_chunk,
+                      (masks.shape[0], tree_model.n_outputs), args, n_jobs)
+    out = np.ascontiguousarray(out.transpose(2, 0, 1))
     out += tree_model.offset[None, None, :]
     empty = ~masks.any(axis=1)
     if empty.any():
@@ -248,11 +262,10 @@ def path_dependent_attributions(tree_model, X, labels, n_groups, weights, n_jobs
     top = min(cap, n_groups)
     for i, m in enumerate(names):
         wtab[i, :top] = weights[m][1:top + 1]
-    kernels = (_pd_attributions_serial, _pd_attributions_parallel)
-    phi = _run_blocks(tree_model, X, kernels,
-                      n_groups * len(names) * tree_model.n_outputs,
-                      (frac, col_group, wtab, int(n_groups)),
-                      (0, len(names), tree_model.n_outputs, n_groups), n_jobs)
+    phi = _run_blocks(tree_model, X, _pd_attributions_chunk,
+                      (n_groups, len(names), tree_model.n_outputs),
+                      (frac, col_group, wtab, int(n_groups)), n_jobs)
+    phi = np.ascontiguousarray(phi.transpose(3, 1, 2, 0))
     return {m: phi[:, i] for i, m in enumerate(names)}
 
 
@@ -286,9 +299,9 @@ def path_dependent_components(tree_model, X, labels, n_groups, n_jobs=None):
             "game take any number of groups."
         )
     args = (_cover_shares(tree_model), tree_model.column_groups(labels), int(n_groups))
-    F = _run_blocks(tree_model, X, (_pd_components_serial, _pd_components_parallel),
-                    (1 << n_groups) * tree_model.n_outputs, args,
-                    (0, tree_model.n_outputs, 1 << n_groups), n_jobs, checked=False)
+    F = _run_blocks(tree_model, X, _pd_components_chunk,
+                    (1 << n_groups, tree_model.n_outputs), args, n_jobs)
+    F = np.ascontiguousarray(F.transpose(2, 1, 0))
     F[:, :, 0] = path_dependent_expected_value(tree_model)[None, :]
     return F
 
@@ -358,10 +371,11 @@ def path_dependent_interactions(tree_model, X, labels, n_groups, weight, order,
         for t in range(s, min(cap, n_groups) + 1):
             wtab[s, t] = float(weight(s, t, order))
     n_local = sum(comb(cap, s) for s in range(order + 1))
-    out = _run_blocks(tree_model, X, (_pd_index_serial, _pd_index_parallel),
-                      len(terms) * tree_model.n_outputs + n_local,
-                      (frac, col_group, wtab, keys, int(n_groups)),
-                      (0, len(terms), tree_model.n_outputs), n_jobs)
+    out = _run_blocks(tree_model, X, _pd_index_chunk,
+                      (len(terms), tree_model.n_outputs),
+                      (frac, col_group, wtab, keys, int(n_groups)), n_jobs,
+                      extra_width=n_local)
+    out = np.ascontiguousarray(out.transpose(2, 0, 1))
     # the constant offset is part of the component of the empty coalition
     out[:, 0, :] += float(weight(0, 0, order)) * tree_model.offset[None, :]
     return out, terms

@@ -27,69 +27,25 @@ of Yang, "Fast TreeSHAP", 2021, done for the patterns the rows meet).
 Each tree is walked once for all rows together, keeping for every row the
 path groups whose splits it does not follow, as in :mod:`._kernels`; groups
 are numbered by their first split on the current path (path slots), so that
-any number of groups is served. Trees are shared between threads in chunks
-fixed by the model (tree ``t`` in chunk ``t % n_chunks``), each chunk summed
-apart and the chunk sums added in chunk order, so that the result does not
-depend on the number of threads.
+any number of groups is served. Each kernel sums the trees of one chunk
+(tree ``t`` in chunk ``t % n_chunks``, chunks fixed by the model) into an
+array of shape (width, n_rows) and releases the GIL; the caller runs the
+chunks on threads and adds their sums in chunk order
+(``skdecomp._numba.chunk_sums``), so that the result does not depend on the
+number of threads.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._numba import serial_and_parallel as _serial_and_parallel
-from .._numba import all_true, trues, zeros_1d, zeros_2d
+from .._numba import zeros_1d, zeros_2d
 from ._kernels import MAX_PATH_GROUPS, _tree_slot, _tree_split_goes, _tree_table
 
 #: Path slots up to which the distinct row patterns of a leaf are found by
 #: direct indexing (a table of 2**slots entries); hashing above.
 _DIRECT_SLOTS = 12
-
-
-@njit(cache=True)
-def _pd_columns(X):
-    # X column by column: (n_columns, n_rows)
-    out = np.empty((X.shape[1], X.shape[0]), dtype=np.float64)
-    for j in range(X.shape[1]):
-        for r in range(X.shape[0]):
-            out[j, r] = X[r, j]
-    return out
-
-
-@njit(cache=True)
-def _pd_expected(roots, node_int, values, frac):
-    # sum over trees (in order) of the leaves' values times their cover share
-    n_out = values.shape[1]
-    out = zeros_1d(n_out, np.float64)
-    n_nodes = node_int.shape[0]
-    stack = np.empty(n_nodes + 1, dtype=np.int64)
-    share = np.empty(n_nodes + 1, dtype=np.float64)
-    tree_sum = zeros_1d(n_out, np.float64)
-    for t in range(roots.shape[0]):
-        for o in range(n_out):
-            tree_sum[o] = 0.0
-        stack[0] = roots[t]
-        share[0] = 1.0
-        top = 1
-        while top > 0:
-            top -= 1
-            node = stack[top]
-            p = share[top]
-            if node_int[node, 0] < 0:
-                for o in range(n_out):
-                    tree_sum[o] += p * values[node, o]
-                continue
-            right = node_int[node, 2]
-            left = node_int[node, 1]
-            stack[top] = right
-            share[top] = p * frac[right]
-            stack[top + 1] = left
-            share[top + 1] = p * frac[left]
-            top += 2
-        for o in range(n_out):
-            out[o] += tree_sum[o]
-    return out
 
 
 @njit(cache=True, inline="always")
@@ -283,11 +239,10 @@ def _pd_set_c(V, bq, cq, n_used):
 
 
 # -- attributions -------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pd_attributions_chunk(cols, col_group, roots, node_int, threshold, values,
-                           cat_bits, frac, wtab, n_groups, max_depth, c, n_chunks,
-                           acc_c):
-    # the attributions of the trees of chunk c added to acc_c (n_groups *
+                           cat_bits, frac, wtab, n_groups, max_depth, c, n_chunks):
+    # the attributions of the trees of chunk c summed in acc_c (n_groups *
     # n_methods * n_outputs, n_rows); False when a path met more than
     # MAX_PATH_GROUPS groups
     n_rows = cols.shape[1]
@@ -308,6 +263,7 @@ def _pd_attributions_chunk(cols, col_group, roots, node_int, threshold, values,
     G = np.empty((cap, cap), dtype=np.float64)
     L = np.empty(cap + 1, dtype=np.float64)
     cur = 0
+    acc_c = zeros_2d(n_groups * per_k, n_rows, np.float64)
     for t in range(c, n_trees, n_chunks):
         top = _pd_walk_start(roots[t], stack_node, stack_level, stack_bit)
         while top > 0:
@@ -317,7 +273,7 @@ def _pd_attributions_chunk(cols, col_group, roots, node_int, threshold, values,
                 slot_of, slot_group, level_new, state,
             )
             if leaf < 0:
-                return False
+                return acc_c, False
             n_used = state[0]
             if n_used == 0:
                 continue  # a tree of one leaf: the expected value only
@@ -343,58 +299,15 @@ def _pd_attributions_chunk(cols, col_group, roots, node_int, threshold, values,
                     src = cls_val[j1 + j]
                     for r in range(n_rows):
                         dst[r] += src[row_cls[r]]
-    return True
+    return acc_c, True
 
-
-def _pd_attributions_body(
-    X, col_group, roots, node_int, threshold, values, cat_bits, frac,
-    wtab, n_groups, max_depth, n_chunks, n_slots,
-):
-    # phi_k summed over the leaves; wtab[m, t] = w_m(t + 1). Returns the
-    # attributions (n_rows, n_methods, n_outputs, n_groups) and whether every
-    # path met at most MAX_PATH_GROUPS groups.
-    n_rows = X.shape[0]
-    n_out = values.shape[1]
-    n_methods = wtab.shape[0]
-    per_k = n_methods * n_out
-    cols = _pd_columns(X)
-    out = zeros_1d(n_rows * n_methods * n_out * n_groups, np.float64).reshape(
-        (n_rows, n_methods, n_out, n_groups))
-    acc = np.empty((n_slots, n_groups * per_k, n_rows), dtype=np.float64)
-    ok = trues(n_slots)
-    for c0 in range(0, n_chunks, n_slots):
-        n_wave = min(n_slots, n_chunks - c0)
-        for s in prange(n_wave):
-            acc_c = acc[s]
-            for j in range(n_groups * per_k):
-                for r in range(n_rows):
-                    acc_c[j, r] = 0.0
-            if ok[s]:
-                ok[s] = _pd_attributions_chunk(
-                    cols, col_group, roots, node_int, threshold, values, cat_bits,
-                    frac, wtab, n_groups, max_depth, c0 + s, n_chunks, acc_c)
-        # chunk sums in chunk order, whatever the number of threads
-        for s in range(n_wave):
-            for k in range(n_groups):
-                for m in range(n_methods):
-                    for o in range(n_out):
-                        src = acc[s, (k * n_methods + m) * n_out + o]
-                        for r in range(n_rows):
-                            out[r, m, o, k] += src[r]
-    return out, all_true(ok)
-
-
-(
-    _pd_attributions_serial,
-    _pd_attributions_parallel,
-) = _serial_and_parallel(_pd_attributions_body)
 
 
 # -- coalition values ---------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pd_values_chunk(cols, col_group, roots, node_int, threshold, values, cat_bits,
-                     frac, masks, max_depth, c, n_chunks, acc_c):
-    # v_x(S) of the trees of chunk c added to acc_c (n_masks * n_outputs,
+                     frac, masks, max_depth, c, n_chunks):
+    # v_x(S) of the trees of chunk c summed in acc_c (n_masks * n_outputs,
     # n_rows); False when a path met more than MAX_PATH_GROUPS groups
     n_rows = cols.shape[1]
     n_out = values.shape[1]
@@ -405,6 +318,7 @@ def _pd_values_chunk(cols, col_group, roots, node_int, threshold, values, cat_bi
     bq = np.empty(MAX_PATH_GROUPS, dtype=np.float64)
     local = np.empty(n_masks, dtype=np.int64)
     share = np.empty(n_masks, dtype=np.float64)
+    acc_c = zeros_2d(masks.shape[0] * n_out, n_rows, np.float64)
     for t in range(c, roots.shape[0], n_chunks):
         top = _pd_walk_start(roots[t], stack_node, stack_level, stack_bit)
         while top > 0:
@@ -414,7 +328,7 @@ def _pd_values_chunk(cols, col_group, roots, node_int, threshold, values, cat_bi
                 slot_of, slot_group, level_new, state,
             )
             if leaf < 0:
-                return False
+                return acc_c, False
             n_used = state[0]
             _pd_leaf_shares(d, pnode, node_int, col_group, slot_of, frac, n_used, bq)
             # per coalition: its path slots, and the shares of the others
@@ -437,53 +351,15 @@ def _pd_values_chunk(cols, col_group, roots, node_int, threshold, values, cat_bi
                     for r in range(n_rows):
                         if not v[r] & loc:
                             dst[r] += f
-    return True
+    return acc_c, True
 
-
-def _pd_values_body(
-    X, col_group, roots, node_int, threshold, values, cat_bits, frac,
-    masks, max_depth, n_chunks, n_slots,
-):
-    # v_x(S) without the offset for the coalitions masks[i] (booleans over
-    # the groups). Returns (n_rows, n_masks, n_outputs) and the overflow flag.
-    n_rows = X.shape[0]
-    n_out = values.shape[1]
-    n_masks = masks.shape[0]
-    cols = _pd_columns(X)
-    out = zeros_1d(n_rows * n_masks * n_out, np.float64).reshape((n_rows, n_masks, n_out))
-    acc = np.empty((n_slots, n_masks * n_out, n_rows), dtype=np.float64)
-    ok = trues(n_slots)
-    for c0 in range(0, n_chunks, n_slots):
-        n_wave = min(n_slots, n_chunks - c0)
-        for s in prange(n_wave):
-            acc_c = acc[s]
-            for j in range(n_masks * n_out):
-                for r in range(n_rows):
-                    acc_c[j, r] = 0.0
-            if ok[s]:
-                ok[s] = _pd_values_chunk(
-                    cols, col_group, roots, node_int, threshold, values, cat_bits,
-                    frac, masks, max_depth, c0 + s, n_chunks, acc_c)
-        for s in range(n_wave):
-            for i in range(n_masks):
-                for o in range(n_out):
-                    src = acc[s, i * n_out + o]
-                    for r in range(n_rows):
-                        out[r, i, o] += src[r]
-    return out, all_true(ok)
-
-
-(
-    _pd_values_serial,
-    _pd_values_parallel,
-) = _serial_and_parallel(_pd_values_body)
 
 
 # -- Moebius components -------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pd_components_chunk(cols, col_group, roots, node_int, threshold, values,
-                         cat_bits, frac, n_groups, max_depth, c, n_chunks, acc_c):
-    # the components of the trees of chunk c added to acc_c (2**n_groups *
+                         cat_bits, frac, n_groups, max_depth, c, n_chunks):
+    # the components of the trees of chunk c summed in acc_c (2**n_groups *
     # n_outputs, n_rows), n_groups <= MAX_PATH_GROUPS
     n_rows = cols.shape[1]
     n_out = values.shape[1]
@@ -499,6 +375,7 @@ def _pd_components_chunk(cols, col_group, roots, node_int, threshold, values,
     bq = np.empty(MAX_PATH_GROUPS, dtype=np.float64)
     cq = np.empty(MAX_PATH_GROUPS, dtype=np.float64)
     cur = 0
+    acc_c = zeros_2d((np.int64(1) << n_groups) * n_out, n_rows, np.float64)
     for t in range(c, roots.shape[0], n_chunks):
         top = _pd_walk_start(roots[t], stack_node, stack_level, stack_bit)
         while top > 0:
@@ -537,43 +414,8 @@ def _pd_components_chunk(cols, col_group, roots, node_int, threshold, values,
                     val = values[leaf, o]
                     for r in range(n_rows):
                         dst[r] += src[row_cls[r]] * val
+    return acc_c, True
 
-
-def _pd_components_body(
-    X, col_group, roots, node_int, threshold, values, cat_bits, frac,
-    n_groups, max_depth, n_chunks, n_slots,
-):
-    # all 2**n_groups components without the offset: (n_rows, n_outputs,
-    # 2**n_groups)
-    n_rows = X.shape[0]
-    n_out = values.shape[1]
-    n_masks = np.int64(1) << n_groups
-    cols = _pd_columns(X)
-    out = zeros_1d(n_rows * n_out * n_masks, np.float64).reshape((n_rows, n_out, n_masks))
-    acc = np.empty((n_slots, n_masks * n_out, n_rows), dtype=np.float64)
-    for c0 in range(0, n_chunks, n_slots):
-        n_wave = min(n_slots, n_chunks - c0)
-        for s in prange(n_wave):
-            acc_c = acc[s]
-            for j in range(n_masks * n_out):
-                for r in range(n_rows):
-                    acc_c[j, r] = 0.0
-            _pd_components_chunk(cols, col_group, roots, node_int, threshold, values,
-                                 cat_bits, frac, n_groups, max_depth, c0 + s,
-                                 n_chunks, acc_c)
-        for s in range(n_wave):
-            for i in range(n_masks):
-                for o in range(n_out):
-                    src = acc[s, i * n_out + o]
-                    for r in range(n_rows):
-                        out[r, o, i] += src[r]
-    return out
-
-
-(
-    _pd_components_serial,
-    _pd_components_parallel,
-) = _serial_and_parallel(_pd_components_body)
 
 
 # -- interaction indices ------------------------------------------------------------
@@ -647,10 +489,10 @@ def _pd_n_local(n, order):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pd_index_chunk(cols, col_group, roots, node_int, threshold, values, cat_bits,
-                    frac, wtab, term_keys, n_groups, max_depth, c, n_chunks, acc_c):
-    # the index values of the trees of chunk c added to acc_c (n_terms *
+                    frac, wtab, term_keys, n_groups, max_depth, c, n_chunks):
+    # the index values of the trees of chunk c summed in acc_c (n_terms *
     # n_outputs, n_rows); False when a path met more than MAX_PATH_GROUPS
     # groups
     n_rows = cols.shape[1]
@@ -673,6 +515,7 @@ def _pd_index_chunk(cols, col_group, roots, node_int, threshold, values, cat_bit
     G = np.empty((cap, cap), dtype=np.float64)
     L = np.empty(cap + 1, dtype=np.float64)
     cur = 0
+    acc_c = zeros_2d(term_keys.shape[0] * n_out, n_rows, np.float64)
     for t in range(c, roots.shape[0], n_chunks):
         top = _pd_walk_start(roots[t], stack_node, stack_level, stack_bit)
         while top > 0:
@@ -682,7 +525,7 @@ def _pd_index_chunk(cols, col_group, roots, node_int, threshold, values, cat_bit
                 slot_of, slot_group, level_new, state,
             )
             if leaf < 0:
-                return False
+                return acc_c, False
             n_used = state[0]
             _pd_leaf_shares(d, pnode, node_int, col_group, slot_of, frac, n_used, bq)
             # the reported term of every local subset of the path slots
@@ -723,45 +566,4 @@ def _pd_index_chunk(cols, col_group, roots, node_int, threshold, values, cat_bit
                     val = values[leaf, o]
                     for r in range(n_rows):
                         dst[r] += src[row_cls[r]] * val
-    return True
-
-
-def _pd_index_body(
-    X, col_group, roots, node_int, threshold, values, cat_bits, frac,
-    wtab, term_keys, n_groups, max_depth, n_chunks, n_slots,
-):
-    # Values of an index of order wtab.shape[0] - 1 on the terms of the
-    # sorted keys term_keys, without the offset: (n_rows, n_terms, n_outputs),
-    # and the overflow flag.
-    n_rows = X.shape[0]
-    n_out = values.shape[1]
-    n_terms = term_keys.shape[0]
-    cols = _pd_columns(X)
-    out = zeros_1d(n_rows * n_terms * n_out, np.float64).reshape((n_rows, n_terms, n_out))
-    acc = np.empty((n_slots, n_terms * n_out, n_rows), dtype=np.float64)
-    ok = trues(n_slots)
-    for c0 in range(0, n_chunks, n_slots):
-        n_wave = min(n_slots, n_chunks - c0)
-        for s in prange(n_wave):
-            acc_c = acc[s]
-            for j in range(n_terms * n_out):
-                for r in range(n_rows):
-                    acc_c[j, r] = 0.0
-            if ok[s]:
-                ok[s] = _pd_index_chunk(
-                    cols, col_group, roots, node_int, threshold, values, cat_bits,
-                    frac, wtab, term_keys, n_groups, max_depth, c0 + s, n_chunks,
-                    acc_c)
-        for s in range(n_wave):
-            for j in range(n_terms):
-                for o in range(n_out):
-                    src = acc[s, j * n_out + o]
-                    for r in range(n_rows):
-                        out[r, j, o] += src[r]
-    return out, all_true(ok)
-
-
-(
-    _pd_index_serial,
-    _pd_index_parallel,
-) = _serial_and_parallel(_pd_index_body)
+    return acc_c, True

@@ -46,6 +46,7 @@ __all__ = [
     "predict_vectorized",
     "attributions_vectorized",
     "anchored_sums_vectorized",
+    "background_leaves_vectorized",
     "vectorized_work",
 ]
 
@@ -554,8 +555,8 @@ def attributions_vectorized(Xm, Zm, col_group, roots, node_int, threshold, value
                             cat_bits, coef_a, coef_b, n_groups, max_depth=None):
     """Exact leaf-wise attributions of every explained row, with numpy.
 
-    Equal, up to rounding, to ``_tree_attributions_leaf_serial`` and
-    ``_tree_attributions_serial`` of :mod:`._kernels`, for any number of
+    Equal, up to rounding, to ``_tree_attributions_leaf_chunk`` and
+    ``_tree_attributions_pairwise`` of :mod:`._kernels`, for any number of
     groups (at most 62 distinct on a root-to-leaf path).
 
     Parameters
@@ -664,7 +665,7 @@ def anchored_sums_vectorized(Xm, Zm, col_group, roots, node_int, threshold, valu
                              cat_bits, masks, same=False):
     """Row and column sums of the output at every hybrid, with numpy.
 
-    The same numbers as ``_tree_anchored_sums_serial`` of :mod:`._kernels`:
+    The same numbers as ``_tree_anchored_sums_chunk`` of :mod:`._kernels`:
     the hybrid of x and z reaches a leaf iff ``V(x) & S == 0`` and
     ``V(z) <= S``, so a leaf adds ``value * #{z: V(z) <= S}`` to every such x
     and ``value * #{x: V(x) & S == 0}`` to every such z. Masks are over at
@@ -738,3 +739,53 @@ def anchored_work(n_nodes, n_leaves, n_rows, n_background, n_masks):
     mask, two tests and sums over every leaf and row."""
     n_all = n_rows + n_background
     return float(n_nodes) * n_all + 0.25 * float(n_leaves) * n_all * max(1, n_masks)
+
+
+# -- background summary -----------------------------------------------------------
+def background_leaves_vectorized(Zm, col_group, roots, node_int, threshold, cat_bits,
+                                 n_groups):
+    """Distinct background patterns and their counts at every leaf, by node.
+
+    The pattern of a background row at a leaf is the bitmask over the groups
+    (bit ``col_group[f]``) of the splits on its path that the row does not
+    follow. Leaf node ``i`` holds ``pats[ptr[i]:ptr[i + 1]]``, in increasing
+    order, with their counts; other nodes hold none.
+
+    Returns
+    -------
+    ptr : ndarray of int64, shape (n_nodes + 1,)
+    pats : ndarray of int16
+    counts : ndarray of int32
+    """
+    n_nodes = node_int.shape[0]
+    Zm = np.asarray(Zm, dtype=np.float64)
+    n_bg = Zm.shape[0]
+    cols = np.ascontiguousarray(Zm.T)
+    nan_cols = np.isnan(cols).any(axis=1)
+    group_bit = np.left_shift(np.int64(1), np.asarray(col_group, dtype=np.int64))
+    keys = []
+    for t0, t1 in _tree_chunks(roots, n_nodes, n_bg):
+        node = np.asarray(roots[t0:t1], dtype=np.int64)
+        V = np.zeros((node.shape[0], n_bg), dtype=np.int64)
+        while node.size:
+            feature = node_int[node, 0]
+            leaf = feature < 0
+            if leaf.any():
+                keys.append(((node[leaf][:, None] << n_groups) | V[leaf]).ravel())
+            inner = ~leaf
+            if not inner.any():
+                break
+            nd = node[inner]
+            goes = _goes_left_rows(nd, cols, nan_cols, node_int, threshold, cat_bits)
+            bit = group_bit[feature[inner]][:, None]
+            Vi = V[inner]
+            # left child: the rows going right miss its split; right: the others
+            V = np.concatenate([Vi | np.where(goes, 0, bit), Vi | np.where(goes, bit, 0)])
+            node = np.concatenate([node_int[nd, 1], node_int[nd, 2]])
+    keys, counts = np.unique(np.concatenate(keys) if keys else np.zeros(0, np.int64),
+                             return_counts=True)
+    leaf = keys >> n_groups
+    ptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(leaf, minlength=n_nodes), out=ptr[1:])
+    pats = (keys & ((np.int64(1) << n_groups) - 1)).astype(np.int16)
+    return ptr, pats, counts.astype(np.int32)
