@@ -7,7 +7,7 @@ number of groups is not limited by the width of an integer bitmask.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 __all__ = [
     "hybrid_rows",
