@@ -2,7 +2,7 @@
 
 Each case runs in a fresh Python process with ``NUMBA_CACHE_DIR`` pointed at
 one temporary folder: first empty (cold: every kernel the call needs is
-compiled), then again with the cache the first run wrote (warm). Three
+compiled), then again with the cache the first run wrote (warm). Four
 sections:
 
 ``default``
@@ -25,28 +25,38 @@ sections:
 ``blocks``
     One ``transform`` of 100,000 rows against the same rows in blocks of
     2,000 to 25,000 rows (warm cache, serial, best of two), both games.
+``summary``
+    The background summary of the marginal game on forests of 100-300 trees
+    (depth 5-12, 100-300 background rows): numpy against the Numba kernel,
+    warm, and the kernel's first call. numpy takes 0.035-0.053 us per (leaf,
+    background row) key, the kernel 6-9 ns after compiling for 2.4 s: at the
+    bound of 10 million keys numpy takes about 0.5 s.
 
-Measured on 2 shared cores (AMD EPYC, load 3-10 from other work: wall times
-move with the load, by 2-3x, CPU times less), CPU seconds of the first
-``transform`` of 1,000 rows, two runs after:
+CPU seconds of the first ``transform`` of 1,000 rows on 2 cores (AMD EPYC,
+load about 1):
 
 ========================  ============  ============  ==========  ===========
 tree path, 1,000 rows     cold, before  cold, after   warm cache  second call
 ========================  ============  ============  ==========  ===========
-marginal, n_jobs=1        7.3           6.2-6.7       0.3         0.03-0.07
-marginal, n_jobs=2        13.9          8.1-10.6      0.5         0.03-0.07
-path-dependent, n_jobs=1  8.3           5.8-7.9       0.05        0.02-0.08
-path-dependent, n_jobs=2  13.1          8.6-9.9       0.06        0.03-0.06
+marginal, n_jobs=1        6.1           2.8           0.27        0.03
+marginal, n_jobs=2        7.9           2.6           0.26        0.02
+path-dependent, n_jobs=1  5.3           3.3           0.26        0.03
+path-dependent, n_jobs=2  7.1           3.1           0.26        0.02
 ========================  ============  ============  ==========  ===========
 
-Wall times of the cold first call were 13-28 s before and 6-31 s after,
-depending on the load. Before, the parallel marginal kernel compiled its
-whole loop body a second time (now one compiled function per chunk of trees
-serves the serial and the parallel kernel), every ``np.zeros``, ``np.ones``
-and ``.all()`` of a parallel kernel was a parallel loop of its own, and the
-walk of the trees was compiled twice (for a literal and an int64 stack top).
-A warm cache is read in 0.05-0.5 s: every kernel is cached and reused by
-later processes.
+Before, ``n_jobs=2`` compiled a ``parallel=True`` twin of every kernel (its
+whole body a second time, with Numba's parallel machinery: 5.7 s for the
+marginal kernel against 3.5 s serially), the marginal game's background
+summary compiled a kernel of its own (2.6 s) and every kernel body compiled
+its set-up and the adding of the chunk sums. Now each kernel is compiled
+once, serially, with ``nogil=True``; ``n_jobs`` threads run it on chunks of
+the trees or parts of the rows, and the set-up, the chunk sums and the
+background summary (below ``numpy_max_summary`` leaves x background rows)
+are numpy. The warm first call is the load of the cached kernel and Numba's
+own first-use set-up (0.25 s, paid once per process). In the ``default``
+section (5 explained rows, served in numpy) nothing changed: 0.04-0.16 s for
+the tree models, 1.4-1.5 s for a model called through ``predict``, 0.66 s for
+AdaptiveGrouper, cold.
 
 Blocks, CPU seconds for 100,000 rows (serial): before, one call took 2.81
 against 2.04-2.5 in blocks of 1,000-32,000 rows for the marginal game and
@@ -55,10 +65,11 @@ blocking); after, 1.99 against 1.88-2.27 (blocks of 2,000-25,000) and 1.62
 against 1.32-1.71, and in a profile the kernels of one call and of blocks of
 12,500 rows took the same 1.59 s. The kernels now take the rows in blocks
 whose per-row buffers fit the caches (``_BLOCK_BYTES`` in
-``skdecomp/_tree/_dispatch.py``).
+``skdecomp/_tree/_dispatch.py``). With the kernels run on threads: 2.00
+against 2.01-2.31 and 1.39 against 1.34-1.85.
 
-Run: ``python benchmarks/bench_first_call.py [default] [tree] [blocks]``
-(all three without arguments).
+Run: ``python benchmarks/bench_first_call.py [default] [tree] [blocks]
+[summary]`` (all four without arguments).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -203,6 +214,62 @@ def run_script(script, args, cache):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+SUMMARY_CASE = r"""
+import json, time
+import numpy as np
+from sklearn.ensemble import RandomForestRegressor
+from skdecomp._tree import extract_tree_model
+from skdecomp._tree._dispatch import _by_node
+from skdecomp._tree._kernels import _tree_background_leaves
+from skdecomp._tree._vectorized import background_leaves_vectorized
+rng = np.random.default_rng(0)
+X = rng.normal(size=(3000, 10))
+y = X[:, 0] * X[:, 1] + X.sum(axis=1) + rng.normal(size=3000)
+def best(fn):
+    times = []
+    for _ in range(2):
+        t = time.process_time()
+        out = fn()
+        times.append(time.process_time() - t)
+    return min(times), out
+rows, compile_s = [], None
+for n_trees, depth, n_bg in [(100, 5, 100), (100, 8, 100), (200, 10, 200),
+                             (300, 12, 300)]:
+    model = RandomForestRegressor(n_estimators=n_trees, max_depth=depth,
+                                  max_features=0.5, random_state=0).fit(X, y)
+    tm = extract_tree_model(model)
+    Zm = tm.prepare(X[:n_bg])
+    args = (Zm, tm.column_groups(np.arange(10)), tm.roots, tm.node_int,
+            tm.threshold, tm.cat_bits, 10)
+    def kernel():
+        ptr, ids, pats, counts = _tree_background_leaves(*args, tm.max_depth)
+        return _by_node(ptr, ids, pats, counts, tm.node_int.shape[0])
+    if compile_s is None:
+        t = time.process_time()
+        kernel()
+        compile_s = time.process_time() - t
+    t_np, a = best(lambda: background_leaves_vectorized(*args))
+    t_k, b = best(kernel)
+    assert all(np.array_equal(u, v) for u, v in zip(a, b))
+    rows.append([tm.n_leaves * n_bg, t_np, t_k])
+print(json.dumps({"compile": compile_s, "rows": rows}))
+"""
+
+
+def summary():
+    with tempfile.TemporaryDirectory() as cache:
+        r = run_script(SUMMARY_CASE, [], cache)
+    if r is None:
+        print("summary failed")
+        return
+    print(f"\nbackground summary: the kernel's first call {r['compile']:.2f} s "
+          "(compiled)")
+    print(f"{'leaves x background':>20} {'numpy (s)':>10} {'kernel (s)':>11} "
+          f"{'numpy / key (us)':>17}   (CPU seconds, warm)")
+    for keys, t_np, t_k in r["rows"]:
+        print(f"{keys:>20,} {t_np:>10.3f} {t_k:>11.3f} {1e6 * t_np / keys:>17.3f}")
+
+
 def tree_paths():
     print(f"\n{'tree path, 1,000 rows':<26} {'cache':<5} {'first wall':>10} "
           f"{'first CPU':>10} {'second wall':>12}   (seconds)")
@@ -249,9 +316,11 @@ def default_calls():
 
 
 def main(sections):
-    sections = sections or ["default", "tree", "blocks"]
+    sections = sections or ["default", "tree", "blocks", "summary"]
     if "default" in sections:
         default_calls()
+    if "summary" in sections:
+        summary()
     if "tree" in sections:
         tree_paths()
     if "blocks" in sections:

@@ -186,7 +186,7 @@ def _run_blocks(tree_model, X, chunk, shape, args, n_jobs, extra_width=0):
                 raise _too_many_path_groups(tree_model)
             parts.append(total)
     out = np.concatenate(parts, axis=1) if parts else np.zeros((width, 0))
-    return out.reshape(tuple(shape) + (-1,))
+    return out.reshape(tuple(shape) + (Xm.shape[0],))
 
 
 def path_dependent_values(tree_model, X, labels, masks, n_jobs=None):
