@@ -162,3 +162,25 @@ def test_order_above_three_on_the_tree_path():
     wide = Explainer(model, background=5, random_state=0, algorithm="tree").fit(X)
     with pytest.raises(ValueError, match="groups"):
         wide.interactions(X[:2], index="Moebius", max_order=4)
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_path_terms_are_the_subsets_of_every_path(order):
+    # the support of the sparse terms against a walk of sklearn's own trees
+    from skdecomp._tree._indices import term_key, tree_path_terms
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 9))
+    y = X[:, 0] * X[:, 1] + X[:, 2] * X[:, 3] * X[:, 4] + X[:, 5]
+    model = RandomForestRegressor(n_estimators=5, max_depth=6, random_state=0).fit(X, y)
+    tm = extract_tree_model(model)
+    for labels in (np.arange(9), np.array([0, 1, 1, 2, 3, 0, 2, 4, 3])):
+        k = int(labels.max()) + 1
+        got, most = tree_path_terms(tm.roots, tm.node_int, tm.column_groups(labels), k,
+                                    order)
+        paths = {frozenset(int(labels[c]) for c in cols)
+                 for cols in _path_column_sets(model)}
+        want = sorted({term_key(t, k) for p in paths
+                       for s in range(2, order + 1) for t in combinations(sorted(p), s)})
+        np.testing.assert_array_equal(got, want)
+        assert most == max(len(p) for p in paths)

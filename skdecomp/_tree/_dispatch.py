@@ -492,13 +492,9 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
     arrays = tree_model.arrays()
     with kernel_threads(n_jobs) as threads:
         if kernel == "ternary":
-            F = np.concatenate([
-                row_parts(lambda r0, r1: _ternary_components(
-                    table[:, :, r0:r1], int(n_groups), Zm.shape[0]),
-                    table.shape[2], threads)
-                for table in _ternary_tables(tree_model, Xm, Zm, col_group, n_groups,
-                                             threads)
-            ])
+            F = _ternary(tree_model, Xm, Zm, col_group, n_groups, threads,
+                         lambda table: _ternary_components(table, int(n_groups),
+                                                           Zm.shape[0]))
         else:
             F = row_parts(lambda r0, r1: _tree_components_pairwise(
                 Xm[r0:r1], Zm, col_group, *arrays, sorted_masks, dense, max_order,
@@ -513,20 +509,22 @@ def tree_components(tree_model, X, Z, labels, n_groups, masks=None, n_jobs=None,
     return F
 
 
-def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, threads):
-    """Per block of explained rows, the leaf values summed by (V(z), V(x)).
+def _ternary(tree_model, Xm, Zm, col_group, n_groups, threads, read):
+    """``read(table)`` of the leaf values summed by (V(z), V(x)), by rows.
 
-    Yields arrays of shape (n_outputs, 3**n_groups, n_block_rows) from the
-    leaf-wise kernel; blocks keep them, with the tables of the chunks walked
-    at once, below ``kernel_block_cells()``. With fewer chunks than threads
-    the threads share the rows instead, each part summed over the chunks in
-    chunk order; either way every sum is the same.
+    The table of a part of the explained rows has shape (n_outputs,
+    3**n_groups, n_part_rows) and comes from the leaf-wise kernel; ``read``
+    turns it into one result per row (components or attributions), and the
+    results are joined. Blocks of rows keep the tables, with those of the
+    chunks walked at once, below ``kernel_block_cells()``. With fewer chunks
+    than threads the threads share the rows instead, each part summed over
+    the chunks in chunk order and read on its thread; either way every sum
+    is the same.
     """
     tern = np.zeros(1 << n_groups, dtype=np.int64)
     for k in range(n_groups):
         tern[1 << k:2 << k] = tern[: 1 << k] + 3**k
-    n_out = tree_model.n_outputs
-    cells = 3**n_groups * n_out
+    cells = 3**n_groups * tree_model.n_outputs
     n_chunks = _n_chunks(tree_model, cells)
     by_rows = n_chunks < threads.n_threads
     n_slots = threads.n_threads if by_rows else _n_slots(n_chunks, threads)
@@ -545,13 +543,19 @@ def _ternary_tables(tree_model, Xm, Zm, col_group, n_groups, threads):
                 tree_model.max_depth, c, n_chunks),
             n_chunks, chunk_threads)
 
+    parts = []
     for i in range(0, Xm.shape[0], block):
         rows = Xm[i:i + block]
         if by_rows:
-            yield row_parts(lambda r0, r1: table(rows[r0:r1], SERIAL), rows.shape[0],
-                            threads, axis=2)
+            parts.append(row_parts(lambda r0, r1: read(table(rows[r0:r1], SERIAL)),
+                                   rows.shape[0], threads))
         else:
-            yield table(rows, threads)
+            whole = table(rows, threads)
+            parts.append(row_parts(lambda r0, r1: read(whole[:, :, r0:r1]),
+                                   rows.shape[0], threads))
+    if not parts:
+        return read(np.zeros((tree_model.n_outputs, 3**n_groups, 0)))
+    return np.concatenate(parts)
 
 
 def _exact(w):
@@ -692,13 +696,9 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
             phi = _patterns_attributions(tree_model, Xm, Zm, col_group, n_groups,
                                          coef_a, coef_b, threads)
         elif kernel == "ternary":
-            phi = np.concatenate([
-                row_parts(lambda r0, r1: _ternary_attributions(
-                    table[:, :, r0:r1], coef_a, coef_b, int(n_groups), n_bg),
-                    table.shape[2], threads)
-                for table in _ternary_tables(tree_model, Xm, Zm, col_group, n_groups,
-                                             threads)
-            ])
+            phi = _ternary(tree_model, Xm, Zm, col_group, n_groups, threads,
+                           lambda table: _ternary_attributions(
+                               table, coef_a, coef_b, int(n_groups), n_bg))
         else:
             n_chunks = _n_chunks(tree_model)
             n_slots = _n_slots(n_chunks, threads)

@@ -25,6 +25,7 @@ from .._numba import zeros_1d, zeros_2d
 from ._kernels import (
     MAX_PATH_GROUPS,
     _bit_count,
+    _lower_bound,
     _tree_background_patterns,
     _tree_next_leaf_local,
     _tree_slot,
@@ -60,68 +61,6 @@ def _sort3(a, b, c):
     if a > b:
         a, b = b, a
     return a, b, c
-
-
-@njit(cache=True)
-def tree_path_terms(roots, node_int, col_group, n_groups, order):
-    """Keys of the terms of 2..order groups that share a root-to-leaf path.
-
-    Returns the sorted unique keys and the most distinct groups on one path.
-    """
-    n_nodes = node_int.shape[0]
-    stack = np.empty(n_nodes + 1, dtype=np.int64)
-    depth = np.empty(n_nodes + 1, dtype=np.int64)
-    path = np.empty(n_nodes + 1, dtype=np.int64)
-    distinct = np.empty(n_nodes + 1, dtype=np.int64)
-    found = set()
-    found.add(np.int64(-1))
-    most = 0
-    for t in range(roots.shape[0]):
-        stack[0] = roots[t]
-        depth[0] = 0
-        top = 1
-        while top > 0:
-            top -= 1
-            node = stack[top]
-            d = depth[top]
-            if node_int[node, 0] >= 0:
-                path[d] = col_group[node_int[node, 0]]
-                stack[top] = node_int[node, 1]
-                depth[top] = d + 1
-                stack[top + 1] = node_int[node, 2]
-                depth[top + 1] = d + 1
-                top += 2
-                continue
-            # a leaf: the distinct groups of its path, sorted
-            m = 0
-            for i in range(d):
-                g = path[i]
-                seen = False
-                for j in range(m):
-                    if distinct[j] == g:
-                        seen = True
-                        break
-                if not seen:
-                    distinct[m] = g
-                    m += 1
-            distinct[:m].sort()
-            most = max(most, m)
-            if order >= 2:
-                for j in range(m):
-                    for i in range(j):
-                        found.add(_key3(2, distinct[i], distinct[j], 0, n_groups))
-                        if order >= 3:
-                            for h in range(i):
-                                found.add(_key3(3, distinct[h], distinct[i],
-                                                distinct[j], n_groups))
-    out = np.empty(len(found) - 1, dtype=np.int64)
-    i = 0
-    for key in found:
-        if key >= 0:
-            out[i] = key
-            i += 1
-    out.sort()
-    return out, most
 
 
 @njit(cache=True, inline="always")
@@ -261,7 +200,7 @@ def _tree_index_chunk(
                     for i in range(m if order >= 1 else 0):
                         rank = 1 + pos[i]
                         key = _key3(1, slot_group[pos[i]], 0, 0, n_groups)
-                        cls_term[cls, n_t] = np.searchsorted(term_keys, key)
+                        cls_term[cls, n_t] = _lower_bound(term_keys, key)
                         cls_coef[cls, n_t] = loc[rank]
                         loc[rank] = 0.0
                         n_t += 1
@@ -273,7 +212,7 @@ def _tree_index_chunk(
                             g0, g1, g2 = _sort3(-1, slot_group[pos[i]],
                                                 slot_group[bj])
                             key = _key3(2, g1, g2, 0, n_groups)
-                            cls_term[cls, n_t] = np.searchsorted(term_keys, key)
+                            cls_term[cls, n_t] = _lower_bound(term_keys, key)
                             cls_coef[cls, n_t] = loc[rank]
                             loc[rank] = 0.0
                             n_t += 1
@@ -289,8 +228,7 @@ def _tree_index_chunk(
                                                     slot_group[bi],
                                                     slot_group[cj])
                                 key = _key3(3, g0, g1, g2, n_groups)
-                                cls_term[cls, n_t] = np.searchsorted(
-                                    term_keys, key)
+                                cls_term[cls, n_t] = _lower_bound(term_keys, key)
                                 cls_coef[cls, n_t] = loc[rank]
                                 loc[rank] = 0.0
                                 n_t += 1

@@ -23,11 +23,10 @@ from ._index_kernels import (
     MAX_LEAF_ORDER,
     _tree_index_chunk,
     term_key,
-    tree_path_terms,
 )
 from ._kernels import MAX_PATH_GROUPS
 
-__all__ = ["MAX_LEAF_ORDER", "MAX_DENSE_TERMS", "tree_interactions",
+__all__ = ["MAX_LEAF_ORDER", "MAX_DENSE_TERMS", "tree_path_terms", "tree_interactions",
            "leaf_index_coefficients"]
 
 #: Most terms reported densely (every term of at most k groups); past it the
@@ -36,6 +35,74 @@ MAX_DENSE_TERMS = 1 << 14
 
 # largest number of groups whose term keys fit an int64
 _MAX_KEY_GROUPS = 1 << 20
+# path cells held at once by tree_path_terms
+_TERM_KEYS_BLOCK = 1 << 22
+
+
+def tree_path_terms(roots, node_int, col_group, n_groups, order):
+    """Keys of the terms of 2..order groups that share a root-to-leaf path.
+
+    Returns the sorted unique keys and the most distinct groups on one path.
+    The trees are walked one level at a time for all their nodes, keeping
+    the groups of every node's path; the distinct groups of each leaf's
+    path give its terms. Trees are taken in chunks, each chunk's keys made
+    unique before the next.
+    """
+    n_groups = int(n_groups)
+    found = np.zeros(0, dtype=np.int64)
+    most = 0
+    sizes = np.diff(np.append(roots, node_int.shape[0]))
+    t0 = 0
+    while t0 < roots.shape[0]:
+        # trees of about a block of nodes
+        t1 = t0 + max(1, int(np.searchsorted(np.cumsum(sizes[t0:]),
+                                             _TERM_KEYS_BLOCK >> 6, side="right")))
+        node = np.asarray(roots[t0:t1], dtype=np.int64)
+        groups = np.zeros((node.shape[0], 0), dtype=np.int64)
+        keys = [found]
+        while node.size:
+            feature = node_int[node, 0]
+            leaf = feature < 0
+            if leaf.any() and groups.shape[1]:
+                paths = np.sort(groups[leaf], axis=1)
+                # the distinct groups of every path first, then n_groups
+                repeat = np.zeros(paths.shape, dtype=bool)
+                repeat[:, 1:] = paths[:, 1:] == paths[:, :-1]
+                paths[repeat] = n_groups
+                paths = np.sort(paths, axis=1)
+                n_distinct = (paths < n_groups).sum(axis=1)
+                most = max(most, int(n_distinct.max()))
+                keys.extend(_path_keys(paths, n_distinct, n_groups, order))
+            inner = ~leaf
+            g = np.asarray(col_group, dtype=np.int64)[feature[inner]]
+            groups = np.repeat(np.column_stack([groups[inner], g]), 2, axis=0)
+            node = np.column_stack([node_int[node[inner], 1],
+                                    node_int[node[inner], 2]]).ravel()
+        found = np.unique(np.concatenate(keys))
+        t0 = t1
+    return found, most
+
+
+def _path_keys(paths, n_distinct, n_groups, order):
+    """Term keys of 2..order of the sorted distinct groups of each path."""
+    m = int(n_distinct.max())
+    out = []
+    for j in range(1, m if order >= 2 else 0):
+        rows = n_distinct > j
+        for i in range(j):
+            out.append(_key(2, 0, paths[rows, i], paths[rows, j], n_groups))
+            for h in range(i if order >= 3 else 0):
+                out.append(_key(3, paths[rows, h], paths[rows, i], paths[rows, j],
+                                n_groups))
+    return out
+
+
+def _key(size, g0, g1, g2, n_groups):
+    """:func:`term_key` of many terms of one size (groups in increasing order)."""
+    if size == 2:
+        g0, g1, g2 = g1, g2, 0
+    m = np.int64(n_groups)
+    return ((np.int64(size) * m + g0) * m + g1) * m + g2
 
 
 @lru_cache(maxsize=32)

@@ -65,17 +65,25 @@ def _tree_goes_left(node, value, node_int, threshold, cat_bits):
     return node_int[node, 3] != 0
 
 
-@njit(cache=True)
-def _find_mask(masks, mask):
-    # index of mask in the sorted array masks, -1 when absent
+@njit(cache=True, inline="always")
+def _lower_bound(keys, key):
+    # np.searchsorted(keys, key) of the sorted int64 array keys (a plain
+    # loop: Numba's searchsorted compiles for about 0.4 s on a first call)
     lo = 0
-    hi = masks.shape[0]
+    hi = keys.shape[0]
     while lo < hi:
         mid = (lo + hi) >> 1
-        if masks[mid] < mask:
+        if keys[mid] < key:
             lo = mid + 1
         else:
             hi = mid
+    return lo
+
+
+@njit(cache=True)
+def _find_mask(masks, mask):
+    # index of mask in the sorted array masks, -1 when absent
+    lo = _lower_bound(masks, mask)
     if lo < masks.shape[0] and masks[lo] == mask:
         return lo
     return -1

@@ -31,8 +31,8 @@ from ._dispatch import (
     _n_slots,
     _too_many_path_groups,
 )
-from ._index_kernels import MAX_LEAF_ORDER, term_key, tree_path_terms
-from ._indices import MAX_DENSE_TERMS, _decode, _n_terms
+from ._index_kernels import MAX_LEAF_ORDER, term_key
+from ._indices import MAX_DENSE_TERMS, _decode, _n_terms, tree_path_terms
 from ._kernels import MAX_PATH_GROUPS
 from ._pathdep_kernels import (
     _pd_attributions_chunk,

@@ -41,7 +41,13 @@ import numpy as np
 from numba import njit
 
 from .._numba import zeros_1d, zeros_2d
-from ._kernels import MAX_PATH_GROUPS, _tree_slot, _tree_split_goes, _tree_table
+from ._kernels import (
+    MAX_PATH_GROUPS,
+    _lower_bound,
+    _tree_slot,
+    _tree_split_goes,
+    _tree_table,
+)
 
 #: Path slots up to which the distinct row patterns of a leaf are found by
 #: direct indexing (a table of 2**slots entries); hashing above.
@@ -535,13 +541,12 @@ def _pd_index_chunk(cols, col_group, roots, node_int, threshold, values, cat_bit
             off3 = off2 + n_used * (n_used - 1) // 2
             for a in range(n_used if order >= 1 else 0):
                 key = _pd_key3(1, slot_group[a], 0, 0, n_groups)
-                term_of[1 + a] = np.searchsorted(term_keys, key)
+                term_of[1 + a] = _lower_bound(term_keys, key)
             for b in range(n_used if order >= 2 else 0):
                 for a in range(b):
                     g0, g1, g2 = _pd_sort3(-1, slot_group[a], slot_group[b])
                     key = _pd_key3(2, g1, g2, 0, n_groups)
-                    term_of[off2 + b * (b - 1) // 2 + a] = np.searchsorted(
-                        term_keys, key)
+                    term_of[off2 + b * (b - 1) // 2 + a] = _lower_bound(term_keys, key)
             for c3 in range(n_used if order >= 3 else 0):
                 for b in range(c3):
                     for a in range(b):
@@ -550,7 +555,7 @@ def _pd_index_chunk(cols, col_group, roots, node_int, threshold, values, cat_bit
                         key = _pd_key3(3, g0, g1, g2, n_groups)
                         rank = (off3 + c3 * (c3 - 1) * (c3 - 2) // 6
                                 + b * (b - 1) // 2 + a)
-                        term_of[rank] = np.searchsorted(term_keys, key)
+                        term_of[rank] = _lower_bound(term_keys, key)
             v = path[d]
             cur += 1
             n_cls = _pd_classes(v, n_used, d_stamp, d_cls, h_stamp, h_key, h_cls, cur,
