@@ -463,7 +463,7 @@ def _pd_index_coefficients(bq, cq, n, wtab, order, G, L, sh, rb, rc, coef):
                     rb[m] = bq[j]
                     rc[m] = cq[j]
                     m += 1
-            _pd_excluded_sums(rb, rc, m, wtab[2, 2:], G, L, sh)
+            _pd_excluded_sums(rb, rc, np.int64(m), wtab[2, 2:], G, L, sh)
             for b in range(a + 1, n):
                 coef[off2 + b * (b - 1) // 2 + a] = cq[a] * cq[b] * sh[b - 1]
     off3 = off2 + n * (n - 1) // 2
@@ -476,7 +476,7 @@ def _pd_index_coefficients(bq, cq, n, wtab, order, G, L, sh, rb, rc, coef):
                         rb[m] = bq[j]
                         rc[m] = cq[j]
                         m += 1
-                _pd_excluded_sums(rb, rc, m, wtab[3, 3:], G, L, sh)
+                _pd_excluded_sums(rb, rc, np.int64(m), wtab[3, 3:], G, L, sh)
                 cab = cq[a] * cq[b]
                 for c in range(b + 1, n):
                     rank = off3 + c * (c - 1) * (c - 2) // 6 + b * (b - 1) // 2 + a
