@@ -76,11 +76,10 @@ TREE_SECOND = {"explain": 2e-9, "interactions": 1e-7, "agreed": 5.5e-6,
                "sources": 6.5e-5, "regions": 7e-5}
 #: trees that split text columns as sets of categories are read by slower
 #: kernels: the explanations, interactions and AGREED grouping cost this many
-#: times more, and the sources SOURCE_CATEGORY_SECOND per pair of rows and
-#: square root of the number of columns (a fit to the runs of
-#: benchmarks/bench_plan.py)
+#: times more, and the sources SOURCE_CATEGORY_FACTOR times more (fits to
+#: the runs of benchmarks/bench_plan.py)
 CATEGORY_FACTOR = 6.0
-SOURCE_CATEGORY_SECOND = 4.9e-4
+SOURCE_CATEGORY_FACTOR = 3.0
 #: the AGREED grouping of the path-dependent game costs this many times less
 PATH_DEPENDENT_AGREED = 4.0
 #: rows of the AGREED grouping, on the tree path and through model calls
@@ -417,15 +416,14 @@ def _estimate(plan, *, n, d, kind, evaluation_second, tree, fitted, nodes,
             step("interactions", B * B * (1 + G + G * (G - 1) / 2) + R * B * 2.0 ** (k - 1))
         # the sources read the model's last step on the encoded columns
         N = _source_rows(d_model, n_fit, source_tree)
-        if source_tree and categorical:
-            step("sources", 0.0, np.sqrt(d_model) * N * N * SOURCE_CATEGORY_SECOND)
-        elif source_tree:
-            step("sources", 0.0, nodes * TREE_SECOND["sources"])
+        if source_tree:
+            category = SOURCE_CATEGORY_FACTOR if categorical else 1.0
+            step("sources", 0.0, nodes * TREE_SECOND["sources"] * category)
         else:
             step("sources", 0.0, 4 * d_model * N * N * model_second)
         if regions and interacting and imputer == "marginal":
             # FDTree's own model calls (see _region_path), without draws
-            if tree and not categorical and nodes <= REGION_TREE_NODES:
+            if tree and nodes <= REGION_TREE_NODES:
                 step("regions", 0.0, nodes * TREE_SECOND["regions"])
             else:
                 N = int(np.sqrt(REGION_EVALUATIONS / d_model))

@@ -290,7 +290,7 @@ def test_cli_imputer_option(capsys):
     assert info.value.code == 2 and "--imputer" in capsys.readouterr().err
 
 
-def test_regions_of_trees_with_categories_go_through_model_calls():
+def test_regions_of_trees_are_read_from_the_leaves_with_categories_too():
     from threadpoolctl import threadpool_limits
 
     from skdecomp._report._explain import _region_path
@@ -304,12 +304,17 @@ def test_regions_of_trees_with_categories_go_through_model_calls():
             return model.fit(X, y)
 
     X, y = _interacting(n=200, text=True)
-    model = fitted(X)
-    N, function = _region_path(model, X, tree=True)
-    assert function is not None and N == 100
-    assert np.allclose(function(X.iloc[:5]).ravel(), model.predict(X.iloc[:5]))
-    X = X.drop(columns="e")
+    # a text column split as a set of categories
     assert _region_path(fitted(X), X, tree=True) == (200, None)  # read from the leaves
+    X = X.drop(columns="e")
+    assert _region_path(fitted(X), X, tree=True) == (200, None)
+    # a large forest through model calls of its explained output
+    from sklearn.ensemble import RandomForestRegressor
+
+    forest = RandomForestRegressor(n_estimators=150, random_state=0).fit(X, y)
+    N, function = _region_path(forest, X, tree=True)
+    assert function is not None and N == 100
+    assert np.allclose(function(X.iloc[:5]).ravel(), forest.predict(X.iloc[:5]))
     # through model calls, K N**2 within a budget, on a least a few rows
     from skdecomp._report._common import REGION_EVALUATIONS, REGION_MIN_ROWS
 

@@ -24,7 +24,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._config import MAX_MASK_GROUPS, format_bytes, kernel_block_cells, parse_memory
 from .._table import Table, column_masks, common_dtypes
-from .._tree import anchored_sums_tree, has_categorical_splits, tree_group_matrices
+from .._tree import anchored_sums_tree, tree_group_matrices
 from ._game import run_blocks
 from ._kernels import anchored_means, interaction_potentials, pair_interaction_strengths
 
@@ -324,8 +324,8 @@ class AnchoredStatistics:
         diagonal exactly 0. Unlike the means above, this holds
         ``K * n_outputs * N**2`` floats, so that the means over any subset of
         rows (both as explained points and as background) are sub-block
-        means, as regional explanations need. Tree ensembles without
-        categorical splits give it from their leaves, without model calls.
+        means, as regional explanations need. Tree ensembles give it from
+        their leaves, without model calls.
 
         Parameters
         ----------
@@ -338,19 +338,9 @@ class AnchoredStatistics:
         """
         K, N, labels = len(groups), self.n_rows, self._labels(groups)
         if self.tree is not None:
-            if not has_categorical_splits(self.tree):
-                Xm = self.tree.prepare(self.table)
-                col_group = self.tree.column_groups(labels)
-                return tree_group_matrices(self.tree, Xm, col_group, K)
-            # one anchor row at a time: the row sums are the hybrid outputs
-            masks = np.left_shift(np.int64(1), np.arange(K, dtype=np.int64))
-            G = np.empty((K, self.n_outputs, N, N))
-            for m in range(N):
-                r, _ = anchored_sums_tree(
-                    self.tree, self.table, self._row_table(m), labels, masks,
-                    n_jobs=self.game.n_jobs,
-                )
-                G[:, :, :, m] = r - self.anchor_values[m][None, :, None]
+            Xm = self.tree.prepare(self.table)
+            col_group = self.tree.column_groups(labels)
+            return tree_group_matrices(self.tree, Xm, col_group, K)
         else:
             G = np.empty((K, self.n_outputs, N, N))
             masks = np.left_shift(np.int64(1), np.arange(K, dtype=np.int64))

@@ -260,26 +260,25 @@ def _index_values(explainer, model, X_fit, rows, columns, common):
 def _region_path(model, X_fit, tree, response_method="auto"):
     """How the regions step reads the model: ``(rows, function)``.
 
-    On the tree path of an ensemble of at most ``REGION_TREE_NODES`` nodes
-    without categorical splits, the anchored matrices come from the leaves
-    at little cost, on ``REGION_ROWS_TREE`` rows (``function`` is None: the
-    model itself). Otherwise they take ``K * N**2`` model calls for K columns:
-    a large forest or trees that split on categories cost more through their
-    leaves than through calls, so ``function`` is then the explained output
+    On the tree path of an ensemble of at most ``REGION_TREE_NODES`` nodes,
+    the anchored matrices come from the leaves at little cost, on
+    ``REGION_ROWS_TREE`` rows (``function`` is None: the model itself).
+    Otherwise they take ``K * N**2`` model calls for K columns: a large
+    forest costs more through its leaves than through calls, so
+    ``function`` is then the explained output
     of the model as a plain function, and N is ``REGION_ROWS`` rows, fewer
     for a wide table so that ``K * N**2`` stays within
     ``REGION_EVALUATIONS`` (at least ``REGION_MIN_ROWS``).
     """
     from .._model import resolve_response
-    from .._tree import has_categorical_splits, select_algorithm
+    from .._tree import select_algorithm
 
     n, K = X_fit.shape
     function = None
     if tree:
         response, _ = resolve_response(model, response_method, None, X_fit.iloc[:1])
         trees, _ = select_algorithm("auto", model, response, X_fit.iloc[:20])
-        if (trees is not None and not has_categorical_splits(trees)
-                and trees.node_int.shape[0] <= REGION_TREE_NODES):
+        if trees is not None and trees.node_int.shape[0] <= REGION_TREE_NODES:
             return min(REGION_ROWS_TREE, n), None
 
         def function(Z):

@@ -33,7 +33,7 @@ from ._pathdep import (
     path_dependent_interactions,
     path_dependent_values,
 )
-from ._matrices import has_categorical_splits, tree_group_matrices
+from ._matrices import tree_group_matrices
 from ._extract import extract_tree_model
 from ._select import select_algorithm
 from ._treemodel import TreeModel, TreeUnsupportedError
@@ -53,7 +53,6 @@ __all__ = [
     "tree_interactions",
     "MAX_LEAF_ORDER",
     "tree_group_matrices",
-    "has_categorical_splits",
     "path_dependent_expected_value",
     "path_dependent_values",
     "path_dependent_attributions",

@@ -18,19 +18,17 @@ arrays of :class:`~._treemodel.TreeModel` and nothing else.
 
 import numpy as np
 
-__all__ = ["tree_group_matrices", "has_categorical_splits"]
+from ._vectorized import _goes_left as _goes_left_at
 
-
-def has_categorical_splits(tree):
-    """Whether any split of the trees tests a set of categories."""
-    inner = tree.node_int[:, 0] >= 0
-    return bool(np.any(tree.node_int[inner, 4] >= 0))
+__all__ = ["tree_group_matrices"]
 
 
 def _goes_left(tree, Xm, node):
-    """Boolean vector: the rows of Xm sent left at a numerical split."""
-    feat, _, _, nan_left = tree.node_int[node, :4]
+    """Boolean vector: the rows of Xm sent left at a split (categorical too)."""
+    feat, _, _, nan_left, cat_row = tree.node_int[node, :5]
     col = Xm[:, feat]
+    if cat_row >= 0:
+        return _goes_left_at(node, col, tree.node_int, tree.threshold, tree.cat_bits)
     with np.errstate(invalid="ignore"):
         left = col <= tree.threshold[node]
     missing = np.isnan(col)
@@ -40,12 +38,12 @@ def _goes_left(tree, Xm, node):
 
 
 def tree_group_matrices(tree, Xm, col_group, n_groups):
-    """Anchored matrices of every group from the leaves (numerical splits only).
+    """Anchored matrices of every group from the leaves.
 
     Parameters
     ----------
     tree : TreeModel
-        The flattened ensemble; no split may test a set of categories.
+        The flattened ensemble.
     Xm : ndarray of shape (N, n_model_columns)
         The sample rows as the trees read them (``tree.prepare``).
     col_group : ndarray of int of shape (n_model_columns,)
