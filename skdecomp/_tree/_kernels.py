@@ -65,7 +65,7 @@ def _tree_goes_left(node, value, node_int, threshold, cat_bits):
     return node_int[node, 3] != 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _lower_bound(keys, key):
     # np.searchsorted(keys, key) of the sorted int64 array keys (a plain
     # loop: Numba's searchsorted compiles for about 0.4 s on a first call)
