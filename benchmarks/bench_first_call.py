@@ -2,7 +2,7 @@
 
 Each case runs in a fresh Python process with ``NUMBA_CACHE_DIR`` pointed at
 one temporary folder: first empty (cold: every kernel the call needs is
-compiled), then again with the cache the first run wrote (warm). Four
+compiled), then again with the cache the first run wrote (warm). Five
 sections:
 
 ``default``
@@ -22,6 +22,33 @@ sections:
     ``n_jobs=1`` and ``n_jobs=2`` (both served by the Numba kernels). Printed:
     the wall and CPU time of the first ``transform``, cold and warm, and of
     the second one in the same process.
+``paths``
+    The other tree paths on 1,000 explained rows, cold, ``n_jobs=1`` and
+    ``n_jobs=2``: 20 columns (the kernel for any number of groups), a forest
+    and XGBoost, four methods on five groups (the 3**K table), ``decompose``,
+    k-SII of order 2 and Owen values, each under both games where it
+    applies. CPU seconds of the first call, ``n_jobs=1`` / ``n_jobs=2``,
+    before and after the kernels were compiled once for any ``n_jobs``:
+
+    ==============================  ==========  =========
+    1,000 rows, cold cache          before      after
+    ==============================  ==========  =========
+    20 columns                      4.8 / 10.5  3.7 / 3.4
+    RandomForest                    5.7 / 7.6   2.9 / 2.8
+    XGBoost                         5.8 / 7.3   2.7 / 2.6
+    XGBoost, path-dependent         5.0 / 6.5   3.3 / 3.2
+    4 methods, 5 groups             7.1 / 10.8  3.1 / 3.1
+    decompose                       7.6 / 11.2  3.6 / 3.8
+    decompose, path-dependent       3.7 / 5.2   3.1 / 3.3
+    k-SII, order 2                  7.0 / 13.1  4.1 / 3.8
+    k-SII, path-dependent           8.5 / 10.9  4.8 / 4.7
+    Owen                            6.1 / 8.4   4.4 / 4.1
+    Owen, path-dependent            5.8 / 7.7   4.2 / 4.1
+    ==============================  ==========  =========
+
+    Besides the threads, the interaction terms' support is read in numpy
+    (it compiled Numba's set, hashing and sort: 2 s) and the index kernels
+    look up term keys with a plain binary search (np.searchsorted: 0.4 s).
 ``blocks``
     One ``transform`` of 100,000 rows against the same rows in blocks of
     2,000 to 25,000 rows (warm cache, serial, best of two), both games.
@@ -68,8 +95,8 @@ whose per-row buffers fit the caches (``_BLOCK_BYTES`` in
 ``skdecomp/_tree/_dispatch.py``). With the kernels run on threads: 2.00
 against 2.01-2.31 and 1.39 against 1.34-1.85.
 
-Run: ``python benchmarks/bench_first_call.py [default] [tree] [blocks]
-[summary]`` (all four without arguments).
+Run: ``python benchmarks/bench_first_call.py [default] [tree] [paths]
+[blocks] [summary]`` (all five without arguments).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -214,6 +241,74 @@ def run_script(script, args, cache):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+PATHS_CASE = r"""
+import json, sys, time
+import numpy as np
+import skdecomp
+case, n_jobs = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng(0)
+X = rng.normal(size=(5000, 20 if case == "20 columns" else 10))
+y = X[:, 0] * X[:, 1] + X[:, :5].sum(axis=1) + rng.normal(size=5000)
+if case == "RandomForest":
+    from sklearn.ensemble import RandomForestRegressor
+    model = RandomForestRegressor(n_estimators=100, max_depth=8, random_state=0)
+elif case.startswith("XGBoost"):
+    from xgboost import XGBRegressor
+    model = XGBRegressor(n_estimators=100, max_depth=6)
+else:
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    model = HistGradientBoostingRegressor(max_iter=100, random_state=0)
+model.fit(X, y)
+rows = X[:1000]
+kw = dict(n_jobs=n_jobs, random_state=0,
+          imputer="path_dependent" if case.endswith("path-dependent") else "marginal")
+if case.startswith("4 methods"):
+    e = skdecomp.Explainer(model, groups=[[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]], **kw)
+    call = lambda: e.explain(rows, methods=["shapley", "banzhaf", "occlusion", "arch"])
+elif case.startswith("decompose"):
+    e = skdecomp.Explainer(model, **kw)
+    call = lambda: e.decompose(rows)
+elif case.startswith("k-SII"):
+    e = skdecomp.Explainer(model, **kw)
+    call = lambda: e.interactions(rows, index="k-SII", max_order=2)
+elif case.startswith("Owen"):
+    e = skdecomp.Explainer(model, method="owen", **kw,
+                           hierarchy=[[[0, 1], [2, 3]], [[4, 5, 6], [7, 8, 9]]])
+    call = lambda: e.transform(rows)
+else:
+    e = skdecomp.Explainer(model, **kw)
+    call = lambda: e.transform(rows)
+e.fit(X)
+t = time.process_time()
+call()
+first = time.process_time() - t
+t = time.process_time()
+call()
+print(json.dumps({"first": first, "second": time.process_time() - t,
+                  "algorithm": e.algorithm_}))
+"""
+
+PATHS = ["20 columns", "RandomForest", "XGBoost", "XGBoost, path-dependent",
+         "4 methods, 5 groups", "decompose", "decompose, path-dependent",
+         "k-SII, order 2", "k-SII, order 2, path-dependent", "Owen", "Owen, path-dependent"]
+
+
+def other_paths():
+    print(f"\n{'1,000 rows, cold cache':<32} {'n_jobs=1':>9} {'n_jobs=2':>9} "
+          f"{'second call':>12}   (CPU seconds)")
+    for case in PATHS:
+        cells = []
+        for n_jobs in (1, 2):
+            with tempfile.TemporaryDirectory() as cache:
+                r = run_script(PATHS_CASE, [case, str(n_jobs)], cache)
+            cells.append(r)
+        if any(r is None or r["algorithm"] != "tree" for r in cells):
+            print(f"{case:<32} skipped (library not installed?)")
+            continue
+        print(f"{case:<32} {cells[0]['first']:>9.2f} {cells[1]['first']:>9.2f} "
+              f"{cells[0]['second']:>12.2f}", flush=True)
+
+
 SUMMARY_CASE = r"""
 import json, time
 import numpy as np
@@ -316,13 +411,15 @@ def default_calls():
 
 
 def main(sections):
-    sections = sections or ["default", "tree", "blocks", "summary"]
+    sections = sections or ["default", "tree", "paths", "blocks", "summary"]
     if "default" in sections:
         default_calls()
     if "summary" in sections:
         summary()
     if "tree" in sections:
         tree_paths()
+    if "paths" in sections:
+        other_paths()
     if "blocks" in sections:
         blocks()
 
