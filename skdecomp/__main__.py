@@ -161,7 +161,8 @@ def _compile(args):
     Each step is a small call of the public API (a few hundred synthetic
     rows), so the kernels are compiled for the types real calls use; later
     processes load them from the cache instead of compiling on their first
-    call. Parallel variants are compiled only with ``--n-jobs`` other than 1.
+    call. The kernels are the same for any ``n_jobs``: threads run the one
+    compiled version.
     """
     import time
 
@@ -351,7 +352,8 @@ def main(argv=None):
         "on-disk cache, so that the first call of every later process is fast.",
     )
     comp.add_argument("--n-jobs", type=_n_jobs, default=None,
-                      help="also compile the multi-threaded kernels (other than 1)")
+                      help="threads of the compiling calls (the kernels are the "
+                      "same for any number of threads)")
     comp.add_argument("--debug", action="store_true",
                       help="show the full traceback of an error")
     comp.set_defaults(func=_compile)
