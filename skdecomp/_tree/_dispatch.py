@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from math import comb
 
 import numpy as np
@@ -391,21 +392,27 @@ def _by_node(ptr, leaf_ids, pats, counts, n_nodes):
     return new_ptr, pats[take], counts[take]
 
 
+@lru_cache(maxsize=_MAX_SUMMARY_GROUPS + 1)
 def _subset_tables(n_groups):
-    """Tables of the summary kernels over all 2**K masks.
+    """Tables of the summary kernels over all 2**K masks (read-only, kept).
 
     ``down[M]``: the bitset (64 masks a word) of the subsets of M;
     ``n_bits[M]``: the size of M; ``bits[M, k]``: 1.0 when group k is in M.
     """
     n_masks = 1 << n_groups
     masks = np.arange(n_masks, dtype=np.int64)
-    subset = (masks[None, :] & ~masks[:, None]) == 0
+    # subset[M, B] = B <= M: the K-th Kronecker power of [[1, 0], [1, 1]]
+    subset = np.ones((1, 1), dtype=np.uint8)
+    for _ in range(n_groups):
+        subset = np.kron(np.array([[1, 0], [1, 1]], dtype=np.uint8), subset)
     if n_masks < 64:
         subset = np.pad(subset, ((0, 0), (0, 64 - n_masks)))
     down = np.packbits(subset, axis=1, bitorder="little")
     down = np.ascontiguousarray(down).view("<u8").astype(np.uint64)
     n_bits = _popcount(masks)
     bits = ((masks[:, None] >> np.arange(n_groups)) & 1).astype(np.float64)
+    for table in (down, n_bits, bits):
+        table.flags.writeable = False
     return down, n_bits, bits
 
 
