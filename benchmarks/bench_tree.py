@@ -25,7 +25,7 @@ the ratio of the best times (the usual estimate of each path's own cost, as
 noise only adds time); the median of the paired ratios shows how much load from
 other processes moves it. Kernels are compiled, and the model-agnostic path run
 once (which starts the joblib workers), before timing. ``--n-jobs`` is passed
-to both paths (numba threads on the tree path, joblib workers on the
+to both paths (threads over the kernels on the tree path, joblib workers on the
 model-agnostic path). The random forest and shap stay single-threaded;
 HistGradientBoosting's own predict uses OpenMP threads on every core in both
 settings, which favours the model-agnostic path. ``--agnostic-rows`` times the
