@@ -344,6 +344,24 @@ def _n_slots(n_chunks, threads):
     return max(1, min(n_chunks, threads.n_threads))
 
 
+def _block_sums(tree_model, Xm, block, n_chunks, threads, call, background=None):
+    """Chunk sums of a leaf-wise kernel for each block of the explained rows.
+
+    ``call(cols, c)`` runs the kernel on chunk ``c`` of the trees for the
+    block's rows column by column (after the rows of ``background`` when
+    given) and returns its sums and whether no path met too many groups.
+    Yields the rows and the summed chunks of every block, in order.
+    """
+    for i in range(0, Xm.shape[0], block):
+        rows = Xm[i:i + block]
+        both = rows if background is None else np.concatenate([background, rows])
+        cols = np.ascontiguousarray(both.T)
+        total = chunk_sums(lambda c: call(cols, c), n_chunks, threads)
+        if total is None:
+            raise _too_many_path_groups(tree_model)
+        yield rows, total
+
+
 # -- background summary -----------------------------------------------------------
 def _background_leaves(tree_model, Zm, col_group, n_groups):
     """Distinct background patterns and counts at every leaf.
@@ -715,19 +733,16 @@ def tree_attributions(tree_model, X, Z, labels, n_groups, weights, n_jobs=None,
             per_row = ((2 * n_slots + 1) * width + 2 * n_slots * (depth + 2))
             block = max(1, min(kernel_block_cells() // per_row, _cache_block_rows(
                 Xm.shape[1], depth, width, n_slots)))
-            parts = []
-            for i in range(0, Xm.shape[0], block):
-                rows = Xm[i:i + block]
-                cols = np.ascontiguousarray(np.concatenate([Zm, rows]).T)
-                total = chunk_sums(
-                    lambda c: _tree_attributions_leaf_chunk(
+            parts = [
+                total.reshape(rows.shape[0], n_groups, n_methods, n_out)
+                .transpose(0, 2, 3, 1) / n_bg
+                for rows, total in _block_sums(
+                    tree_model, Xm, block, n_chunks, threads,
+                    lambda cols, c: _tree_attributions_leaf_chunk(
                         cols, n_bg, col_group, *arrays, coef_a, coef_b, int(n_groups),
                         depth, c, n_chunks),
-                    n_chunks, threads)
-                if total is None:
-                    raise _too_many_path_groups(tree_model)
-                total = total.reshape(rows.shape[0], n_groups, n_methods, n_out)
-                parts.append(total.transpose(0, 2, 3, 1) / n_bg)
+                    background=Zm)
+            ]
             phi = (np.concatenate(parts) if parts
                    else np.zeros((0, n_methods, n_out, n_groups)))
     return {m: phi[:, i] for i, m in enumerate(names)}
@@ -747,16 +762,14 @@ def _patterns_attributions(tree_model, Xm, Zm, col_group, n_groups, coef_a, coef
     down, n_bits, bits = _subset_tables(n_groups)
     arrays = tree_model.arrays()
     n_bg = Zm.shape[0]
-    parts = []
-    for i in range(0, Xm.shape[0], block):
-        cols = np.ascontiguousarray(Xm[i:i + block].T)
-        total = chunk_sums(
-            lambda c: _tree_class_attributions_chunk(
+    parts = [
+        (total / n_bg).reshape(rows.shape[0], n_methods, n_out, n_groups)
+        for rows, total in _block_sums(
+            tree_model, Xm, block, n_chunks, threads,
+            lambda cols, c: _tree_class_attributions_chunk(
                 cols, n_bg, col_group, *arrays, ptr, pats, counts, coef_a, coef_b,
-                int(n_groups), tree_model.max_depth, down, n_bits, bits, c, n_chunks),
-            n_chunks, threads)
-        total /= n_bg
-        parts.append(total.reshape(cols.shape[1], n_methods, n_out, n_groups))
+                int(n_groups), tree_model.max_depth, down, n_bits, bits, c, n_chunks))
+    ]
     if not parts:
         return np.zeros((0, n_methods, n_out, n_groups))
     return np.concatenate(parts)

@@ -17,14 +17,15 @@ import numpy as np
 
 from .._config import kernel_block_cells
 from .._partition import group_terms
-from .._numba import chunk_sums, kernel_threads
-from ._dispatch import _n_chunks, _n_slots, _too_many_path_groups
+from .._numba import kernel_threads
+from ._dispatch import _block_sums, _n_chunks, _n_slots, _too_many_path_groups
 from ._index_kernels import (
     MAX_LEAF_ORDER,
     _tree_index_chunk,
     term_key,
 )
 from ._kernels import MAX_PATH_GROUPS
+from ._vectorized import _tree_chunks
 
 __all__ = ["MAX_LEAF_ORDER", "MAX_DENSE_TERMS", "tree_path_terms", "tree_interactions",
            "leaf_index_coefficients"]
@@ -35,8 +36,6 @@ MAX_DENSE_TERMS = 1 << 14
 
 # largest number of groups whose term keys fit an int64
 _MAX_KEY_GROUPS = 1 << 20
-# path cells held at once by tree_path_terms
-_TERM_KEYS_BLOCK = 1 << 22
 
 
 def tree_path_terms(roots, node_int, col_group, n_groups, order):
@@ -49,14 +48,11 @@ def tree_path_terms(roots, node_int, col_group, n_groups, order):
     unique before the next.
     """
     n_groups = int(n_groups)
+    col_group = np.asarray(col_group, dtype=np.int64)
     found = np.zeros(0, dtype=np.int64)
     most = 0
-    sizes = np.diff(np.append(roots, node_int.shape[0]))
-    t0 = 0
-    while t0 < roots.shape[0]:
-        # trees of about a block of nodes
-        t1 = t0 + max(1, int(np.searchsorted(np.cumsum(sizes[t0:]),
-                                             _TERM_KEYS_BLOCK >> 6, side="right")))
+    # trees whose nodes, times a path of up to 64 splits, fit a block
+    for t0, t1 in _tree_chunks(roots, node_int.shape[0], 64):
         node = np.asarray(roots[t0:t1], dtype=np.int64)
         groups = np.zeros((node.shape[0], 0), dtype=np.int64)
         keys = [found]
@@ -74,12 +70,11 @@ def tree_path_terms(roots, node_int, col_group, n_groups, order):
                 most = max(most, int(n_distinct.max()))
                 keys.extend(_path_keys(paths, n_distinct, n_groups, order))
             inner = ~leaf
-            g = np.asarray(col_group, dtype=np.int64)[feature[inner]]
-            groups = np.repeat(np.column_stack([groups[inner], g]), 2, axis=0)
+            groups = np.repeat(np.column_stack([groups[inner], col_group[feature[inner]]]),
+                               2, axis=0)
             node = np.column_stack([node_int[node[inner], 1],
                                     node_int[node[inner], 2]]).ravel()
         found = np.unique(np.concatenate(keys))
-        t0 = t1
     return found, most
 
 
@@ -224,19 +219,15 @@ def tree_interactions(tree_model, X, Z, labels, n_groups, weight, order,
         n_local = sum(comb(cap, s) for s in range(order + 1))
         per_row = ((n_slots + 1) * len(terms) * n_out + 2 * n_slots * n_local)
         block = max(1, kernel_block_cells() // per_row)
-        parts = []
-        for i in range(0, Xm.shape[0], block):
-            rows = Xm[i:i + block]
-            cols = np.ascontiguousarray(np.concatenate([Zm, rows]).T)
-            total = chunk_sums(
-                lambda c: _tree_index_chunk(
+        parts = [
+            (total / n_bg).reshape(rows.shape[0], len(terms), n_out)
+            for rows, total in _block_sums(
+                tree_model, Xm, block, n_chunks, threads,
+                lambda cols, c: _tree_index_chunk(
                     cols, n_bg, col_group, *arrays, coef, keys, int(n_groups),
                     tree_model.max_depth, c, n_chunks),
-                n_chunks, threads)
-            if total is None:
-                raise _too_many_path_groups(tree_model)
-            total /= n_bg
-            parts.append(total.reshape(rows.shape[0], len(terms), n_out))
+                background=Zm)
+        ]
     out = (np.concatenate(parts) if parts
            else np.zeros((0, len(terms), n_out)))
     # the constant offset is the component of the empty coalition

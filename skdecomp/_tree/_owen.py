@@ -17,11 +17,10 @@ from math import comb
 
 import numpy as np
 
-from .._config import kernel_block_cells
-from .._numba import chunk_sums, kernel_threads
-from ._dispatch import _n_chunks, _n_slots, _too_many_path_groups
+from .._numba import kernel_threads
+from ._dispatch import _block_sums, _n_chunks, _n_slots
 from ._owen_kernels import _owen_marginal_chunk, _owen_pd_chunk
-from ._pathdep import _cover_shares
+from ._pathdep import _block_rows, _cover_shares
 
 __all__ = [
     "tree_owen_values",
@@ -42,12 +41,6 @@ def order_factors(n):
         for q in range(n - p):
             g[p, q] = 1.0 / ((p + q + 1) * comb(p + q, p))
     return g
-
-
-def _block_rows(tree_model, width, n_slots):
-    """Rows per kernel call, keeping its accumulators below ``kernel_block_cells()``."""
-    per_row = (2 * n_slots + 1) * width + 2 * n_slots * (tree_model.max_depth + 2)
-    return max(1, kernel_block_cells() // max(1, per_row))
 
 
 def _hierarchy_arrays(hierarchy, n_groups):
@@ -88,10 +81,10 @@ def tree_owen_values(tree_model, X, Z, labels, n_groups, hierarchy, n_jobs=None)
     # the background rows are walked with every block, before its rows
     Zm = tree_model.prepare(Z)
     n_bg = Zm.shape[0]
-    phi = _in_blocks(
-        tree_model, X, labels, n_groups, hierarchy, n_jobs, _owen_marginal_chunk,
-        lambda Xb, col_group, arrays: (
-            np.ascontiguousarray(np.concatenate([Zm, Xb]).T), n_bg, col_group, *arrays))
+    phi = _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs,
+                     lambda cols, col_group, arrays, *rest: _owen_marginal_chunk(
+                         cols, n_bg, col_group, *arrays, *rest),
+                     background=Zm)
     phi /= n_bg
     return phi
 
@@ -123,18 +116,20 @@ def path_dependent_owen_values(tree_model, X, labels, n_groups, hierarchy, n_job
         When the model does not record the training cover of its nodes.
     """
     frac = _cover_shares(tree_model)
-    return _in_blocks(
-        tree_model, X, labels, n_groups, hierarchy, n_jobs, _owen_pd_chunk,
-        lambda Xb, col_group, arrays: (np.ascontiguousarray(Xb.T), col_group, *arrays,
-                                       frac))
+    return _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs,
+                      lambda cols, col_group, arrays, *rest: _owen_pd_chunk(
+                          cols, col_group, *arrays, frac, *rest))
 
 
-def _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs, chunk, leading):
+def _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs, chunk,
+               background=None):
     """Run a hierarchical-value kernel on blocks of the explained rows.
 
-    ``chunk`` sums the trees of one chunk; ``leading(block, col_group,
-    arrays)`` gives its arguments before the hierarchy's. Returns the sums,
-    of shape (n_rows, n_outputs, n_groups).
+    ``chunk(cols, col_group, arrays, *rest)`` runs the kernel, ``rest``
+    being the hierarchy's arguments, the trees' depth, the chunk and the
+    number of chunks (``cols``: a block's rows column by column, after the
+    rows of ``background`` when given). Returns the sums, of shape (n_rows,
+    n_outputs, n_groups).
     """
     col_group = tree_model.column_groups(labels)
     parent, depth, gtab = _hierarchy_arrays(hierarchy, n_groups)
@@ -142,20 +137,17 @@ def _in_blocks(tree_model, X, labels, n_groups, hierarchy, n_jobs, chunk, leadin
     n_out = tree_model.n_outputs
     n_chunks = _n_chunks(tree_model)
     arrays = tree_model.arrays()
-    parts = []
     with kernel_threads(n_jobs) as threads:
-        n_slots = _n_slots(n_chunks, threads)
-        block = _block_rows(tree_model, n_groups * n_out, n_slots)
-        for i in range(0, Xm.shape[0], block):
-            rows = Xm[i:i + block]
-            args = leading(rows, col_group, arrays)
-            total = chunk_sums(
-                lambda c: chunk(*args, parent, depth, gtab, int(n_groups),
-                                     tree_model.max_depth, c, n_chunks),
-                n_chunks, threads)
-            if total is None:
-                raise _too_many_path_groups(tree_model)
-            parts.append(total.reshape(n_groups, n_out, -1).transpose(2, 1, 0))
+        block = _block_rows(tree_model, n_groups * n_out, _n_slots(n_chunks, threads),
+                            Xm.shape[1])
+        parts = [
+            total.reshape(n_groups, n_out, -1).transpose(2, 1, 0)
+            for _, total in _block_sums(
+                tree_model, Xm, block, n_chunks, threads,
+                lambda cols, c: chunk(cols, col_group, arrays, parent, depth, gtab,
+                                      int(n_groups), tree_model.max_depth, c, n_chunks),
+                background=background)
+        ]
     if not parts:
         return np.zeros((0, n_out, n_groups))
     return np.ascontiguousarray(np.concatenate(parts))

@@ -22,9 +22,10 @@ from math import comb
 import numpy as np
 
 from .._config import MAX_EXACT_GROUPS, kernel_block_cells
-from .._numba import chunk_sums, kernel_threads
+from .._numba import kernel_threads
 from .._partition import group_terms
 from ._dispatch import (
+    _block_sums,
     _cache_block_rows,
     _check_weights,
     _n_chunks,
@@ -172,19 +173,13 @@ def _run_blocks(tree_model, X, chunk, shape, args, n_jobs, extra_width=0):
     arrays = tree_model.arrays()
     depth = tree_model.max_depth
     width = int(np.prod(shape))
-    parts = []
     with kernel_threads(n_jobs) as threads:
         n_slots = _n_slots(n_chunks, threads)
         block = _block_rows(tree_model, width + extra_width, n_slots, Xm.shape[1])
-        for i in range(0, Xm.shape[0], block):
-            cols = np.ascontiguousarray(Xm[i:i + block].T)
-            total = chunk_sums(
-                lambda c: chunk(cols, col_group, *arrays, frac, *args[2:], depth,
-                                     c, n_chunks),
-                n_chunks, threads)
-            if total is None:
-                raise _too_many_path_groups(tree_model)
-            parts.append(total)
+        parts = [total for _, total in _block_sums(
+            tree_model, Xm, block, n_chunks, threads,
+            lambda cols, c: chunk(cols, col_group, *arrays, frac, *args[2:], depth, c,
+                                  n_chunks))]
     out = np.concatenate(parts, axis=1) if parts else np.zeros((width, 0))
     return out.reshape(tuple(shape) + (Xm.shape[0],))
 
