@@ -11,6 +11,7 @@ from sklearn.base import (
     MetaEstimatorMixin,
     TransformerMixin,
 )
+from joblib import effective_n_jobs
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -24,7 +25,15 @@ from ._partition import check_grouper_spec as _check_grouper_spec
 from ._partition import group_labels, resolve_groups
 from ._hierarchy import resolve_hierarchy
 from ._tree import MAX_LEAF_ORDER
-from ._image import check_baseline_values, explainer_image_setup, image_model
+from ._image import (
+    ImageModel,
+    check_baseline_values,
+    explainer_image_setup,
+    image_model,
+    is_image_batch,
+    read_images,
+    wrap_runtime,
+)
 from ._methods._owen import hierarchical_attributions
 from ._methods import (
     EXACT_METHODS,
@@ -45,28 +54,16 @@ from ._methods import (
 )
 from ._config import MAX_EXACT_GROUPS
 from ._game import CoalitionGame, agreement_score, make_imputer
+from ._game._background import resolve_background
 from ._model import (
     FrameContainer,
     fitted_model,
     is_fitted,
-    non_numeric_columns,
     resolve_response,
     to_pandas,
 )
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
-
-
-def _as_background_array(bg, dtype=None):
-    """``np.asarray(bg)``, with a clear error for ragged rows."""
-    try:
-        return np.asarray(bg, dtype=dtype)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            "background is not a table of rows (its rows differ in length, or "
-            "hold sequences); give a 2-D array or DataFrame with the columns of X, "
-            "or an int number of rows to sample from X."
-        ) from exc
 
 
 class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin,
@@ -412,6 +409,7 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
             HasMethods(["predict"]),
             HasMethods(["predict_proba"]),
             HasMethods(["decision_function"]),
+            HasMethods(["run", "get_inputs"]),  # an ONNX Runtime session
             callable,
         ],
         "method": [StrOptions({"auto"} | set(EXACT_METHODS) | set(SAMPLED_METHODS))],
@@ -479,6 +477,14 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
 
     # -- input checks ---------------------------------------------------------
     def _check_X(self, X, reset):
+        shape = None if reset else getattr(self, "image_shape_", None)
+        if is_image_batch(X) or shape is not None:
+            # images as they are: float32 rows in their own value scale
+            X, shape = read_images(X, shape)
+            if reset:
+                self.image_shape_ = shape
+        elif reset:
+            self.image_shape_ = None
         X = to_pandas(X)  # polars rows are read as pandas, names and types kept
         if isinstance(X, pd.DataFrame):
             X = validate_data(self, X, skip_check_array=True, reset=reset)
@@ -492,10 +498,8 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         else:
             if hasattr(X, "shape") and len(X.shape) > 2:
                 raise ValueError(
-                    f"X has shape {tuple(X.shape)}; the Explainer takes 2-D rows. "
-                    "For images, pass flattened rows X.reshape(len(X), -1) and "
-                    "give the image shape to the image grouper, e.g. "
-                    "groups=PatchGrouper(4, image_shape=X.shape[1:])."
+                    f"X has shape {tuple(X.shape)}; the Explainer takes 2-D rows, "
+                    "or images of shape (n, height, width[, channels])."
                 )
             X = validate_data(
                 self, X, dtype=None, ensure_all_finite=False, reset=reset
@@ -503,80 +507,6 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         if not reset:
             X = self.game_.check_X(X)
         return X
-
-    def _resolve_background(self, X, rng):
-        bg = self.background
-        if isinstance(bg, Integral) and not isinstance(bg, bool):
-            n = X.shape[0]
-            if bg >= n:
-                idx = np.arange(n)
-            else:
-                idx = np.sort(rng.choice(n, size=bg, replace=False))
-            return X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]
-        if isinstance(bg, (bool, np.bool_, dict, set)) or np.isscalar(bg):
-            raise TypeError(
-                f"background={bg!r} is not rows; give an int number of rows to "
-                "sample from X, or the background rows as a 2-D array or "
-                "DataFrame (a 1-D array for a single row)."
-            )
-        bg = to_pandas(bg)
-        if isinstance(bg, pd.Series):
-            bg = bg.to_frame().T
-        if isinstance(X, pd.DataFrame):
-            if isinstance(bg, pd.DataFrame):
-                missing = [c for c in X.columns if c not in bg.columns]
-                if missing or bg.shape[1] != X.shape[1]:
-                    raise ValueError(
-                        f"background has columns {list(bg.columns)} but X has "
-                        f"{list(X.columns)}; give background rows with the "
-                        "columns of X."
-                    )
-                bg = bg[X.columns]
-            else:
-                arr = _as_background_array(bg, dtype=object)
-                if arr.ndim == 1:
-                    arr = arr[None, :]
-                if arr.ndim != 2 or arr.shape[1] != X.shape[1]:
-                    raise ValueError(
-                        f"background has shape {arr.shape}; it needs "
-                        f"{X.shape[1]} columns like X."
-                    )
-                bg = pd.DataFrame(arr, columns=X.columns)
-            try:
-                bg = bg.astype(dict(zip(X.columns, X.dtypes)))
-            except (TypeError, ValueError) as exc:
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                raise ValueError(
-                    "background cannot take the column types of X "
-                    f"({first}); give background rows with the same kind of "
-                    "values as X in every column (numbers where X has numbers), "
-                    "or an int number of rows to sample from X."
-                ) from exc
-        else:
-            if isinstance(bg, pd.DataFrame):
-                bg = bg.to_numpy()
-            bg = _as_background_array(bg)
-            if bg.ndim == 1:
-                bg = bg[None, :]
-            if bg.ndim != 2 or bg.shape[1] != X.shape[1]:
-                raise ValueError(
-                    f"background has shape {bg.shape}; it needs "
-                    f"{X.shape[1]} columns like X."
-                )
-            if X.dtype.kind in "biuf" and non_numeric_columns(bg):
-                raise ValueError(
-                    f"background has non-numeric values (dtype {bg.dtype}), but X "
-                    "is numeric; give background rows of numbers like X, or an "
-                    "int number of rows to sample from X."
-                )
-            if bg.dtype != X.dtype and X.dtype != object:
-                bg = bg.astype(np.result_type(bg.dtype, X.dtype))
-        if bg.shape[0] == 0:
-            raise ValueError(
-                "background has 0 rows; give at least one reference row or an "
-                "int number of rows to sample from X."
-            )
-        return bg
 
     # -- fit ------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
@@ -610,18 +540,31 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         _check_grouper_spec(self.groups)
 
         self.estimator_ = fitted_model(
-            self.estimator, X if container is None else given, y, "Explainer"
+            wrap_runtime(self.estimator), X if container is None else given, y,
+            "Explainer",
         )
 
         feature_names = getattr(self, "feature_names_in_", None)
         spec = self.groups
-        image_shape, base_row = explainer_image_setup(self.baseline, spec, X)
+        image_shape, base_row = explainer_image_setup(
+            self.baseline, spec, X, self.image_shape_
+        )
+        if isinstance(self.estimator_, ImageModel) and image_shape is None:
+            raise ValueError(
+                f"{self.estimator_!r} takes images; pass images of shape (n, height, "
+                "width[, channels]) to fit, not rows of a table."
+            )
+        n_jobs = self.n_jobs
         if image_shape is not None:
-            self.estimator_ = image_model(self.estimator_, image_shape)
+            image_jobs = effective_n_jobs(self.n_jobs) if self.n_jobs is not None else None
+            self.estimator_ = image_model(self.estimator_, image_shape, image_jobs)
+            if isinstance(self.estimator_, ImageModel):
+                # the runtime's threads do the work: no workers of our own
+                n_jobs = None
         if hasattr(spec, "fit") and hasattr(spec, "get_params"):
             self.grouper_ = _fit_grouper(
                 spec,
-                X,
+                X if self.image_shape_ is None else X.reshape(len(X), *image_shape),
                 y,
                 estimator=self.estimator_,
                 response_method=self.response_method,
@@ -658,13 +601,25 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
                 self.hierarchy, groups, [str(n) for n in names],
                 feature_names if feature_names is not None else labels, X,
                 method=self.method)
-        bg = self._resolve_background(X, rng) if base_row is None else base_row[None, :]
+        bg = (resolve_background(self.background, X, rng) if base_row is None
+              else base_row[None, :])
+        if image_shape is not None and isinstance(bg, np.ndarray):
+            bg = bg.astype(np.float32)  # hybrid images in float32
         response, self.output_names_ = resolve_response(
             self.estimator_, self.response_method, self.target, bg.iloc[:1]
             if isinstance(bg, pd.DataFrame) else bg[:1], what="the background",
             container=container,
         )
         self.response_method_ = response.method
+        if isinstance(self.estimator_, ImageModel):
+            self.output_names_ = self.estimator_.explained_names(response.columns)
+            if len(self.output_names_) > 1:
+                raise ValueError(
+                    f"The image model has {len(self.output_names_)} outputs; pick the "
+                    "explained class with target=<class index> (on the Explainer or "
+                    "the ImageModel), e.g. the predicted one: "
+                    "target=int(model.predict(images[:1]).argmax())."
+                )
         imputer, tree, self.algorithm_ = make_imputer(
             self.imputer, self.algorithm, self.estimator_, response, bg, X, rng,
             image=base_row is not None, method=self.method,
@@ -684,8 +639,9 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
             self.labels_,
             group_names=list(self.group_names_),
             output_names=self.output_names_,
-            batch_size=None if self.batch_size == "auto" else self.batch_size,
-            n_jobs=self.n_jobs,
+            batch_size=self._batch_rows(X.shape[1]),
+            n_jobs=n_jobs,
+            fill_batches=image_shape is not None,
             tree=tree,
             verbose=self.verbose,
             imputer=imputer,
@@ -697,6 +653,14 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         base = game.expected_value
         self.expected_value_ = float(base[0]) if self.n_outputs_ == 1 else base.copy()
         return self
+
+    def _batch_rows(self, n_features):
+        """Rows per model call: ``batch_size``, or the image model's batch."""
+        if self.batch_size != "auto":
+            return self.batch_size
+        if isinstance(self.estimator_, ImageModel):
+            return self.estimator_.batch_rows(n_features)
+        return None
 
     @property
     def method_(self):

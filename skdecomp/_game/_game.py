@@ -297,6 +297,10 @@ class CoalitionGame:
     imputer : PathDependentImputer, ConditionalImputer or None, default=None
         How the absent columns of a coalition are filled (see
         :mod:`._imputation`); None is the marginal game above.
+    fill_batches : bool, default=False
+        Evaluate enough coalitions at once to fill every model call with
+        ``batch_size`` rows, for wide rows such as images, where
+        ``batch_size`` is small.
 
     Attributes
     ----------
@@ -331,6 +335,7 @@ class CoalitionGame:
         verbose=0,
         background_prediction=None,
         imputer=None,
+        fill_batches=False,
     ):
         if not isinstance(response, ResponseFunction):
             response = ResponseFunction(FunctionModel(response), "predict")
@@ -345,6 +350,7 @@ class CoalitionGame:
             else [str(g) for g in group_names]
         )
         self.batch_size = batch_rows(self.n_features) if batch_size is None else int(batch_size)
+        self.fill_batches = bool(fill_batches)
         self.n_jobs = n_jobs
         self.tree = tree
         self.verbose = verbose
@@ -644,6 +650,10 @@ class CoalitionGame:
         inner = np.flatnonzero((sizes > 0) & (sizes < K))
         # a block of coalitions at a time keeps the column masks small
         block = max(1, self.batch_size * 4 // max(1, self.n_features))
+        if self.fill_batches:
+            # wide rows (images): enough coalitions to fill every model call
+            n_bg = getattr(self.background, "shape", (1,))[0]
+            block = max(block, -(-self.batch_size // max(1, n_rows * n_bg)))
         for start in range(0, inner.size, block):
             idx = inner[start : start + block]
             if self.imputer is not None:

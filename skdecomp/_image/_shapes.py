@@ -15,11 +15,9 @@ from numbers import Integral
 
 import numpy as np
 
-from ._model import FunctionModel, as_model
 
 __all__ = [
     "BASELINES",
-    "ImageFunction",
     "as_image_rows",
     "baseline_rows",
     "blur_images",
@@ -28,7 +26,6 @@ __all__ = [
     "connected_label_map",
     "explainer_image_setup",
     "groups_from_label_map",
-    "image_model",
     "image_ndim",
     "label_map_from_groups",
     "n_channels",
@@ -449,28 +446,6 @@ def baseline_rows(baseline, images, image_shape, *, reference=None):
     return np.broadcast_to(arr.reshape(-1), (n, d))
 
 
-class ImageFunction:
-    """A callable on batches of images, called with flattened rows.
-
-    ``ImageFunction(f, image_shape)(rows)`` is ``f(rows.reshape(-1, *image_shape))``.
-
-    Parameters
-    ----------
-    function : callable
-        ``function(images)`` on images of shape (n, *image_shape).
-    image_shape : tuple of int
-        (H, W) or (H, W, C).
-    """
-
-    def __init__(self, function, image_shape):
-        self.function = function
-        self.image_shape = tuple(image_shape)
-
-    def __call__(self, rows):
-        rows = np.asarray(rows)
-        return self.function(rows.reshape(rows.shape[0], *self.image_shape))
-
-
 def check_baseline_values(baseline):
     """Refuse a baseline image that does not hold numbers."""
     if baseline is None or isinstance(baseline, str):
@@ -485,34 +460,9 @@ def check_baseline_values(baseline):
         ) from exc
 
 
-def image_model(estimator, image_shape):
-    """The model as seen on flattened rows.
-
-    Estimators (objects with ``predict``, ``predict_proba`` or
-    ``decision_function``) receive flattened rows (n, H * W * C); a plain
-    callable receives a batch of images of shape (n, *image_shape).
-
-    Parameters
-    ----------
-    estimator : estimator or callable
-        The model.
-    image_shape : tuple of int
-        (H, W) or (H, W, C).
-
-    Returns
-    -------
-    model : estimator
-        The estimator itself, or a callable wrapped so that it gets images.
-    """
-    model = as_model(estimator)
-    if isinstance(model, FunctionModel) and not isinstance(model.function, ImageFunction):
-        return FunctionModel(ImageFunction(model.function, image_shape))
-    return model
-
-
 # -- the Explainer on images -----------------------------------------------------
-def explainer_image_setup(baseline, groups, X):
-    """Image shape (from an image grouper) and baseline row of an Explainer.
+def explainer_image_setup(baseline, groups, X, image_shape=None):
+    """Image shape and baseline row of an Explainer.
 
     Parameters
     ----------
@@ -520,19 +470,22 @@ def explainer_image_setup(baseline, groups, X):
         The explainer's ``baseline``.
     groups : object
         The explainer's ``groups``; its ``image_shape`` is read when it has
-        one.
+        one and the images did not give it.
     X : array-like of shape (n_samples, n_features)
-        The rows passed to the explainer's fit.
+        The rows passed to the explainer's fit (images flattened).
+    image_shape : tuple or None, default=None
+        The shape of the images passed to fit, when they were images.
 
     Returns
     -------
     image_shape : tuple or None
-        From the ``image_shape`` of ``groups`` when it is a grouper with one.
+        Of the images, or from the ``image_shape`` of ``groups``.
     baseline_row : ndarray of shape (n_features,) or None
-        None when ``baseline`` is None (the ``background`` rows are used).
+        None when ``baseline`` is None (the ``background`` rows are used);
+        float32 for images.
     """
-    shape = None
-    if hasattr(groups, "get_params"):
+    shape = image_shape
+    if shape is None and hasattr(groups, "get_params"):
         given = groups.get_params(deep=False).get("image_shape", None)
         if given is not None:
             shape = check_image_shape(given, X.shape[1])
@@ -546,6 +499,7 @@ def explainer_image_setup(baseline, groups, X):
             "non-numeric columns. Use background= for tabular data."
         ) from None
     d = rows.shape[1]
+    dtype = np.float64 if image_shape is None else np.float32
     if isinstance(baseline, str) and baseline == "mean":
         if rows.shape[0] < 2:
             raise ValueError(
@@ -554,12 +508,12 @@ def explainer_image_setup(baseline, groups, X):
                 "the image itself); fit on reference images, or give the mean "
                 "image as an array: baseline=reference.mean(axis=0)."
             )
-        return shape, rows.mean(axis=0)
+        return shape, rows.mean(axis=0).astype(dtype)
     if isinstance(baseline, str) and baseline == "blur":
         if shape is None:
             raise ValueError(
-                "baseline='blur' needs the image shape; use an image grouper with "
-                "it, e.g. groups=PatchGrouper(4, image_shape=(H, W)), or give the "
+                "baseline='blur' needs the image shape; pass the images as an "
+                "array of shape (n, height, width[, channels]), or give the "
                 "blurred image as an array."
             )
         if rows.shape[0] != 1:
@@ -568,5 +522,10 @@ def explainer_image_setup(baseline, groups, X):
                 f"{rows.shape[0]} images; fit the explainer on the one image it "
                 "explains (fit(x[None])), or give the blurred image as an array."
             )
-        return shape, blur_images(rows, shape)[0]
-    return shape, np.array(baseline_rows(baseline, rows[:1], shape or (d,))[0])
+        return shape, blur_images(rows, shape)[0].astype(dtype)
+    arr = baseline if isinstance(baseline, str) else np.asarray(baseline)
+    if not isinstance(arr, str) and arr.ndim >= 2 and arr.shape[0] == 1 and arr.size == d and (
+        shape is None or arr.shape[1:] != tuple(shape)[: arr.ndim - 1]
+    ):
+        arr = arr[0]  # one image, or its flattened row, given as a batch of one
+    return shape, np.array(baseline_rows(arr, rows[:1], shape or (d,))[0], dtype=dtype)

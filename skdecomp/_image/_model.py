@@ -1,0 +1,675 @@
+"""Image models as they are: a PyTorch module, an ONNX Runtime session or a callable.
+
+:class:`ImageModel` owns everything that differs between image models: the
+layout the network wants (NCHW or NHWC), the preprocessing, the explained
+output, float32 input, inference mode on the model's own device, the number
+of the runtime's threads and batches bounded in bytes. Everything above it
+(the game, the methods, the groupers) sees a fitted model with ``predict``
+on images or on flattened image rows.
+
+torch and onnxruntime are imported only when such a model is given.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import copy
+import sys
+from contextlib import contextmanager
+from numbers import Integral
+
+import numpy as np
+
+from .._config import parse_memory
+from .._model import FunctionModel, as_model
+
+__all__ = [
+    "ImageFunction", "ImageModel", "image_model", "is_image_runtime", "runtime_of",
+    "wrap_runtime",
+]
+
+#: Bytes of model input (float32) in one forward pass, by default.
+DEFAULT_BATCH_MEMORY = 32 * 2**20
+
+_LAYOUTS = ("auto", "NCHW", "NHWC")
+_OUTPUTS = ("probability", "logit")
+_ONNX_DTYPES = {
+    "tensor(float)": np.float32,
+    "tensor(float16)": np.float16,
+    "tensor(double)": np.float64,
+}
+
+
+def _is_torch_module(model):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(model, torch.nn.Module)
+
+
+def _is_onnx_session(model):
+    ort = sys.modules.get("onnxruntime")
+    return ort is not None and isinstance(model, ort.InferenceSession)
+
+
+def runtime_of(model):
+    """``"torch"``, ``"onnx"`` or ``"callable"``: the kind of an image model.
+
+    Parameters
+    ----------
+    model : object
+        A ``torch.nn.Module``, an ``onnxruntime.InferenceSession`` or a
+        callable.
+
+    Returns
+    -------
+    runtime : str or None
+        None for anything else.
+    """
+    if _is_torch_module(model):
+        return "torch"
+    if _is_onnx_session(model):
+        return "onnx"
+    if callable(model):
+        return "callable"
+    return None
+
+
+def is_image_runtime(model):
+    """Whether ``model`` is a torch module or an ONNX Runtime session."""
+    return _is_torch_module(model) or _is_onnx_session(model)
+
+
+def _softmax(z):
+    z = np.asarray(z, dtype=np.float64)
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+class ImageModel:
+    """An image classifier as it is, seen as a fitted model on images.
+
+    Wraps a ``torch.nn.Module``, an ``onnxruntime.InferenceSession`` or any
+    callable on a batch of images, so that every explainer, grouper and
+    metric of skdecomp can call it on images of shape (n, H, W, C) or
+    (n, H, W), uint8 or float, or on the same images flattened. It owns the
+    layout the model wants, the preprocessing, the explained output, float32
+    input, inference mode on the model's own device (a CUDA module stays on
+    its GPU), the runtime's threads and batches bounded in bytes. The model
+    is used as it is and never modified.
+
+    Parameters
+    ----------
+    model : torch.nn.Module, onnxruntime.InferenceSession or callable
+        The network. A module must be in evaluation mode (``model.eval()``).
+        A callable gets float32 arrays in ``layout`` and returns one row of
+        outputs per image.
+    layout : {"auto", "NCHW", "NHWC"}, default="auto"
+        The layout of the model's input. "auto": NCHW for a torch module;
+        read from the input's shape for an ONNX session (channels where the
+        size is 1, 3 or 4); NHWC (the images as given) for a callable.
+    preprocess : callable, (mean, std) or None, default=None
+        Applied to float32 images of shape (n, H, W, C), in the value scale
+        of the images given, before the layout change. A pair ``(mean,
+        std)`` of numbers or per-channel sequences gives ``(x - mean) /
+        std``. A callable gets a numpy array; for the gradients of a torch
+        module (``integrated_gradients``) it gets a torch tensor, so write it
+        with operators both support.
+    output : {"probability", "logit"} or callable, default="probability"
+        The explained output: "probability" is the softmax of the model's
+        output over the classes, "logit" the model's output as it is; a
+        callable maps the model's output (a float array with one row per
+        image) to the explained values.
+    target : int, str, sequence or None, default=None
+        The explained class: an index into the outputs, or a name of
+        ``class_names``; a sequence keeps several. None keeps every output;
+        the explainers then need their own ``target`` when there are more
+        than one.
+    class_names : sequence of str or None, default=None
+        Name of every class, for results and pictures.
+    image_shape : tuple of int or None, default=None
+        (H, W, C) the model needs; images of another shape are refused.
+        Read from an ONNX session whose input has fixed sizes.
+    batch_memory : int, str or None, default=None
+        Bytes of float32 model input in one forward pass (e.g. ``"64MB"``);
+        None is 32 MiB. The number of images per pass follows from the
+        image size.
+    n_threads : int or None, default=None
+        Threads of the runtime during a call: torch's intra-op threads (set
+        for the call, then restored). An ONNX session keeps the threads it
+        was created with (``SessionOptions.intra_op_num_threads``). None
+        leaves the runtime's setting. skdecomp starts no workers of its own
+        on an image model: the explainers' ``n_jobs`` becomes these threads.
+
+    Attributes
+    ----------
+    runtime : str
+        ``"torch"``, ``"onnx"`` or ``"callable"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdecomp import ImageModel
+    >>> def net(images):  # a callable on (n, H, W, C) float32 images
+    ...     return np.stack([images.mean(axis=(1, 2, 3)), -images.mean(axis=(1, 2, 3))], 1)
+    >>> model = ImageModel(net, output="logit", target=0)
+    >>> model.predict(np.ones((2, 4, 4, 3), dtype=np.uint8)).ravel()
+    array([1., 1.])
+    """
+
+    def __init__(
+        self,
+        model,
+        *,
+        layout="auto",
+        preprocess=None,
+        output="probability",
+        target=None,
+        class_names=None,
+        image_shape=None,
+        batch_memory=None,
+        n_threads=None,
+    ):
+        self.model = model
+        self.layout = layout
+        self.preprocess = preprocess
+        self.output = output
+        self.target = target
+        self.class_names = class_names
+        self.image_shape = image_shape
+        self.batch_memory = batch_memory
+        self.n_threads = n_threads
+        self.runtime = runtime_of(model)
+        self._rows_shape = None  # set by bind(): the shape of flattened rows
+        self._check_params()
+
+    # -- parameters ---------------------------------------------------------------
+    def _check_params(self):
+        if self.runtime is None or isinstance(self.model, ImageModel):
+            raise TypeError(
+                f"ImageModel takes a torch.nn.Module, an onnxruntime.InferenceSession "
+                f"or a callable on a batch of images; got {type(self.model).__name__}."
+            )
+        if self.layout not in _LAYOUTS:
+            raise ValueError(f"layout={self.layout!r} must be one of {list(_LAYOUTS)}.")
+        if not (callable(self.output) or self.output in _OUTPUTS):
+            raise ValueError(
+                f"output={self.output!r} must be 'probability', 'logit' or a callable "
+                "on the model's output."
+            )
+        if self.n_threads is not None and (
+            not isinstance(self.n_threads, Integral) or isinstance(self.n_threads, bool)
+            or self.n_threads < 1
+        ):
+            raise ValueError(
+                f"n_threads={self.n_threads!r} must be a positive int or None."
+            )
+        if parse_memory(
+            DEFAULT_BATCH_MEMORY if self.batch_memory is None else self.batch_memory
+        ) < 1:
+            raise ValueError(f"batch_memory={self.batch_memory!r} must be positive.")
+        if self.preprocess is not None and not callable(self.preprocess):
+            mean, std = self._mean_std()
+            if np.any(std == 0):
+                raise ValueError("preprocess=(mean, std) has a std of 0.")
+        if self.image_shape is not None:
+            shape = tuple(self.image_shape)
+            if len(shape) not in (2, 3) or not all(
+                isinstance(s, Integral) and s > 0 for s in shape
+            ):
+                raise ValueError(
+                    f"image_shape={self.image_shape!r} must be (H, W) or (H, W, C) "
+                    "of positive ints."
+                )
+        if self.runtime == "torch":
+            self._torch_device()
+
+    def _mean_std(self):
+        try:
+            mean, std = self.preprocess
+            mean = np.asarray(mean, dtype=np.float32)
+            std = np.asarray(std, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"preprocess={self.preprocess!r} must be a callable, or a pair (mean, "
+                "std) of numbers or per-channel sequences, e.g. (127.0, 128.0) or "
+                "((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))."
+            ) from None
+        if mean.ndim > 1 or std.ndim > 1:
+            raise TypeError("preprocess=(mean, std): give numbers or per-channel sequences.")
+        return mean, std
+
+    def get_params(self, deep=True):
+        """Parameters, as scikit-learn reads them."""
+        return {
+            name: getattr(self, name)
+            for name in ("model", "layout", "preprocess", "output", "target",
+                         "class_names", "image_shape", "batch_memory", "n_threads")
+        }
+
+    def __sklearn_clone__(self):
+        # the network is shared, never copied (an ONNX session cannot be)
+        return self
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def __repr__(self):
+        return f"ImageModel({type(self.model).__name__}, runtime={self.runtime!r})"
+
+    # -- what the model wants -------------------------------------------------------
+    def _onnx_input(self):
+        return self.model.get_inputs()[0]
+
+    def model_layout(self):
+        """The layout of the model's input: ``"NCHW"`` or ``"NHWC"``."""
+        if self.layout != "auto":
+            return self.layout
+        if self.runtime == "torch":
+            return "NCHW"
+        if self.runtime == "onnx":
+            shape = list(self._onnx_input().shape)
+            if len(shape) == 4:
+                first, last = shape[1], shape[3]
+                if isinstance(last, int) and last in (1, 3, 4) and not (
+                    isinstance(first, int) and first in (1, 3, 4)
+                ):
+                    return "NHWC"
+            return "NCHW"
+        return "NHWC"
+
+    def model_input_shape(self):
+        """(H, W, C) the model needs, with None for the sizes it leaves free."""
+        if self.image_shape is not None:
+            shape = tuple(int(s) for s in self.image_shape)
+            return shape if len(shape) == 3 else shape + (None,)
+        if self.runtime == "onnx":
+            shape = list(self._onnx_input().shape)
+            if len(shape) == 4:
+                dims = [s if isinstance(s, int) and s > 0 else None for s in shape[1:]]
+                if self.model_layout() == "NCHW":
+                    return dims[1], dims[2], dims[0]
+                return tuple(dims)
+        if self.runtime == "torch":
+            return None, None, self._torch_in_channels()
+        return None, None, None
+
+    def _torch_in_channels(self):
+        torch = sys.modules["torch"]
+        for module in self.model.modules():
+            if isinstance(module, torch.nn.Conv2d):
+                return int(module.in_channels)
+            if isinstance(module, torch.nn.Linear):
+                return None
+        return None
+
+    def _torch_device(self):
+        torch = sys.modules["torch"]
+        param = next(iter(self.model.parameters()), None)
+        if param is None:
+            return torch.device("cpu"), torch.float32
+        device = param.device
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(
+                f"The module's weights are on {device}, but no GPU is available; "
+                "move it to the CPU with model.cpu() (or run where the GPU is)."
+            )
+        return device, param.dtype if param.is_floating_point() else torch.float32
+
+    def check_images(self, image_shape):
+        """Refuse images of a shape the model cannot take.
+
+        Parameters
+        ----------
+        image_shape : tuple of int
+            (H, W) or (H, W, C) of the images.
+        """
+        shape = tuple(int(s) for s in image_shape)
+        channels = 1 if len(shape) == 2 else shape[2]
+        H, W, C = self.model_input_shape()
+        if C is not None and channels != C:
+            kind = {1: "grey", 3: "RGB", 4: "RGBA"}
+            raise ValueError(
+                f"The images have {channels} channel(s) ({kind.get(channels, '')} "
+                f"images of shape {shape}) but the model takes {C} "
+                f"({kind.get(C, '')}); convert them, e.g. "
+                + ("np.repeat(images[..., None], 3, axis=-1) for grey images."
+                   if channels == 1 else "images[..., :3] to drop an alpha channel.")
+            )
+        if (H is not None and H != shape[0]) or (W is not None and W != shape[1]):
+            raise ValueError(
+                f"The images are {shape[0]}x{shape[1]} pixels but the model takes "
+                f"{H}x{W}; resize or crop them to that size first."
+            )
+
+    def bind(self, image_shape, n_threads=None):
+        """This model on flattened rows of images of ``image_shape``.
+
+        Parameters
+        ----------
+        image_shape : tuple of int
+            (H, W) or (H, W, C) of the rows' images.
+        n_threads : int or None, default=None
+            Threads of the runtime, when ``n_threads`` was left at None.
+
+        Returns
+        -------
+        model : ImageModel
+            A shallow copy that also takes rows of ``H * W * C`` values.
+        """
+        self.check_images(image_shape)
+        bound = copy.copy(self)
+        bound._rows_shape = tuple(int(s) for s in image_shape)
+        if bound.n_threads is None and n_threads is not None:
+            bound.n_threads = int(n_threads)
+        return bound
+
+    def batch_rows(self, n_values):
+        """Images of ``n_values`` values each in one forward pass."""
+        budget = parse_memory(
+            DEFAULT_BATCH_MEMORY if self.batch_memory is None else self.batch_memory
+        )
+        return max(1, budget // (4 * max(1, int(n_values))))
+
+    def output_names(self, n_outputs):
+        """Names of the explained outputs (class names where given)."""
+        index = self._target_index(n_outputs)
+        names = self.class_names
+        idx = range(n_outputs) if index is None else index
+        if names is not None and len(names) > max(idx, default=-1):
+            return [str(names[i]) for i in idx]
+        return [str(i) for i in idx]
+
+    def explained_names(self, columns=None):
+        """Names of the columns ``columns`` of :meth:`predict` (all for None).
+
+        Known after a first call.
+        """
+        names = self.output_names(getattr(self, "n_classes_", 0))
+        return names if columns is None else [names[int(c)] for c in columns]
+
+    def _target_index(self, n_outputs):
+        target = self.target
+        if target is None:
+            return None
+        items = list(target) if isinstance(target, (list, tuple, np.ndarray)) else [target]
+        out = []
+        for t in items:
+            if isinstance(t, str):
+                names = [] if self.class_names is None else [str(c) for c in self.class_names]
+                if t not in names:
+                    raise ValueError(
+                        f"target={t!r} is not a class name of the model; give a class "
+                        "index or one of class_names."
+                    )
+                t = names.index(t)
+            if not isinstance(t, Integral) or isinstance(t, bool) or not 0 <= t < n_outputs:
+                raise ValueError(
+                    f"target={t!r} is out of range: the model has {n_outputs} "
+                    f"outputs; give a class index in [0, {n_outputs - 1}]"
+                    + (" or a name of class_names." if self.class_names is not None else ".")
+                )
+            out.append(int(t))
+        return out
+
+    # -- calls ------------------------------------------------------------------------
+    def _as_images(self, X):
+        """float32 images (n, H, W, C) from images or bound rows."""
+        X = np.asarray(X)
+        if X.ndim == 2 and self._rows_shape is not None:
+            X = X.reshape(X.shape[0], *self._rows_shape)
+        if X.ndim not in (3, 4):
+            raise ValueError(
+                f"ImageModel takes images of shape (n, H, W[, C]); got an array of "
+                f"shape {X.shape}."
+            )
+        if not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
+            raise ValueError(f"The images hold values of dtype {X.dtype}; give numbers.")
+        if X.ndim == 3:
+            X = X[..., None]
+        return X
+
+    def _prepare(self, batch):
+        """float32 images in the model's layout, preprocessed (numpy)."""
+        x = np.asarray(batch, dtype=np.float32)
+        if self.preprocess is not None:
+            if callable(self.preprocess):
+                x = np.asarray(self.preprocess(x), dtype=np.float32)
+            else:
+                mean, std = self._mean_std()
+                x = (x - mean) / std
+        if self.model_layout() == "NCHW":
+            x = x.transpose(0, 3, 1, 2)
+        return np.ascontiguousarray(x, dtype=np.float32)
+
+    @contextmanager
+    def _threads(self):
+        if self.runtime != "torch" or self.n_threads is None:
+            yield
+            return
+        torch = sys.modules["torch"]
+        before = torch.get_num_threads()
+        if before != self.n_threads:
+            torch.set_num_threads(int(self.n_threads))
+        try:
+            yield
+        finally:
+            if before != self.n_threads:
+                torch.set_num_threads(before)
+
+    def forward(self, x):
+        """The model's raw output on prepared input, as a float array (n, k)."""
+        if self.runtime == "torch":
+            torch = sys.modules["torch"]
+            device, dtype = self._torch_device()
+            if self.model.training:
+                raise ValueError(
+                    "The module is in training mode, where dropout and batch norm "
+                    "change its output at every call; call model.eval() first."
+                )
+            with torch.inference_mode():
+                out = self.model(torch.from_numpy(x).to(device=device, dtype=dtype))
+            out = self._check_tensor(out)
+            return out.detach().float().cpu().numpy()
+        if self.runtime == "onnx":
+            inp = self._onnx_input()
+            x = x.astype(_ONNX_DTYPES.get(inp.type, np.float32), copy=False)
+            return np.asarray(self.model.run(None, {inp.name: x})[0])
+        return self.model(x)
+
+    def _check_tensor(self, out):
+        if isinstance(out, (tuple, list, dict)):
+            raise ValueError(
+                f"The model returned a {type(out).__name__}, not one tensor of "
+                "outputs; give output= a callable that picks the logits, or wrap the "
+                "module so that it returns them."
+            )
+        return out
+
+    def _explained(self, raw, n_images):
+        raw = self._check_tensor(raw)
+        raw = np.asarray(raw)
+        if callable(self.output):
+            raw = np.asarray(self.output(raw))
+        if not np.issubdtype(raw.dtype, np.number) or np.issubdtype(raw.dtype, np.complexfloating):
+            raise ValueError(
+                f"The model returned values of dtype {raw.dtype}; explanations need "
+                "real numbers."
+            )
+        if raw.ndim == 0 or raw.shape[0] != n_images or raw.ndim > 2:
+            raise ValueError(
+                f"The model returned an output of shape {raw.shape} for {n_images} "
+                "images; it must return one row of outputs per image, shape "
+                f"({n_images}, n_classes). Give output= a callable that maps the "
+                "model's output to that."
+            )
+        raw = raw.reshape(n_images, -1).astype(np.float64, copy=False)
+        if self.output == "probability":
+            if raw.shape[1] < 2:
+                raise ValueError(
+                    "output='probability' is the softmax over the classes, but the "
+                    "model returns one output; use output='logit' (its output as "
+                    "it is) or a callable."
+                )
+            raw = _softmax(raw)
+        self.n_classes_ = raw.shape[1]
+        index = self._target_index(raw.shape[1])
+        return raw if index is None else raw[:, index]
+
+    def predict(self, X):
+        """The explained output for a batch of images.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H, W[, C]), or (n, H * W * C) when bound
+            Images, uint8 or float, in their own value scale.
+
+        Returns
+        -------
+        y : ndarray of shape (n, n_outputs)
+            The explained output (see ``output`` and ``target``), float64.
+        """
+        images = self._as_images(X)
+        n = images.shape[0]
+        step = self.batch_rows(int(np.prod(images.shape[1:])))
+        outs = []
+        with self._threads():
+            for start in range(0, n, step):
+                batch = images[start : start + step]
+                outs.append(self._explained(self.forward(self._prepare(batch)), len(batch)))
+        if not outs:
+            return np.zeros((0, 0))
+        return np.concatenate(outs, axis=0)
+
+    # -- gradients ---------------------------------------------------------------------
+    @property
+    def has_gradients(self):
+        """Whether the model gives gradients (a torch module, through autograd)."""
+        return self.runtime == "torch"
+
+    def gradients(self, X, outputs=None):
+        """Gradients of the explained outputs with respect to the images' values.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H, W[, C]), or (n, H * W * C) when bound
+            Points at which to take the gradients, in the images' own value
+            scale (the preprocessing is differentiated through).
+        outputs : sequence of int or None, default=None
+            Columns of :meth:`predict` to differentiate; None takes all.
+
+        Returns
+        -------
+        gradients : ndarray of shape (n, n_outputs, *X.shape[1:])
+            d output / d input value, float64.
+        """
+        if not self.has_gradients:
+            raise ValueError(
+                f"Gradients need a torch module; this model runs on {self.runtime}."
+            )
+        torch = sys.modules["torch"]
+        X = np.asarray(X)
+        images = self._as_images(X)
+        n = images.shape[0]
+        device, dtype = self._torch_device()
+        if self.model.training:
+            raise ValueError(
+                "The module is in training mode, where dropout and batch norm "
+                "change its output at every call; call model.eval() first."
+            )
+        step = self.batch_rows(int(np.prod(images.shape[1:])))
+        result = []
+        with self._threads():
+            for start in range(0, n, step):
+                x = torch.tensor(
+                    np.asarray(images[start : start + step], dtype=np.float32),
+                    device=device, dtype=dtype, requires_grad=True,
+                )
+                z = x
+                if self.preprocess is not None:
+                    if callable(self.preprocess):
+                        z = self.preprocess(z)
+                    else:
+                        mean, std = self._mean_std()
+                        z = (z - torch.as_tensor(mean, device=device, dtype=dtype)) / (
+                            torch.as_tensor(std, device=device, dtype=dtype))
+                if self.model_layout() == "NCHW":
+                    z = z.permute(0, 3, 1, 2)
+                with torch.enable_grad():
+                    raw = self._check_tensor(self.model(z))
+                    if callable(self.output):
+                        raw = self.output(raw)
+                    raw = raw.reshape(raw.shape[0], -1)
+                    if self.output == "probability":
+                        raw = torch.softmax(raw, dim=1)
+                    index = self._target_index(raw.shape[1])
+                    if index is not None:
+                        raw = raw[:, index]
+                    cols = range(raw.shape[1]) if outputs is None else list(outputs)
+                    grads = []
+                    for o in cols:
+                        (g,) = torch.autograd.grad(raw[:, o].sum(), x, retain_graph=True)
+                        grads.append(g.detach().double().cpu().numpy())
+                result.append(np.stack(grads, axis=1))
+        out = np.concatenate(result, axis=0)
+        return out.reshape(n, out.shape[1], *X.shape[1:])
+
+
+class ImageFunction:
+    """A callable on batches of images, called with flattened rows.
+
+    ``ImageFunction(f, image_shape)(rows)`` is ``f(rows.reshape(-1, *image_shape))``.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(images)`` on images of shape (n, *image_shape).
+    image_shape : tuple of int
+        (H, W) or (H, W, C).
+    """
+
+    def __init__(self, function, image_shape):
+        self.function = function
+        self.image_shape = tuple(image_shape)
+
+    def __call__(self, rows):
+        rows = np.asarray(rows)
+        return self.function(rows.reshape(rows.shape[0], *self.image_shape))
+
+
+def wrap_runtime(estimator):
+    """A torch module or an ONNX session as an :class:`ImageModel` with its defaults.
+
+    Anything else is returned as it is.
+    """
+    return ImageModel(estimator) if is_image_runtime(estimator) else estimator
+
+
+def image_model(estimator, image_shape, n_threads=None):
+    """The model as seen on flattened rows.
+
+    Estimators (objects with ``predict``, ``predict_proba`` or
+    ``decision_function``) receive flattened rows (n, H * W * C); a plain
+    callable receives a batch of images of shape (n, *image_shape); a torch
+    module, an ONNX session or an :class:`ImageModel` is bound to the shape
+    (see :meth:`ImageModel.bind`).
+
+    Parameters
+    ----------
+    estimator : estimator or callable
+        The model.
+    image_shape : tuple of int
+        (H, W) or (H, W, C).
+    n_threads : int or None, default=None
+        Threads of an image model's runtime when it does not set them.
+
+    Returns
+    -------
+    model : estimator
+        The estimator itself, or a callable wrapped so that it gets images.
+    """
+    estimator = wrap_runtime(estimator)
+    if isinstance(estimator, ImageModel):
+        return estimator.bind(image_shape, n_threads)
+    model = as_model(estimator)
+    if isinstance(model, FunctionModel) and not isinstance(model.function, ImageFunction):
+        return FunctionModel(ImageFunction(model.function, image_shape))
+    return model
