@@ -29,6 +29,7 @@ from ._image import (
     ImageModel,
     check_baseline_values,
     explainer_image_setup,
+    image_dtype,
     image_model,
     is_image_batch,
     read_images,
@@ -480,7 +481,7 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         shape = None if reset else getattr(self, "image_shape_", None)
         if is_image_batch(X) or shape is not None:
             # images as they are: float32 rows in their own value scale
-            X, shape = read_images(X, shape)
+            X, shape = read_images(X, shape, dtype=image_dtype(wrap_runtime(self.estimator)))
             if reset:
                 self.image_shape_ = shape
         elif reset:
@@ -604,7 +605,7 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         bg = (resolve_background(self.background, X, rng) if base_row is None
               else base_row[None, :])
         if image_shape is not None and isinstance(bg, np.ndarray):
-            bg = bg.astype(np.float32)  # hybrid images in float32
+            bg = bg.astype(image_dtype(self.estimator_))  # float32 for image models
         response, self.output_names_ = resolve_response(
             self.estimator_, self.response_method, self.target, bg.iloc[:1]
             if isinstance(bg, pd.DataFrame) else bg[:1], what="the background",

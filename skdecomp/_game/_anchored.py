@@ -818,14 +818,19 @@ class ImageStatistics:
     def __init__(self, response, images, baselines, image_shape, *, max_memory=None,
                  n_jobs=None):
         self.response = response
-        self.images = np.asarray(images, dtype=np.float64)
-        self.baselines = np.ascontiguousarray(baselines, dtype=np.float64)
+        # hybrid images in float32 for image models (see image_dtype)
+        dtype = np.float32 if callable(getattr(response.estimator, "batch_rows", None)) \
+            else np.float64
+        self.images = np.asarray(images, dtype=dtype)
+        self.baselines = np.ascontiguousarray(baselines, dtype=dtype)
         self.channels = 1 if len(image_shape) == 2 else int(image_shape[2])
         n_images, d = self.images.shape
         self.n_pixels = d // self.channels
-        # at most one block of the working memory (64 MiB by default)
+        # at most one block of the working memory (64 MiB by default), or an
+        # image model's own batch
         cells = min(kernel_block_cells(), max(1, parse_memory(max_memory) // 8))
-        self.rows_per_call = max(2, cells // d)
+        rows = getattr(response.estimator, "batch_rows", None)
+        self.rows_per_call = max(2, rows(d) if callable(rows) else cells // d)
         self.n_jobs = n_jobs
         self.image_values = [None] * n_images
         self.baseline_values = [None] * n_images

@@ -14,18 +14,22 @@ it with :func:`~skdecomp._grouping._merge.cut`.
 from numbers import Integral, Real
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import HasMethods, Interval, StrOptions, _fit_context, transactional_fit
 from .._game import AnchoredStatistics, CoalitionGame, agreement_score, column_pair_price
 from .._image import (
-    as_image_rows,
+    ImageModel,
     baseline_rows,
     check_image_shape,
     groups_from_label_map,
+    image_dtype,
     image_ndim,
+    read_images,
     relabel,
+    wrap_runtime,
 )
 from .._partition import resolve_groups
 from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _progress
@@ -769,12 +773,18 @@ class AdaptiveGrouper(_BaseGrouper):
                 "imputer='marginal' (the default) for images."
             )
         self.strategy_ = "paper"
-        flat, image_shape = as_image_rows(X, self.image_shape)
+        flat, image_shape = read_images(
+            X, self.image_shape, dtype=image_dtype(wrap_runtime(self.estimator))
+        )
         flat = validate_data(self, flat, dtype="numeric", ensure_min_features=1, reset=True)
         self.image_shape_ = image_shape = check_image_shape(image_shape, flat.shape[1])
+        threads = None if self.n_jobs is None else effective_n_jobs(self.n_jobs)
         self.estimator_, response, self.output_names_ = image_response(
-            self.estimator, self.response_method, self.target, flat, image_shape
+            self.estimator, self.response_method, self.target, flat, image_shape,
+            n_threads=threads,
         )
+        # an image model's runtime has the threads: no workers of our own
+        n_jobs = None if isinstance(self.estimator_, ImageModel) else self.n_jobs
         self.n_outputs_ = len(self.output_names_)
         self.response_method_ = response.method
         base = "zeros" if self.baseline is None else self.baseline
@@ -789,7 +799,7 @@ class AdaptiveGrouper(_BaseGrouper):
             n_groups=self.n_groups if isinstance(self.n_groups, Integral) else None,
             rel_tol=0.25 if self.rel_tol is None else self.rel_tol,
             max_group_size=self.max_group_size,
-            merge_score=self.merge_score, max_memory=self.max_memory, n_jobs=self.n_jobs,
+            merge_score=self.merge_score, max_memory=self.max_memory, n_jobs=n_jobs,
         )
         self.model_calls_ = ev.model_calls
         self.model_batches_ = ev.model_batches

@@ -22,6 +22,7 @@ _MODEL_CONSTRAINT = [
     HasMethods(["predict"]),
     HasMethods(["predict_proba"]),
     HasMethods(["decision_function"]),
+    HasMethods(["run", "get_inputs"]),  # an ONNX Runtime session
     callable,
     None,
 ]

@@ -25,6 +25,7 @@ import numpy as np
 from .._compat import Interval, StrOptions, _fit_context, transactional_fit
 from .._game._anchored import ImageStatistics
 from .._image import (
+    ImageModel,
     as_image_rows,
     check_image_shape,
     connected_label_map,
@@ -53,7 +54,7 @@ _SUPERPIXEL_DEFAULTS = {
 
 
 # -- per-image AGREED ---------------------------------------------------------------
-def image_response(estimator, response_method, target, images, image_shape):
+def image_response(estimator, response_method, target, images, image_shape, n_threads=None):
     """The fitted model on flattened images, and the outputs to explain.
 
     Parameters
@@ -68,6 +69,8 @@ def image_response(estimator, response_method, target, images, image_shape):
         The flattened images; the first one probes the model's output.
     image_shape : tuple of int
         (H, W) or (H, W, C).
+    n_threads : int or None, default=None
+        Threads of an image model's runtime (see :class:`~skdecomp.ImageModel`).
 
     Returns
     -------
@@ -84,13 +87,20 @@ def image_response(estimator, response_method, target, images, image_shape):
             "estimator=<fitted model or callable on images>, or use the grouper "
             "as Explainer(model, groups=...), which passes its model on."
         )
-    model = image_model(estimator, image_shape)
+    model = image_model(estimator, image_shape, n_threads)
     if not is_fitted(model):
         raise ValueError(
             f"{type(model).__name__} is not fitted; on images AdaptiveGrouper "
             "explains a fitted model (fit it first, or wrap a callable)."
         )
     response, output_names = resolve_response(model, response_method, target, images[:1])
+    if isinstance(model, ImageModel):
+        output_names = model.explained_names(response.columns)
+        if len(output_names) > 1:
+            raise ValueError(
+                f"The image model has {len(output_names)} outputs; pick the explained "
+                "class with target=<class index> (on the grouper or the ImageModel)."
+            )
     return model, response, output_names
 
 

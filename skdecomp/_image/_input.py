@@ -1,6 +1,7 @@
 """Images as they are: arrays of shape (n, H, W) or (n, H, W, C), uint8 or float.
 
-The image path works in float32 in the images' own value scale (0..255 for
+The image path works in float32 for image models (in float64 for a
+scikit-learn model on flattened images), in the images' own value scale (0..255 for
 uint8 photos); the model's preprocessing belongs to :class:`ImageModel`.
 """
 
@@ -18,7 +19,7 @@ def is_image_batch(X):
     return image_ndim(X) in (3, 4)
 
 
-def read_images(X, image_shape=None, what="X"):
+def read_images(X, image_shape=None, what="X", dtype=np.float32):
     """Images or flattened image rows as float32 rows, with their shape.
 
     Parameters
@@ -30,10 +31,12 @@ def read_images(X, image_shape=None, what="X"):
         images of another shape are refused.
     what : str, default="X"
         Name of X in error messages.
+    dtype : dtype, default=np.float32
+        Of the rows (see :func:`image_dtype`).
 
     Returns
     -------
-    rows : ndarray of float32 of shape (n, H * W * C)
+    rows : ndarray of shape (n, H * W * C)
         A new array: the images flattened in C order (row, column, channel).
     image_shape : tuple of int
         (H, W) or (H, W, C).
@@ -80,7 +83,7 @@ def read_images(X, image_shape=None, what="X"):
             "as (n, H, W, C) with the channels last (C of 1, 3 or 4); for NCHW "
             "arrays, images.transpose(0, 2, 3, 1)."
         )
-    rows = np.array(arr.reshape(arr.shape[0], -1), dtype=np.float32)
+    rows = np.array(arr.reshape(arr.shape[0], -1), dtype=dtype)
     if np.issubdtype(arr.dtype, np.floating) and not np.isfinite(rows).all():
         bad = np.flatnonzero(~np.isfinite(rows).all(axis=1))
         raise ValueError(

@@ -23,7 +23,8 @@ from .._config import parse_memory
 from .._model import FunctionModel, as_model
 
 __all__ = [
-    "ImageFunction", "ImageModel", "image_model", "is_image_runtime", "runtime_of",
+    "ImageFunction", "ImageModel", "image_dtype", "image_model", "is_image_runtime",
+    "runtime_of",
     "wrap_runtime",
 ]
 
@@ -633,6 +634,18 @@ class ImageFunction:
     def __call__(self, rows):
         rows = np.asarray(rows)
         return self.function(rows.reshape(rows.shape[0], *self.image_shape))
+
+
+def image_dtype(estimator):
+    """float32 for an image model (its runtime computes in float32), else float64.
+
+    Hybrid images are built in this dtype, so that a scikit-learn model on
+    flattened images keeps its float64 precision.
+    """
+    inner = getattr(estimator, "estimator", estimator)  # a ResponseFunction's model
+    if isinstance(inner, ImageModel) or is_image_runtime(inner):
+        return np.float32
+    return np.float64
 
 
 def wrap_runtime(estimator):

@@ -482,7 +482,7 @@ def explainer_image_setup(baseline, groups, X, image_shape=None):
         Of the images, or from the ``image_shape`` of ``groups``.
     baseline_row : ndarray of shape (n_features,) or None
         None when ``baseline`` is None (the ``background`` rows are used);
-        float32 for images.
+        in the dtype of the images' rows.
     """
     shape = image_shape
     if shape is None and hasattr(groups, "get_params"):
@@ -499,7 +499,7 @@ def explainer_image_setup(baseline, groups, X, image_shape=None):
             "non-numeric columns. Use background= for tabular data."
         ) from None
     d = rows.shape[1]
-    dtype = np.float64 if image_shape is None else np.float32
+    dtype = np.float64 if image_shape is None else np.asarray(X).dtype
     if isinstance(baseline, str) and baseline == "mean":
         if rows.shape[0] < 2:
             raise ValueError(

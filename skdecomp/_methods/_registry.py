@@ -170,7 +170,7 @@ _ENTRIES = (
                color="#999933"),
     MethodSpec(
         "integrated_gradients", "sampled", seed_id=4,
-        params={"n_steps": 32, "scheme": "path"}, uses_budget=False,
+        params={"n_steps": 32, "scheme": "auto"}, uses_budget=False,
         label="Integrated Gradients", color="#882255",
     ),
 )
@@ -356,11 +356,13 @@ def check_method_params(method, method_params):
             raise ValueError(
                 f"method_params['n_steps']={steps!r} must be an integer >= 1."
             )
-        if out["scheme"] not in ("path", "central"):
+        if out["scheme"] not in ("auto", "path", "central", "gradient"):
             raise ValueError(
                 f"method_params['scheme']={out['scheme']!r}; choose 'path' "
-                "(exact completeness, any model) or 'central' (central "
-                "differences per column, for smooth models)."
+                "(exact completeness, any model), 'central' (central "
+                "differences per column, for smooth models), 'gradient' (the "
+                "gradients of a torch module) or 'auto' ('gradient' where the "
+                "model has gradients, else 'path')."
             )
     return out
 

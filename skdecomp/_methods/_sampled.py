@@ -59,6 +59,7 @@ from ._errors import (
     rise_variances,
     t_scale,
 )
+from ._gradients import gradient_integrated_gradients, resolve_ig_scheme
 from ._kernels import (
     cholesky_solve,
     coalition_gram,
@@ -866,9 +867,16 @@ def sampled_attributions(game, X, methods, rng, *, n_samples=None,
         if dummy is None:
             dummy = dummy_groups(game, X)
         if spec.name == "integrated_gradients":
-            phi = integrated_gradients(
-                game, X, prediction, feature_names=feature_names, **params
-            )
+            scheme = resolve_ig_scheme(game, params["scheme"])
+            if scheme == "gradient":
+                phi = gradient_integrated_gradients(
+                    game, X, n_out, params["n_steps"]
+                )
+            else:
+                phi = integrated_gradients(
+                    game, X, prediction, feature_names=feature_names,
+                    n_steps=params["n_steps"], scheme=scheme,
+                )
             # a dummy's columns never move along the paths
             phi = zero_dummy_groups(phi, dummy)
         else:
