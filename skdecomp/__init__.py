@@ -9,6 +9,7 @@ from ._explainer import MAX_EXACT_GROUPS, Explainer
 from ._explanation import Explanation, Explanations, InteractionExplanation
 from ._game import CoalitionGame
 from ._game._samplers import GaussianCopulaSampler, KNeighborsSampler
+from ._image import ImageModel
 from ._grouping import (
     AdaptiveGrouper,
     CorrelationGrouper,
@@ -36,6 +37,7 @@ __all__ = [
     "Explanations",
     "FDTree",
     "GaussianCopulaSampler",
+    "ImageModel",
     "InteractionExplanation",
     "KNeighborsSampler",
     "FixedGrouper",

@@ -254,7 +254,12 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
           default 0);
         - ``"rise"``: ``p`` (keep probability, default 0.5);
         - ``"integrated_gradients"``: ``n_steps`` (default 32) and ``scheme``:
-          ``"path"`` (default) moves the groups one at a time within each
+          ``"auto"`` (default) is ``"gradient"`` on a torch module and
+          ``"path"`` on any other model. ``"gradient"`` uses the module's
+          gradients (autograd) at ``n_steps`` Gauss-Legendre nodes on every
+          path, like captum's ``IntegratedGradients`` summed over each group;
+          attributions then sum to ``f(x) - E_B f`` only up to the quadrature
+          error. ``"path"`` moves the groups one at a time within each
           step, in forward and in reverse order, and credits each group its
           finite difference, so attributions sum exactly to
           ``f(x) - E_B f`` for any model; ``"central"`` takes central
@@ -643,6 +648,7 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
             batch_size=self._batch_rows(X.shape[1]),
             n_jobs=n_jobs,
             fill_batches=image_shape is not None,
+            image_shape=image_shape,
             tree=tree,
             verbose=self.verbose,
             imputer=imputer,

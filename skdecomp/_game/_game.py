@@ -23,6 +23,7 @@ from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._config import batch_rows
+from .._image import read_images
 from .._model import (
     FunctionModel,
     NonFiniteOutputError,
@@ -301,6 +302,9 @@ class CoalitionGame:
         Evaluate enough coalitions at once to fill every model call with
         ``batch_size`` rows, for wide rows such as images, where
         ``batch_size`` is small.
+    image_shape : tuple of int or None, default=None
+        (H, W) or (H, W, C) when the rows are flattened images: the game
+        then also takes the images as they are, shape (n, H, W[, C]).
 
     Attributes
     ----------
@@ -336,6 +340,7 @@ class CoalitionGame:
         background_prediction=None,
         imputer=None,
         fill_batches=False,
+        image_shape=None,
     ):
         if not isinstance(response, ResponseFunction):
             response = ResponseFunction(FunctionModel(response), "predict")
@@ -351,6 +356,7 @@ class CoalitionGame:
         )
         self.batch_size = batch_rows(self.n_features) if batch_size is None else int(batch_size)
         self.fill_batches = bool(fill_batches)
+        self.image_shape = None if image_shape is None else tuple(image_shape)
         self.n_jobs = n_jobs
         self.tree = tree
         self.verbose = verbose
@@ -426,6 +432,9 @@ class CoalitionGame:
         X : ndarray or DataFrame of shape (n_samples, n_features)
             The checked rows, in the model's input form.
         """
+        if self.image_shape is not None and not isinstance(X, pd.DataFrame):
+            # images as they are, or their flattened rows
+            X, _ = read_images(X, self.image_shape, what, dtype=self.background.dtype)
         if isinstance(X, pd.DataFrame):
             if X.shape[1] != self.n_features:
                 raise ValueError(

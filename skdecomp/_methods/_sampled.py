@@ -3,7 +3,8 @@
 All methods work on the coalition game v_x(S) = mean_{z in B} f(x_{G_S},
 z_{-G_S}) (see the user guide, :ref:`functional_decomposition`), except
 Integrated Gradients, which evaluates the model along straight lines from the
-background rows to x (``_paths``).
+background rows to x (``_paths``), or takes a torch module's gradients
+there (``_gradients``).
 
 Groups on which x equals every background row (dummies) get exactly 0, and no
 budget is spent on them: each method runs on the game of the other groups.
