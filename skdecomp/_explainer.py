@@ -130,10 +130,12 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         - ``"rise"``: ``S_k = E_M[v_x(M) M_k] / p`` over random hard group
           masks M with keep probability p (Petsiuk et al., 2018), i.e.
           ``E_M[v_x(M)] + (1-p) sum_{U contains k} p**(|U|-1) F_U``;
-        - ``"integrated_gradients"``: a derivative-free version of
-          Integrated Gradients (Sundararajan et al., 2017), a path integral
-          along the straight lines from the background rows to x; attributions sum
-          to ``f(x) - E_B f``. Needs numeric columns. On a multilinear
+        - ``"integrated_gradients"``: Integrated Gradients (Sundararajan et
+          al., 2017), a path integral along the straight lines from the
+          background rows to x. On a torch module it takes the module's own
+          gradients (complete up to the quadrature error); on any other model
+          a derivative-free version whose attributions sum exactly to
+          ``f(x) - E_B f``. Needs numeric columns. On a multilinear
           model it equals ``"shapley"``; on non-smooth models (trees) it is
           path-dependent: a jump of the model is credited to the group that
           crosses it on the path.

@@ -578,7 +578,7 @@ class ImageModel:
             )
         step = self.batch_rows(int(np.prod(images.shape[1:])))
         result = []
-        with self._threads():
+        with self._threads(), torch.inference_mode(False), torch.enable_grad():
             for start in range(0, n, step):
                 x = torch.tensor(
                     np.asarray(images[start : start + step], dtype=np.float32),
@@ -594,21 +594,21 @@ class ImageModel:
                             torch.as_tensor(std, device=device, dtype=dtype))
                 if self.model_layout() == "NCHW":
                     z = z.permute(0, 3, 1, 2)
-                with torch.enable_grad():
-                    raw = self._check_tensor(self.model(z))
-                    if callable(self.output):
-                        raw = self.output(raw)
-                    raw = raw.reshape(raw.shape[0], -1)
-                    if self.output == "probability":
-                        raw = torch.softmax(raw, dim=1)
-                    index = self._target_index(raw.shape[1])
-                    if index is not None:
-                        raw = raw[:, index]
-                    cols = range(raw.shape[1]) if outputs is None else list(outputs)
-                    grads = []
-                    for o in cols:
-                        (g,) = torch.autograd.grad(raw[:, o].sum(), x, retain_graph=True)
-                        grads.append(g.detach().double().cpu().numpy())
+                raw = self._check_tensor(self.model(z))
+                if callable(self.output):
+                    raw = self.output(raw)
+                raw = raw.reshape(raw.shape[0], -1)
+                if self.output == "probability":
+                    raw = torch.softmax(raw, dim=1)
+                self.n_classes_ = int(raw.shape[1])
+                index = self._target_index(raw.shape[1])
+                if index is not None:
+                    raw = raw[:, index]
+                cols = range(raw.shape[1]) if outputs is None else list(outputs)
+                grads = []
+                for o in cols:
+                    (g,) = torch.autograd.grad(raw[:, o].sum(), x, retain_graph=True)
+                    grads.append(g.detach().double().cpu().numpy())
                 result.append(np.stack(grads, axis=1))
         out = np.concatenate(result, axis=0)
         return out.reshape(n, out.shape[1], *X.shape[1:])
