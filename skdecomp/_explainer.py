@@ -85,7 +85,10 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         one is fitted on ``(X, y)`` in :meth:`fit`. To keep a fitted model
         fitted under cloning (e.g. in ``GridSearchCV``), wrap it in
         :class:`sklearn.frozen.FrozenEstimator`. A plain callable
-        ``f(X) -> array`` is treated as a fitted regressor.
+        ``f(X) -> array`` is treated as a fitted regressor. A
+        ``torch.nn.Module`` or an ``onnxruntime.InferenceSession`` is an
+        image model, wrapped in :class:`ImageModel` with its defaults (or
+        pass your own :class:`ImageModel`); ``fit`` then takes images.
 
     method : {"auto", "shapley", "banzhaf", "occlusion", "arch", "pdp", "pfi", \
             "kernel_shap", "permutation_shap", "lime", "rise", \
@@ -199,7 +202,9 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         the number of threads the trees are shared between (None: one). A
         model with its own ``n_jobs`` competes with these workers for the
         cores; parallelise one of the two. The first parallel call also pays
-        for starting the workers.
+        for starting the workers. On an :class:`ImageModel` no workers are
+        started: ``n_jobs`` is the number of the runtime's threads (unless
+        the model sets ``n_threads``), so the two never share the cores.
 
     random_state : int, RandomState instance or None, default=None
         Draws the background sample when ``background`` is an int, and the
@@ -277,19 +282,20 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         default, so also inside ``GridSearchCV``.
 
     baseline : {"zeros", "mean", "blur"}, array-like or None, default=None
-        Images (flattened rows): explain against one baseline image b, the
-        anchored decomposition with B = delta_b (see
+        Images: explain against one baseline image b, the anchored
+        decomposition with B = delta_b (see
         :ref:`functional_decomposition`), instead of ``background``.
-        "zeros" is black; "mean" the mean of the rows passed
+        "zeros" is black; "mean" the mean of the images passed
         to :meth:`fit` (a reference set, never the explained image alone);
         "blur" the image passed to :meth:`fit` (one image) blurred by a
-        Gaussian of standard deviation ``max(H, W) / 8`` pixels, which
-        needs the image shape from an image grouper in ``groups``; an array
-        of the image's shape (or its flattened row) is that image. A
-        grouper in ``groups`` with a ``baseline`` left at None gets this
-        image. When ``groups`` is an image grouper (e.g.
-        :class:`PatchGrouper`), a plain callable model gets batches of
-        images of shape (n, *image_shape) instead of flattened rows.
+        Gaussian of standard deviation ``max(H, W) / 8`` pixels; an array
+        of the image's shape (or its flattened row, or either as a batch
+        of one) is that image. A grouper in ``groups`` with a ``baseline``
+        left at None gets this image. Images are passed to :meth:`fit` as
+        they are, shape (n, H, W) or (n, H, W, C), uint8 or float, or as
+        flattened rows with an image grouper that knows ``image_shape``;
+        a plain callable model then gets batches of images of shape
+        (n, *image_shape), a scikit-learn model the flattened rows.
 
     imputer : {"marginal", "path_dependent", "conditional"} or sampler, \
             default="marginal"
@@ -362,6 +368,9 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
     algorithm_ : str
         ``"tree"`` or ``"model_agnostic"``; ``"model_agnostic (<reason>)"``
         when ``algorithm="auto"`` could not take the tree path.
+    image_shape_ : tuple or None
+        (H, W) or (H, W, C) when :meth:`fit` got images, else None; the
+        explainer then takes images of that shape (or their flattened rows).
     n_features_in_ : int
         Number of features seen during :term:`fit`.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -526,7 +535,8 @@ class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEst
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
             Data; the background is sampled from it when ``background`` is an
-            int, and the model is fitted on it when it is not fitted.
+            int, and the model is fitted on it when it is not fitted. Or
+            images of shape (n, H, W) or (n, H, W, C), uint8 or float.
         y : array-like of shape (n_samples,) or None
             Target, needed only to fit an unfitted model.
 

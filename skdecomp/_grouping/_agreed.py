@@ -177,7 +177,9 @@ class AdaptiveGrouper(_BaseGrouper):
         The model. A fitted model is used as it is, an unfitted one is fitted
         on ``(X, y)``, and a plain callable ``f(X) -> array`` is a fitted
         regressor. None is allowed only inside ``Explainer(model,
-        groups=AdaptiveGrouper())``, which passes its own model.
+        groups=AdaptiveGrouper())``, which passes its own model. On images,
+        also a ``torch.nn.Module``, an ``onnxruntime.InferenceSession`` or
+        an :class:`ImageModel`.
 
     max_samples : int, default=100
         Number of rows N (at least 2) drawn from X (without replacement) for
@@ -267,7 +269,8 @@ class AdaptiveGrouper(_BaseGrouper):
         with the loss summed over them.
 
     n_jobs : int, default=None
-        Joblib workers over chunks of hybrid rows.
+        Joblib workers over chunks of hybrid rows; on an image model, the
+        runtime's threads instead (see :class:`ImageModel`).
 
     random_state : int, RandomState instance or None, default=None
         Draws the N sample rows.
