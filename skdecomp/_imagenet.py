@@ -443,8 +443,8 @@ def load_pretrained_cnn(runtime="torch", *, n_threads=1, cache_dir=None):
     Returns
     -------
     model : ImageModel
-        The network (as its ``model`` attribute) with
-        ``preprocess=(127.0, 128.0)``, layout NCHW,
+        A :class:`~skdecomp.ImageModel` holding the network (its ``model``
+        attribute), with ``preprocess=(127.0, 128.0)``, layout NCHW,
         ``output="probability"``, ``image_shape=(224, 224, 3)`` and the
         1000 ImageNet class names as ``class_names`` (torchvision's list,
         BSD-3-Clause, shipped with skdecomp). Its ``predict`` takes uint8

@@ -429,6 +429,11 @@ class SuperpixelGrouper(_ImageGrouper):
         from sklearn.utils import check_random_state
 
         rows = self._fit_shape(X)
+        dtype = getattr(X, "dtype", np.asarray(X).dtype)
+        if np.issubdtype(dtype, np.integer) and rows.size:
+            # scikit-image reads float images in [0, 1]: scale integer photos
+            top = rows.max()
+            rows = rows / (255.0 if top <= 255 else float(np.iinfo(dtype).max))
         shape = self.image_shape_
         params = dict(_SUPERPIXEL_DEFAULTS[self.segmentation])
         params.update(self.segmentation_params or {})
