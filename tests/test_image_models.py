@@ -263,3 +263,40 @@ def test_nan_pixels_and_input_untouched(cnn):
     ex = Explainer(cnn, groups=PatchGrouper(16), baseline="blur", target=0).fit(clean)
     ex.explain(clean, methods=["shapley", "kernel_shap"])
     np.testing.assert_array_equal(clean, copy)
+
+
+@pytest.mark.slow
+def test_pretrained_cnn_on_a_real_photo(tmp_path):
+    from scipy.ndimage import gaussian_filter
+
+    from skdecomp.datasets import load_pretrained_cnn, load_sample_photos
+
+    photo = load_sample_photos(names=["espresso"]).images  # (1, 224, 224, 3) uint8
+    cnn = load_pretrained_cnn("onnx", cache_dir=tmp_path)
+    ex = Explainer(cnn, groups=PatchGrouper(56), baseline="blur", target=967,
+                   method="occlusion").fit(photo)
+    assert ex.output_names_ == ["espresso"]
+    phi = ex.explain(photo, methods=["occlusion", "arch"])
+
+    # by hand, on the raw ONNX session: blurred squares, (x - 127) / 128, NCHW, softmax
+    session = cnn.model
+    x = photo[0].astype(np.float64)
+    blurred = gaussian_filter(x, sigma=(28, 28, 0), mode="nearest")
+
+    def prob(images):
+        z = ((np.asarray(images, dtype=np.float32) - 127) / 128).transpose(0, 3, 1, 2)
+        logits = session.run(None, {session.get_inputs()[0].name: z})[0].astype(np.float64)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return (p / p.sum(axis=1, keepdims=True))[:, 967]
+
+    deleted, inserted = [], []
+    for r in range(4):
+        for c in range(4):
+            square = np.zeros((224, 224, 1), dtype=bool)
+            square[56 * r : 56 * (r + 1), 56 * c : 56 * (c + 1)] = True
+            deleted.append(np.where(square, blurred, x))
+            inserted.append(np.where(square, x, blurred))
+    f_x, f_b = prob(x[None])[0], prob(blurred[None])[0]
+    assert f_x > 0.5  # the network sees the espresso
+    np.testing.assert_allclose(phi["occlusion"].values[0], f_x - prob(deleted), atol=1e-5)
+    np.testing.assert_allclose(phi["arch"].values[0], prob(inserted) - f_b, atol=1e-5)

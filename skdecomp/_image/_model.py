@@ -261,7 +261,13 @@ class ImageModel:
         return self.model.get_inputs()[0]
 
     def model_layout(self):
-        """The layout of the model's input: ``"NCHW"`` or ``"NHWC"``."""
+        """Return the layout of the model's input.
+
+        Returns
+        -------
+        layout : {"NCHW", "NHWC"}
+            ``layout``, or what "auto" reads from the model.
+        """
         if self.layout != "auto":
             return self.layout
         if self.runtime == "torch":
@@ -278,7 +284,13 @@ class ImageModel:
         return "NHWC"
 
     def model_input_shape(self):
-        """(H, W, C) the model needs, with None for the sizes it leaves free."""
+        """Return the image shape the model needs.
+
+        Returns
+        -------
+        shape : tuple
+            (H, W, C), with None for the sizes the model leaves free.
+        """
         if self.image_shape is not None:
             shape = tuple(int(s) for s in self.image_shape)
             return shape if len(shape) == 3 else shape + (None,)
@@ -342,7 +354,7 @@ class ImageModel:
             )
 
     def bind(self, image_shape, n_threads=None):
-        """This model on flattened rows of images of ``image_shape``.
+        """Return this model on flattened rows of images of ``image_shape``.
 
         Parameters
         ----------
@@ -364,14 +376,37 @@ class ImageModel:
         return bound
 
     def batch_rows(self, n_values):
-        """Images of ``n_values`` values each in one forward pass."""
+        """Return the number of images in one forward pass.
+
+        Parameters
+        ----------
+        n_values : int
+            Values per image (H * W * C).
+
+        Returns
+        -------
+        n_images : int
+            ``batch_memory`` over the bytes of one float32 image, at least 1.
+        """
         budget = parse_memory(
             DEFAULT_BATCH_MEMORY if self.batch_memory is None else self.batch_memory
         )
         return max(1, budget // (4 * max(1, int(n_values))))
 
     def output_names(self, n_outputs):
-        """Names of the explained outputs (class names where given)."""
+        """Return the names of the explained outputs.
+
+        Parameters
+        ----------
+        n_outputs : int
+            Number of the model's outputs (classes).
+
+        Returns
+        -------
+        names : list of str
+            The class names of the outputs kept by ``target`` where
+            ``class_names`` is given, else their indices.
+        """
         index = self._target_index(n_outputs)
         names = self.class_names
         idx = range(n_outputs) if index is None else index
@@ -380,9 +415,17 @@ class ImageModel:
         return [str(i) for i in idx]
 
     def explained_names(self, columns=None):
-        """Names of the columns ``columns`` of :meth:`predict` (all for None).
+        """Return the names of columns of :meth:`predict`, once it has been called.
 
-        Known after a first call.
+        Parameters
+        ----------
+        columns : sequence of int or None, default=None
+            Columns of :meth:`predict`; None takes all.
+
+        Returns
+        -------
+        names : list of str
+            Their class names (see :meth:`output_names`).
         """
         names = self.output_names(getattr(self, "n_classes_", 0))
         return names if columns is None else [names[int(c)] for c in columns]
@@ -457,7 +500,18 @@ class ImageModel:
                 torch.set_num_threads(before)
 
     def forward(self, x):
-        """The model's raw output on prepared input, as a float array (n, k)."""
+        """Run the network on prepared input.
+
+        Parameters
+        ----------
+        x : ndarray of float32
+            Preprocessed images in the model's layout.
+
+        Returns
+        -------
+        output : ndarray of shape (n, k)
+            The network's output as it returns it.
+        """
         if self.runtime == "torch":
             torch = sys.modules["torch"]
             device, dtype = self._torch_device()
@@ -547,7 +601,7 @@ class ImageModel:
         return self.runtime == "torch"
 
     def gradients(self, X, outputs=None):
-        """Gradients of the explained outputs with respect to the images' values.
+        """Compute the gradients of the explained outputs by the images' values.
 
         Parameters
         ----------
@@ -560,7 +614,7 @@ class ImageModel:
         Returns
         -------
         gradients : ndarray of shape (n, n_outputs, *X.shape[1:])
-            d output / d input value, float64.
+            The derivative of every output by every input value, float64.
         """
         if not self.has_gradients:
             raise ValueError(
