@@ -27,6 +27,7 @@ from ._hierarchy import resolve_hierarchy
 from ._tree import MAX_LEAF_ORDER
 from ._image import (
     ImageModel,
+    SharedRuntimeCloneMixin,
     check_baseline_values,
     explainer_image_setup,
     image_dtype,
@@ -67,7 +68,7 @@ from ._model import (
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
 
 
-class Explainer(NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin,
+class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin,
                 BaseEstimator):
     """Attributions of a model over groups of columns, from its functional decomposition.
 

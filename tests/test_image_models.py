@@ -300,3 +300,23 @@ def test_pretrained_cnn_on_a_real_photo(tmp_path):
     assert f_x > 0.5  # the network sees the espresso
     np.testing.assert_allclose(phi["occlusion"].values[0], f_x - prob(deleted), atol=1e-5)
     np.testing.assert_allclose(phi["arch"].values[0], prob(inserted) - f_b, atol=1e-5)
+
+
+def test_clone_shares_the_network(cnn, sessions):
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV
+
+    from skdecomp import AdaptiveGrouper
+
+    for net in (cnn, sessions["NCHW"]):
+        ex = Explainer(net, groups=PatchGrouper(16), baseline="zeros", target=1)
+        copy = clone(ex)
+        assert copy.estimator is net and copy is not ex
+        assert clone(AdaptiveGrouper(net, target=1)).estimator is net
+    images = photos(1)
+    search = GridSearchCV(
+        Explainer(sessions["NCHW"], groups=PatchGrouper(16), baseline="zeros", target=1),
+        {"method": ["occlusion", "arch"]}, cv=[(np.array([0]), np.array([0]))],
+        scoring=lambda est, X, y=None: float(np.sum(est.transform(X))),
+    ).fit(images)
+    assert search.best_estimator_.estimator is sessions["NCHW"]

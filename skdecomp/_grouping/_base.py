@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import HasMethods, _get_output_config
 from .._game import AnchoredStatistics, CoalitionGame, make_imputer
-from .._image import as_image_rows, image_ndim
+from .._image import SharedRuntimeCloneMixin, as_image_rows, image_ndim
 from .._model import fitted_model, is_fitted, resolve_response
 from .._partition import GroupNamesOutMixin, group_labels
 from ._merge import _ATOL
@@ -156,7 +156,8 @@ class MergePathMixin:
 # -- base class ----------------------------------------------------------------
 
 
-class _BaseGrouper(GroupNamesOutMixin, TransformerMixin, BaseEstimator):
+class _BaseGrouper(SharedRuntimeCloneMixin, GroupNamesOutMixin, TransformerMixin,
+                   BaseEstimator):
     """Shared plumbing: input checks, fitted attributes, transform, names."""
 
     def _model_given(self):

@@ -12,6 +12,7 @@ from ._input import is_image_batch, read_images
 from ._model import (
     ImageFunction,
     ImageModel,
+    SharedRuntimeCloneMixin,
     image_dtype,
     image_model,
     is_image_runtime,
@@ -22,4 +23,4 @@ from ._shapes import *  # noqa: F401,F403
 from ._shapes import __all__ as _shapes_all
 
 __all__ = ["ImageFunction", "ImageModel", "image_dtype", "image_model", "is_image_batch", "is_image_runtime", "read_images",
-           "runtime_of", "wrap_runtime", *_shapes_all]
+           "runtime_of", "SharedRuntimeCloneMixin", "wrap_runtime", *_shapes_all]

@@ -25,7 +25,7 @@ from .._model import FunctionModel, as_model
 __all__ = [
     "ImageFunction", "ImageModel", "image_dtype", "image_model", "is_image_runtime",
     "runtime_of",
-    "wrap_runtime",
+    "SharedRuntimeCloneMixin", "wrap_runtime",
 ]
 
 #: Bytes of model input (float32) in one forward pass, by default.
@@ -700,6 +700,26 @@ def image_dtype(estimator):
     if isinstance(inner, ImageModel) or is_image_runtime(inner):
         return np.float32
     return np.float64
+
+
+class SharedRuntimeCloneMixin:
+    """``clone`` shares a torch module or an ONNX session instead of copying it.
+
+    scikit-learn's ``clone`` deep-copies parameters that are not estimators:
+    an ONNX session cannot be copied, and a copy of a network's weights is
+    waste. Estimators whose ``estimator`` may be one share it.
+    """
+
+    def __sklearn_clone__(self):
+        from sklearn.base import _clone_parametrized, clone
+
+        if not is_image_runtime(getattr(self, "estimator", None)):
+            return _clone_parametrized(self)
+        params = {
+            name: value if name == "estimator" else clone(value, safe=False)
+            for name, value in self.get_params(deep=False).items()
+        }
+        return type(self)(**params)
 
 
 def wrap_runtime(estimator):

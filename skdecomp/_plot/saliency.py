@@ -3,10 +3,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from collections.abc import Mapping
+from numbers import Integral, Real
 
 import numpy as np
 
 from .._hierarchy import Hierarchy
+from .._image import ImageModel, blur_images, groups_from_label_map, is_image_runtime
 from ._base import (
     check_drawable,
     check_matplotlib_support,
@@ -118,6 +120,83 @@ def _check_label_map(label_map, image_shape):
     return lm
 
 
+def _check_levels(levels):
+    """None, "auto" or a list of numbers of groups, from what ``levels`` accepts."""
+    if levels is None or (isinstance(levels, str) and levels == "auto"):
+        return levels
+    if isinstance(levels, str):
+        raise ValueError(
+            f"levels={levels!r} is unknown; give 'auto', a number of groups (e.g. "
+            "levels=3) or a list of them (e.g. levels=[8, 4, 2])."
+        )
+    items = [levels] if np.ndim(levels) == 0 else list(np.ravel(np.asarray(levels, dtype=object)))
+    out = []
+    for n in items:
+        whole = isinstance(n, Integral) or (isinstance(n, Real) and float(n).is_integer())
+        if isinstance(n, (bool, np.bool_)) or not whole or n < 1:
+            raise ValueError(
+                f"levels holds {n!r}; a level is a number of groups, a whole number of "
+                "at least 1 (e.g. levels=3 or levels=[8, 4, 2])."
+            )
+        out.append(int(n))
+    if not out:
+        raise ValueError("levels is empty; give at least one level.")
+    return out
+
+
+def _as_image(image):
+    """One image as an array of numbers, its dtype kept."""
+    img = np.asarray(image)
+    if img.ndim not in (2, 3):
+        extra = (" For one image of a batch, pass images[0]." if img.ndim == 4
+                 else "")
+        raise ValueError(
+            f"image has shape {img.shape}; give one image of shape (height, width) "
+            f"or (height, width, channels).{extra}"
+        )
+    if not (np.issubdtype(img.dtype, np.number) or img.dtype == bool):
+        raise TypeError(f"image must hold numbers, got values of dtype {img.dtype}.")
+    return img
+
+
+def _display_image(image):
+    """(image as drawn, grey image under the maps, colour map of both).
+
+    A colour image is drawn as it is: uint8 unchanged, floats in 0..1
+    unchanged, other values in 0..255 divided by 255 (for the display only),
+    anything else stretched to 0..1; the maps are laid on its luminance. A
+    2-D image (and the mean of channels that are not RGB or RGBA) is drawn
+    in grey, dark for high values, as are digits.
+    """
+    img = np.asarray(image)
+    if img.ndim == 3 and img.shape[2] not in (3, 4):
+        img = img[..., 0] if img.shape[2] == 1 else img.mean(axis=2)
+    if img.ndim == 2:
+        return img, img, "gray_r"
+    if img.dtype == np.uint8:
+        return img, img[..., :3] @ np.array([0.299, 0.587, 0.114]) / 255.0, "gray"
+    unit = img.astype(np.float64)
+    lo, hi = float(unit.min()), float(unit.max())
+    if lo >= 0 and hi <= 1:
+        shown = img if np.issubdtype(img.dtype, np.floating) else unit
+    elif lo >= 0 and hi <= 255:
+        shown = unit = unit / 255.0
+    else:
+        shown = unit = (unit - lo) / max(hi - lo, 1e-12)
+    return shown, unit[..., :3] @ np.array([0.299, 0.587, 0.114]), "gray"
+
+
+def _label_map_of(label_map, image):
+    """A label map, or that of a grouper (fitted on the image when it is not fitted)."""
+    if hasattr(label_map, "label_map_"):
+        return label_map.label_map_
+    if hasattr(label_map, "fit") and hasattr(label_map, "get_params"):
+        from sklearn.base import clone
+
+        return clone(label_map).fit(image[None]).label_map_
+    return label_map
+
+
 class SaliencyDisplay:
     """An image with its group boundaries and one attribution map per method.
 
@@ -209,6 +288,9 @@ class SaliencyDisplay:
         baseline=0.0,
         target="predicted",
         response_method="auto",
+        n_samples=None,
+        method_params=None,
+        random_state=None,
         title=None,
         per_pixel=False,
         levels=None,
@@ -217,40 +299,61 @@ class SaliencyDisplay:
     ):
         """Explain one image over pixel groups and plot the saliency maps.
 
-        The model takes flattened images: a row of ``height * width *
-        channels`` values. The explainer uses the image as the explained row
-        and one baseline image as the background (an anchored decomposition,
-        see :ref:`functional_decomposition`), so every method is exact over
-        the K groups
-        (K at most ``MAX_EXACT_GROUPS`` for the exact methods).
+        The explainer uses the image as the explained row and one baseline
+        image as the background (an anchored decomposition, see
+        :ref:`functional_decomposition`), so the exact methods are exact
+        over the K groups (K at most ``MAX_EXACT_GROUPS``); the sampled
+        ones (``"kernel_shap"``, ``"lime"``, ...) take any K.
+
+        An image model (an :class:`~skdecomp.ImageModel`, a torch module or
+        an ONNX Runtime session) gets the image as it is, uint8 or float in
+        its own value scale (see :ref:`image_models`); any other model
+        (a scikit-learn estimator or a callable) gets flattened images: a
+        row of ``height * width * channels`` values.
 
         Parameters
         ----------
-        estimator : estimator or callable
-            Fitted model on flattened images.
+        estimator : ImageModel, torch module, ONNX session, estimator or callable
+            The model: an image model, or a fitted model on flattened images.
         image : ndarray of shape (height, width) or (height, width, channels)
-            The explained image.
-        label_map : ndarray of int of shape (height, width) or None, default=None
-            Group of every pixel; None uses a grid of ``patch_size`` patches,
-            or the ``label_map_`` of a fitted grouper passed here.
+            The explained image, uint8 or float.
+        label_map : ndarray of int of shape (height, width), grouper or None, \
+                default=None
+            Group of every pixel; or a grouper (:class:`~skdecomp.PatchGrouper`,
+            :class:`~skdecomp.SuperpixelGrouper`, a fitted
+            :class:`~skdecomp.AdaptiveGrouper`), whose ``label_map_`` is
+            used (an unfitted one is fitted on the image); None uses a grid
+            of ``patch_size`` patches.
         patch_size : int or None, default=None
             Patch size when ``label_map`` is None.
         methods : str or list of str, default=("shapley",)
             Methods of :meth:`Explainer.explain <skdecomp.Explainer.explain>`.
-        baseline : float or ndarray, default=0.0
-            The reference image: a constant (e.g. ``image.mean()`` for a
-            flat image of the image's mean value) or an image of the same
-            shape.
-        target : class label, "predicted" or None, default="predicted"
+        baseline : float, ndarray, "zeros" or "blur", default=0.0
+            The reference image, in the image's value scale: a constant
+            (e.g. ``image.mean()`` for a flat image of the image's mean
+            value), an image of the same shape, ``"zeros"`` (black) or
+            ``"blur"`` (the image blurred, as in
+            :class:`~skdecomp.Explainer`).
+        target : class label, class index, "predicted" or None, \
+                default="predicted"
             Output explained; "predicted" takes the class the model predicts
-            for the image (classifiers), None the model's default.
+            for the image (scikit-learn classifiers and image models; an
+            :class:`~skdecomp.ImageModel` with its own ``target`` keeps it),
+            None the model's default.
         response_method : str, default="auto"
             As in :class:`~skdecomp.Explainer`.
+        n_samples : int or None, default=None
+            Budget of the sampled methods, as in :class:`~skdecomp.Explainer`.
+        method_params : dict or None, default=None
+            Options of the sampled methods (e.g. ``{"n_steps": 16}`` for
+            ``"integrated_gradients"``), as in :class:`~skdecomp.Explainer`.
+        random_state : int, RandomState or None, default=None
+            Seeds the sampled methods.
         title : str or None, default=None
             Title of the image panel; None names the explained class.
         per_pixel : bool, default=False
             Divide each group's attribution by its number of pixels.
-        levels : list of int, "auto" or None, default=None
+        levels : int, list of int, "auto" or None, default=None
             Draw one panel per level of the hierarchy, with this many groups
             each (see the class); None draws one map of the groups.
         hierarchy : Hierarchy or None, default=None
@@ -269,12 +372,13 @@ class SaliencyDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         from .._explainer import Explainer
 
-        image = np.asarray(image, dtype=np.float64)
+        levels = _check_levels(levels)
+        image = _as_image(image)
+        on_images = isinstance(estimator, ImageModel) or is_image_runtime(estimator)
         if levels is not None and hierarchy is None:
             # the levels of a grouper's merge tree, over its initial groups
             hierarchy, label_map = merge_tree_hierarchy(label_map)
-        if hasattr(label_map, "label_map_"):
-            label_map = label_map.label_map_
+        label_map = _label_map_of(label_map, image)
         if label_map is None:
             if patch_size is None:
                 raise ValueError(
@@ -282,34 +386,48 @@ class SaliencyDisplay:
                 )
             label_map = patch_label_map(image.shape[:2], patch_size)
         label_map = _check_label_map(label_map, image.shape)
-        channels = 1 if image.ndim == 2 else image.shape[2]
-        pixel_groups = np.repeat(label_map.ravel(), channels)
-        n_groups = int(label_map.max()) + 1
         groups = {
-            f"g{k}": np.flatnonzero(pixel_groups == k).tolist() for k in range(n_groups)
+            f"g{k}": cols.tolist()
+            for k, cols in enumerate(groups_from_label_map(label_map, image.shape))
         }
-        if isinstance(baseline, str):
+        if isinstance(baseline, str) and baseline not in ("zeros", "blur"):
             raise ValueError(
-                f"baseline must be a number or an image, got {baseline!r}; for a "
-                "flat image of the image's mean value pass baseline=image.mean()."
+                f"baseline={baseline!r} is unknown; give 'zeros', 'blur', a number "
+                "(e.g. baseline=image.mean() for a flat image of the image's mean "
+                "value) or an image."
             )
-        base = np.broadcast_to(np.asarray(baseline, dtype=np.float64), image.shape)
-        x = image.reshape(1, -1)
-        if isinstance(target, str) and target == "predicted":
-            target = estimator.predict(x)[0] if hasattr(estimator, "classes_") else None
-        explainer = Explainer(
-            estimator,
-            groups=groups,
-            background=base.reshape(1, -1),
-            response_method=response_method,
-            target=target,
-            hierarchy=hierarchy,
-        ).fit(x)
-        # the one explained row, of the one explained output
-        phis = explain_rows(explainer, x, methods, output=0)
+        params = dict(response_method=response_method, hierarchy=hierarchy,
+                      n_samples=n_samples, method_params=method_params,
+                      random_state=random_state)
+        if on_images:
+            # the image as it is; the explainer builds the baseline image
+            X = image[None]
+            base = baseline if isinstance(baseline, str) else np.broadcast_to(
+                np.asarray(baseline, dtype=np.float64), image.shape)
+            if isinstance(target, str) and target == "predicted":
+                model = estimator if isinstance(estimator, ImageModel) else ImageModel(
+                    estimator)
+                target = (None if model.target is not None
+                          else int(np.argmax(model.predict(X)[0])))
+            explainer = Explainer(estimator, groups=groups, baseline=base,
+                                  target=target, **params).fit(X)
+        else:
+            X = np.asarray(image, dtype=np.float64).reshape(1, -1)
+            if isinstance(baseline, str):
+                base = (np.zeros_like(X) if baseline == "zeros"
+                        else blur_images(X, image.shape))
+            else:
+                base = np.broadcast_to(np.asarray(baseline, dtype=np.float64),
+                                       image.shape).reshape(1, -1)
+            if isinstance(target, str) and target == "predicted":
+                target = estimator.predict(X)[0] if hasattr(estimator, "classes_") else None
+            explainer = Explainer(estimator, groups=groups, background=base,
+                                  target=target, **params).fit(X)
+        # the one explained image, of the one explained output
+        phis = explain_rows(explainer, X, methods, output=0)
         attributions = {m: phi[0] for m, phi in phis.items()}
-        if title is None and target is not None:
-            title = f"explained class: {target}"
+        if title is None and (on_images or target is not None):
+            title = f"explained class: {explainer.output_names_[0]}"
         disp = cls(image, label_map, attributions, title=title, hierarchy=hierarchy,
                    levels=levels)
         return disp.plot(per_pixel=per_pixel, ax=ax)
@@ -333,11 +451,13 @@ class SaliencyDisplay:
         Parameters
         ----------
         image : ndarray of shape (height, width) or (height, width, channels)
-            The explained image.
+            The explained image, uint8 or float.
         label_map : ndarray of int of shape (height, width) or grouper
-            Group id (0..K-1) of every pixel; or, with ``levels``, a fitted
-            :class:`~skdecomp.AdaptiveGrouper` on the image, whose initial
-            groups are the groups and whose merge tree gives the levels.
+            Group id (0..K-1) of every pixel; or a grouper fitted on the
+            image, whose ``label_map_`` is used; or, with ``levels``, a
+            fitted :class:`~skdecomp.AdaptiveGrouper` on the image, whose
+            initial groups are the groups and whose merge tree gives the
+            levels.
         attributions : dict, Bunch or ndarray
             Method name -> group attributions of shape (n_groups,) or
             (1, n_groups) (e.g. the Bunch of
@@ -346,10 +466,12 @@ class SaliencyDisplay:
         methods : list of str or None, default=None
             Methods to show, or the name of a plain array.
         title : str or None, default=None
-            Title of the image panel.
+            Title of the image panel; None names the explained class when
+            the attributions are :class:`~skdecomp.Explanation` objects of
+            one output.
         per_pixel : bool, default=False
             Divide each group's attribution by its number of pixels.
-        levels : list of int, "auto" or None, default=None
+        levels : int, list of int, "auto" or None, default=None
             Draw one panel per level of the hierarchy, with this many groups
             each (see the class); None draws one map of the groups.
         hierarchy : Hierarchy or None, default=None
@@ -366,10 +488,11 @@ class SaliencyDisplay:
             The display, with the plot drawn.
         """
         check_matplotlib_support(f"{cls.__name__}.from_result")
-        image = np.asarray(image, dtype=np.float64)
+        levels = _check_levels(levels)
+        image = _as_image(image)
         if levels is not None and hierarchy is None:
             hierarchy, label_map = merge_tree_hierarchy(label_map)
-        label_map = _check_label_map(label_map, image.shape)
+        label_map = _check_label_map(_label_map_of(label_map, image), image.shape)
         if isinstance(methods, str):
             methods = [methods]
         if not isinstance(attributions, Mapping):
@@ -377,6 +500,11 @@ class SaliencyDisplay:
             attributions = {name: attributions}
         elif methods is not None:
             attributions = {m: attributions[m] for m in methods}
+        # explanations know the output they explain: name it
+        outputs = {tuple(getattr(phi, "output_names", None) or ())
+                   for phi in attributions.values()}
+        if title is None and len(outputs) == 1 and len(next(iter(outputs))) == 1:
+            title = f"explained class: {next(iter(outputs))[0]}"
         n_groups = int(label_map.max()) + 1
         out = {}
         for m, phi in attributions.items():
