@@ -165,7 +165,7 @@ def test_loss_is_the_arch_occlusion_gap_at_every_step():
 
 
 def test_pairs_evaluated_once_and_batched():
-    """All edges in one batch, then only the new group's edges, in lockstep."""
+    """The paper's rule: all edges in one batch, then the new group's edges, in lockstep."""
     x = np.random.default_rng(2).uniform(size=(3, 8, 8))
     batches = []
 
@@ -173,7 +173,8 @@ def test_pairs_evaluated_once_and_batched():
         batches.append(len(imgs))
         return _interacting(imgs)
 
-    g = AdaptiveGrouper(model, initial_groups=PatchGrouper(2), n_groups=4).fit(x)
+    g = AdaptiveGrouper(model, initial_groups=PatchGrouper(2), n_groups=4,
+                        strategy="paper").fit(x)
     probe, batches = batches[0], batches[1:]  # one row to learn the output shape
     # 16 patches and 24 edges per image, 2 rows each, plus x and b
     assert probe == 1 and batches[0] == 3 * (2 + 2 * 16 + 2 * 24)

@@ -49,6 +49,13 @@ _UNLINKED_SHARE = 0.25
 # A partition is useful when it leaves at most this share of the initial loss.
 _USEFUL_SHARE = 0.5
 
+# Images: a partition whose loss is at most this share of the output variance
+# on {x, b} already agrees, whatever share of the initial loss it leaves.
+_AGREEING_SHARE = 0.05
+
+# Images: model evaluations per initial group at max_evaluations="auto".
+_EVALUATIONS_PER_GROUP = 10
+
 
 class _HeldOutScore:
     """The AGREED loss of every partition along the merges, on held-out rows.
@@ -532,6 +539,8 @@ class AdaptiveGrouper(_BaseGrouper):
         "max_memory": [Interval(Integral, 1, None, closed="left"), str, None],
         "verbose": ["verbose"],
         "max_group_size": [Interval(Integral, 1, None, closed="left"), None],
+        "max_evaluations": [Interval(Integral, 1, None, closed="left"),
+                            StrOptions({"auto"}), None],
         "group_penalty": [Interval(Real, 0, None, closed="left")],
         "image_shape": [tuple, list, None],
         "adjacency": [StrOptions({"4", "8"})],
@@ -561,6 +570,7 @@ class AdaptiveGrouper(_BaseGrouper):
         verbose=0,
         algorithm="auto",
         max_group_size=None,
+        max_evaluations="auto",
         group_penalty=0.02,
         image_shape=None,
         adjacency="4",
@@ -583,6 +593,7 @@ class AdaptiveGrouper(_BaseGrouper):
         self.algorithm = algorithm
         self.imputer = imputer
         self.max_group_size = max_group_size
+        self.max_evaluations = max_evaluations
         self.group_penalty = group_penalty
         self.image_shape = image_shape
         self.adjacency = adjacency
@@ -715,17 +726,62 @@ class AdaptiveGrouper(_BaseGrouper):
                 "chosen": t == n_kept,
             })
 
-    def _set_remaining(self, initial, final, variance, n_groups=None, n_initial=None):
+    def _set_remaining(self, initial, final, variance, n_groups=None, n_initial=None,
+                       agreeing=None):
         """Set remaining_share_ and useful_partition_ from the loss before and after.
 
         A single group of every column leaves no loss, but it is no partition
-        either: the explanation no longer tells any column apart.
+        either: the explanation no longer tells any column apart. With
+        ``agreeing`` (images), a loss of at most that share of the variance
+        counts as agreement whatever share of the initial loss it leaves.
         """
         tiny = _ATOL * max(variance, np.finfo(float).tiny)
         self.remaining_share_ = float(max(final, 0.0) / initial) if initial > tiny else 0.0
         one_group = n_groups == 1 and n_initial is not None and n_initial > 1
-        self.useful_partition_ = bool(self.remaining_share_ <= _USEFUL_SHARE
-                                      and not one_group)
+        agrees = agreeing is not None and final <= agreeing * variance
+        self.useful_partition_ = bool(
+            (self.remaining_share_ <= _USEFUL_SHARE or agrees) and not one_group
+        )
+
+    def _set_image_path(self, tree, initial, variance):
+        """``path_`` of the first image: its partitions along the merges and past the stop.
+
+        Every entry gives the trade-off of one partition: its loss, the number
+        of groups, the largest group's share of the image and the effective
+        number of groups ``exp(-sum_k p_k log p_k)`` (``p_k`` the area share of
+        group k; K for K equal groups).
+        """
+        full = tree.with_tail()
+        n_kept = tree.n_merges
+        area = {k: len(g) for k, g in enumerate(initial)}
+        total = float(sum(area.values()))
+        names = [f"g{k}" for k in range(full.n_leaves)]
+        for leaves in full.leaves()[full.n_leaves:]:
+            names.append(":".join(f"g{k}" for k in leaves))
+        self._path_tree = full
+        self.path_ = []
+        base = full.losses[0]
+        live = dict(area)
+        for t in range(full.n_merges + 1):
+            merged = None
+            if t:
+                a, b = full.children[t - 1]
+                live[full.n_leaves + t - 1] = live.pop(a) + live.pop(b)
+                merged = (names[a], names[b])
+            p = np.array(list(live.values())) / total
+            self.path_.append({
+                "n_groups": len(live),
+                "merged": merged,
+                "loss": full.losses[t],
+                "largest_group": int(max(live.values())),
+                "largest_share": float(p.max()),
+                "effective_n_groups": float(np.exp(-np.sum(p * np.log(p)))),
+                "remaining_share": float(full.losses[t] / base) if base > 0 else 0.0,
+                "loss_share_of_variance": float(full.losses[t] / variance)
+                if variance > 0 else 0.0,
+                "model_evaluations": int(full.model_calls[t - 1]) if t else None,
+                "chosen": t == n_kept,
+            })
 
     def score(self, X, y=None):
         """Held-out agreement of the learned groups; higher is better.
@@ -775,7 +831,10 @@ class AdaptiveGrouper(_BaseGrouper):
                 "game; imputer applies to tabular data only. Use "
                 "imputer='marginal' (the default) for images."
             )
-        self.strategy_ = "paper"
+        paper = self.strategy == "paper" or (
+            self.strategy == "auto" and self.rel_tol is not None
+        )
+        self.strategy_ = "paper" if paper else "pairs"
         flat, image_shape = read_images(
             X, self.image_shape, dtype=image_dtype(wrap_runtime(self.estimator))
         )
@@ -796,14 +855,25 @@ class AdaptiveGrouper(_BaseGrouper):
         self.initial_label_maps_ = initial_label_maps(
             self.initial_groups, flat, image_shape, self.adjacency
         )
+        n_initial = max(int(m.max()) + 1 for m in self.initial_label_maps_)
+        max_size, budget = self.max_group_size, self.max_evaluations
+        auto = not paper and not isinstance(self.n_groups, Integral)
+        if max_size is None and auto:
+            # no group larger than a quarter of the image: the map stays readable
+            max_size = image_shape[0] * image_shape[1] // 4
+        if isinstance(budget, str):
+            budget = _EVALUATIONS_PER_GROUP * n_initial if auto else None
         trees, ev = agreed_images(
             response, flat, baselines, image_shape, self.initial_label_maps_,
             adjacency=self.adjacency,
             n_groups=self.n_groups if isinstance(self.n_groups, Integral) else None,
             rel_tol=0.25 if self.rel_tol is None else self.rel_tol,
-            max_group_size=self.max_group_size,
+            max_group_size=max_size,
             merge_score=self.merge_score, max_memory=self.max_memory, n_jobs=n_jobs,
+            strategy=self.strategy_, max_evaluations=None if paper else budget,
+            price=self.group_penalty * min(1.0, 20.0 / max(n_initial, 1)),
         )
+        self.max_group_size_ = max_size
         self.model_calls_ = ev.model_calls
         self.model_batches_ = ev.model_batches
         # history_, loss_ and the partition describe the first image
@@ -816,10 +886,14 @@ class AdaptiveGrouper(_BaseGrouper):
             [self._cut_map(s, t.n_leaves - t.n_merges) for s, t in enumerate(trees)]
         )
         self.label_map_ = self.label_maps_[0]
+        variance = float(ev.output_variance(0))
         self._set_remaining(
-            float(self.initial_losses_[0]), float(self.losses_[0]),
-            float(ev.output_variance(0)),
+            float(self.initial_losses_[0]), float(self.losses_[0]), variance,
+            agreeing=_AGREEING_SHARE,
         )
+        self.stop_reasons_ = [t.stop_reason for t in trees]
+        self.model_evaluations_ = ev.model_calls
+        self._set_image_path(trees[0], initial, variance)
         groups = groups_from_label_map(self.label_map_, image_shape)
         self._set_partition(groups, [f"g{k}" for k in range(len(groups))])
         # transform: each group's Arch effect against the first image's baseline

@@ -40,6 +40,7 @@ from .._image import (
 from .._model import is_fitted, resolve_response
 from .._partition import resolve_groups
 from ._base import _BaseGrouper
+from ._image_merge import lazy_merges
 from ._merge import greedy_merges
 
 __all__ = ["PatchGrouper", "SuperpixelGrouper", "agreed_images", "image_response",
@@ -152,7 +153,8 @@ def initial_label_maps(initial_groups, images, image_shape, adjacency):
 
 def agreed_images(
     response, images, baselines, image_shape, label_maps, *, adjacency, n_groups,
-    rel_tol, merge_score, max_memory, n_jobs, max_group_size=None,
+    rel_tol, merge_score, max_memory, n_jobs, max_group_size=None, strategy="paper",
+    price=None, max_evaluations=None,
 ):
     """Per-image AGREED, in lockstep over the images.
 
@@ -180,6 +182,18 @@ def agreed_images(
         Joblib workers over batches.
     max_group_size : int or None, default=None
         Largest number of pixels of a merged group; None sets no bound.
+    strategy : {"paper", "pairs"}, default="paper"
+        "paper": the group of largest potential merges with its best
+        neighbour, until ``n_groups`` or ``rel_tol`` (see
+        :func:`~skdecomp._grouping._merge.greedy_merges`); "pairs": the pair
+        of largest loss decrease per pair of initial groups, scored lazily,
+        until a merge no longer pays ``price`` (see
+        :func:`~skdecomp._grouping._image_merge.lazy_merges`).
+    price : float or None, default=None
+        "pairs": the price of a pair of initial groups joined, as a share of
+        the output variance.
+    max_evaluations : int or None, default=None
+        "pairs": the most model evaluations per image.
 
     Returns
     -------
@@ -192,10 +206,18 @@ def agreed_images(
         response, images, baselines, image_shape, max_memory=max_memory, n_jobs=n_jobs
     )
     pixel_shape = tuple(label_maps.shape[1:])
+    groups = [groups_from_label_map(lm, pixel_shape) for lm in label_maps]
+    edges = [region_adjacency(lm, adjacency) for lm in label_maps]
+    if strategy == "pairs":
+        trees = lazy_merges(
+            ev, groups, edges, price=price, n_groups=n_groups,
+            max_group_size=max_group_size, max_evaluations=max_evaluations, path=True,
+        )
+        return trees, ev
     trees = greedy_merges(
         ev,
-        [groups_from_label_map(lm, pixel_shape) for lm in label_maps],
-        connectivity=[region_adjacency(lm, adjacency) for lm in label_maps],
+        groups,
+        connectivity=edges,
         n_groups=n_groups,
         rel_tol=rel_tol,
         merge_score=merge_score,

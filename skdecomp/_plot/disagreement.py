@@ -28,15 +28,43 @@ _EFFICIENT = tuple(efficient_methods())
 _COMPARED = tuple(comparison_methods())
 
 
-def _pairwise(attributions, measure, top_k, normalize):
-    """(n, n) mean disagreement between the methods (0 on the diagonal)."""
+def _pairwise(attributions, measure, top_k, normalize, standard_errors=None):
+    """(n, n) mean disagreement between the methods (0 on the diagonal).
+
+    With the noise floor of each pair, as a second (n, n) matrix or None.
+    """
     from .. import metrics
 
     if len(attributions) == 1:
-        return np.zeros((1, 1))
-    return metrics.disagreement(
-        attributions, measure=measure, top_k=top_k, normalize=normalize
-    ).pairwise
+        return np.zeros((1, 1)), None
+    result = metrics.disagreement(
+        attributions, measure=measure, top_k=top_k, normalize=normalize,
+        standard_errors=standard_errors,
+    )
+    return result.pairwise, result.pairwise_noise_floor
+
+
+def _errors_of(result, names, output):
+    """Name -> standard errors of the Explanations in ``result``, or None.
+
+    Exact Explanations give zeros; any entry that is not an Explanation
+    (a plain array) makes the errors unknown, None.
+    """
+    from .._explanation import Explanation
+    from ._base import select_output
+
+    if not isinstance(result, Mapping):
+        return None
+    by_name = {str(k): v for k, v in result.items()}
+    errors = {}
+    for name in names:
+        expl = by_name.get(name)
+        if not isinstance(expl, Explanation):
+            return None
+        se = expl.standard_errors
+        se = np.zeros(np.shape(expl.values)) if se is None else se
+        errors[name] = select_output(se, output, "standard errors")
+    return errors
 
 
 def _check_scale(scale):
@@ -100,6 +128,13 @@ class DisagreementDisplay:
     alike (:func:`skdecomp.metrics.metric_disagreement`): 0 when they rank
     the explainers the same way.
 
+    When the explanations have standard errors (sampled methods), the
+    ``"l2"`` colour bar shows their noise floor
+    (:func:`skdecomp.metrics.disagreement`): a dashed line at the floor of
+    the mean disagreement and a band over the floors of the pairs, on the
+    scale of the cells. A cell at or under its pair's floor is a
+    disagreement the noise of the estimates alone would give.
+
     Values below round-off (at most ``1e-12`` times the scale of the values)
     are drawn as 0; when every value is 0 the map is one uniform colour and
     the title says the explainers agree.
@@ -122,6 +157,9 @@ class DisagreementDisplay:
     spread : bool, default=False
         Whether the matrix holds ``100 * sqrt(l2 / variance)``, the
         percentage of the prediction spread.
+    noise_floor : ndarray of shape (n, n) or None, default=None
+        The noise floor of each pair, on the scale of ``matrix``; None
+        when unknown (exact values, plain arrays, other measures).
 
     Attributes
     ----------
@@ -158,13 +196,14 @@ class DisagreementDisplay:
     """
 
     def __init__(self, matrix, names, *, kind="methods", measure="l2", variance=None,
-                 spread=False):
+                 spread=False, noise_floor=None):
         self.matrix = matrix
         self.names = names
         self.kind = kind
         self.measure = measure
         self.variance = variance
         self.spread = spread
+        self.noise_floor = noise_floor
 
     @classmethod
     def from_estimator(
@@ -241,15 +280,19 @@ class DisagreementDisplay:
             raise ValueError(f"kind must be 'methods' or 'metrics', got {kind!r}.")
         scale = _check_scale(scale)
         explainer = fitted_explainer(estimator, X, groups, background, random_state)
-        attributions = explain_rows(explainer, X, methods, output)
         if kind == "methods":
+            methods = [methods] if isinstance(methods, str) else list(methods)
             variance = (
                 _prediction_variance(explainer, X, output)
                 if isinstance(scale, str) and measure == "l2" else None
             )
+            # the Explanations, with the standard errors of sampled methods
+            explained = explainer.explain(X, methods=methods)
             return cls._build(
-                attributions, None, measure, top_k, None, normalize, scale, variance, ax
+                explained, methods, measure, top_k, output, normalize, scale, variance,
+                ax
             )
+        attributions = explain_rows(explainer, X, methods, output)
         from .. import metrics as _metrics
 
         result = _metrics.metric_disagreement(
@@ -344,10 +387,13 @@ class DisagreementDisplay:
             normalize = "sum"
         if variance is not None:
             scale = variance if divide else scale
+        floor = None
         if is_bunch_of(result, "pairwise", "names"):
             # drawn as given, divided by a given number
             spread = False
             matrix = np.asarray(result["pairwise"], dtype=np.float64)
+            if divide and result.get("pairwise_noise_floor") is not None:
+                floor = np.asarray(result["pairwise_noise_floor"], dtype=np.float64)
             variance = scale if divide and not isinstance(scale, str) else None
             names = list(result["names"])
         else:
@@ -362,15 +408,20 @@ class DisagreementDisplay:
             attributions = as_attribution_dict(
                 result, method_names=methods, output=output
             )
-            matrix = _pairwise(attributions, measure, top_k, normalize)
+            matrix, floor = _pairwise(
+                attributions, measure, top_k, normalize,
+                _errors_of(result, list(attributions), output),
+            )
             variance = scale if divide and not isinstance(scale, str) else None
             names = list(attributions)
         if variance is not None:
             matrix = matrix / (variance if variance > 0 else 1.0)
+            floor = None if floor is None else floor / (variance if variance > 0 else 1.0)
             if spread:
                 matrix = 100.0 * np.sqrt(np.clip(matrix, 0.0, None))
+                floor = None if floor is None else 100.0 * np.sqrt(floor)
         disp = cls(matrix, names, measure=measure, variance=variance,
-                   spread=spread and variance is not None)
+                   spread=spread and variance is not None, noise_floor=floor)
         return disp.plot(ax=ax)
 
     from_decomposition = from_result
@@ -424,6 +475,12 @@ class DisagreementDisplay:
             label = "disagreement (l2, not normalised)"
         else:
             label = f"disagreement ({self.measure})"
+        floors = self._floors() if methods else None
+        if floors is not None and vmax is None:
+            # the colour scale reaches the floors, also above every cell
+            off = matrix[~np.eye(n, dtype=bool)]
+            off = off[np.isfinite(off)]
+            vmax = max(float(off.max()) if off.size else 0.0, float(floors.max()))
         self.im_, self.text_, self.colorbar_, info = heatmap(
             ax,
             matrix,
@@ -443,6 +500,47 @@ class DisagreementDisplay:
             title += "\nnone: every value is 0 up to round-off"
         ax.set_title(title, fontsize="medium")
         add_note(fig, ax, info["key"])
+        if floors is not None:
+            self._draw_floor(floors)
         self.ax_ = ax
         self.figure_ = fig
         return self
+
+    def _floors(self):
+        """The positive noise floors of the pairs, or None."""
+        if self.noise_floor is None or self.measure != "l2":
+            return None
+        floor = np.asarray(self.noise_floor, dtype=np.float64)
+        n = floor.shape[0]
+        floors = floor[np.triu_indices(n, 1)]
+        floors = floors[np.isfinite(floors)]
+        return floors if floors.size and floors.max() > 0 else None
+
+    def _draw_floor(self, floors):
+        """Noise floor on the colour bar: mean (dashed), band over the pairs."""
+        from matplotlib.legend_handler import HandlerTuple
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
+        from matplotlib.patheffects import withStroke
+
+        cax = self.colorbar_.ax
+        # the floor of the mean disagreement: the mean of the pairs' floors on
+        # the l2 scale, for the spread 100 * sqrt(l2 / Var f) as well
+        raw = (floors / 100.0) ** 2 if self.spread else floors
+        mean = float(raw.mean())
+        mean = 100.0 * np.sqrt(mean) if self.spread else mean
+        lo, hi = float(floors.min()), float(floors.max())
+        band = {"facecolor": (1.0, 1.0, 1.0, 0.35), "edgecolor": "0.15",
+                "hatch": "////", "lw": 0}
+        line = {"color": "black", "ls": "--", "lw": 1.6,
+                "path_effects": [withStroke(linewidth=3.2, foreground="white")]}
+        handle = Line2D([], [], **line)
+        if hi > lo:
+            cax.axhspan(lo, hi, **band)
+            handle = (Patch(**band), handle)
+        cax.axhline(mean, **line)
+        cax.legend(
+            [handle], ["noise floor"], handler_map={tuple: HandlerTuple(ndivide=1)},
+            loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small",
+            frameon=False, handlelength=2.0, handleheight=1.0, borderaxespad=0.3,
+        )

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import HasMethods, Interval, StrOptions, validate_params
 from .._decomposition import Decomposition
 from .._methods import comparison_methods
-from ._faithfulness import METRICS, _as_float_array, _weighted_corr
+from ._faithfulness import METRICS, _as_float_array, _split_errors, _weighted_corr
 
 
 # -- disagreement -----------------------------------------------------------------
@@ -30,6 +30,44 @@ def _as_named(attributions, what="attributions"):
             f"{type(attributions).__name__}."
         )
     return names, arrays
+
+
+def _check_errors(name, se, shape):
+    """Standard errors ``se`` of attributions ``name`` as a (n_samples, n_groups) array."""
+    se = _as_float_array(se, f"standard_errors {name!r}")
+    if se.ndim == 1:
+        se = se[None, :]
+    if se.shape != shape:
+        raise ValueError(
+            f"standard_errors {name!r} have shape {se.shape}; expected {shape}, "
+            "the shape of the attributions."
+        )
+    if not np.all(np.isfinite(se)) or np.any(se < 0):
+        raise ValueError(
+            f"standard_errors {name!r} must be finite and >= 0."
+        )
+    return se
+
+
+def _given_errors(standard_errors, names):
+    """The entries of ``standard_errors=``, in the order of ``names``."""
+    se_names, entries = _as_named(standard_errors, "standard_errors")
+    if isinstance(standard_errors, dict):
+        if sorted(se_names) != sorted(names):
+            raise ValueError(
+                f"standard_errors has keys {se_names} but attributions have "
+                f"{names}; give one entry (an array, or None for exact "
+                "attributions) per explanation."
+            )
+        by_name = dict(zip(se_names, entries))
+        return [by_name[n] for n in names]
+    if len(entries) != len(names):
+        raise ValueError(
+            f"standard_errors has {len(entries)} entries for {len(names)} "
+            "attribution arrays; give one entry (an array, or None for exact "
+            "attributions) per explanation."
+        )
+    return entries
 
 
 def _as_rows(name, a, expected):
@@ -97,10 +135,13 @@ def _pair_disagreement(a, b, measure, k):
         ],
         "top_k": [Interval(Integral, 1, None, closed="left"), None],
         "normalize": [StrOptions({"mean", "sum"})],
+        "standard_errors": [list, tuple, dict, None],
     },
     prefer_skip_nested_validation=True,
 )
-def disagreement(attributions, *, measure="l2", top_k=None, normalize="mean"):
+def disagreement(
+    attributions, *, measure="l2", top_k=None, normalize="mean", standard_errors=None
+):
     """Disagreement between two or more attribution arrays.
 
     Each measure is 0 when the explanations agree and is averaged over all
@@ -117,11 +158,30 @@ def disagreement(attributions, *, measure="l2", top_k=None, normalize="mean"):
       shared; of top-k positions holding the same group; of top-k groups
       shared with the same sign.
 
+    Explanations from sampled methods (``kernel_shap``,
+    ``permutation_shap``, ``lime``, ``rise``) carry their own noise, and
+    part of their ``"l2"`` disagreement is that noise. Given their standard
+    errors (read from :class:`~skdecomp.Explanation` objects, or passed as
+    ``standard_errors``), the result states the *noise floor*: the
+    expected ``"l2"`` disagreement of two explanations that agree in
+    expectation and whose errors are independent. For a pair (a, b) and a
+    row it is the mean (``normalize="sum"``: the sum) over groups of
+    ``se_a**2 + se_b**2``, since ``E[(e_a - e_b)**2] = se_a**2 + se_b**2``
+    for independent errors of mean 0, whatever their correlation across
+    groups; it is 0 for a pair of exact methods, and averaged over rows
+    and pairs exactly as ``score`` is (see :ref:`standard_errors`). The
+    errors of two estimates from one draw of coalitions are not
+    independent: compare estimates of different draws (seeds or methods).
+
     Parameters
     ----------
-    attributions : list or dict of array-like
+    attributions : list or dict of array-like or Explanation
         Explanations of shape (n_samples, n_groups), or (n_groups,) for
-        global importances; a dict names them.
+        global importances; a dict names them. Entries may be
+        :class:`~skdecomp.Explanation` objects of one output (the
+        :class:`~skdecomp.Explanations` of :meth:`Explainer.explain
+        <skdecomp.Explainer.explain>`, for example), whose
+        ``standard_errors`` give the noise floor (None: exact, no noise).
     measure : {"l2", "pearson", "spearman", "feature_agreement", \
             "rank_agreement", "sign_agreement"}, default="l2"
         The disagreement measure, as listed above.
@@ -136,13 +196,32 @@ def disagreement(attributions, *, measure="l2", top_k=None, normalize="mean"):
         can rise while the summed disagreement falls. The other measures
         are correlations or fractions of the top-k groups and take only
         "mean"; "sum" with them raises a ValueError.
+    standard_errors : list or dict of array-like or None, default=None
+        Standard errors of the attributions, as ``attributions`` (the same
+        keys, or the same length), each of the shape of its attributions;
+        an entry None marks exact attributions (standard error 0). Given,
+        they replace those of Explanation objects. None reads them from
+        the Explanation objects; when an entry is a plain array the noise
+        floor is then unknown (None).
 
     Returns
     -------
     result : Bunch
         ``score`` (mean over rows and pairs), ``scores`` (per row, mean over
         pairs), ``pairwise`` ((n_explanations, n_explanations) mean over rows)
-        and ``names``.
+        and ``names``; with ``measure="l2"`` and the standard errors of every
+        explanation known, ``noise_floor`` (the expected ``score`` from the
+        noise alone), ``noise_floors`` (per row, as ``scores``),
+        ``pairwise_noise_floor`` (as ``pairwise``) and ``excess``, equal to
+        ``score - noise_floor``: the disagreement beyond noise, an estimate
+        that is negative when the measured disagreement falls below the
+        floor (explanations that agree up to their noise, or standard
+        errors that overstate it). These four are None when a standard
+        error is unknown, and for the other measures, which have no closed
+        form for the noise: they are correlations or top-k fractions,
+        non-linear in the values, whose expected value under noise depends
+        on the values themselves and on how the errors are distributed,
+        not only on their variances.
 
     References
     ----------
@@ -156,6 +235,12 @@ def disagreement(attributions, *, measure="l2", top_k=None, normalize="mean"):
         raise ValueError(
             f"disagreement needs at least two attribution arrays, got {len(arrays)}."
         )
+    arrays, errors = map(list, zip(*(_split_errors(a) for a in arrays)))
+    if standard_errors is not None:
+        errors = [
+            np.zeros(np.shape(a)) if se is None else se
+            for a, se in zip(arrays, _given_errors(standard_errors, names))
+        ]
     mats = []
     for name, a in zip(names, arrays):
         a = _as_rows(
@@ -190,17 +275,43 @@ def disagreement(attributions, *, measure="l2", top_k=None, normalize="mean"):
             f"normalize='sum' applies to measure='l2' only; measure={measure!r} "
             "is a correlation or a fraction of groups. Use normalize='mean'."
         )
+    known = measure == "l2" and all(se is not None for se in errors)
+    if known:
+        variances = [
+            _check_errors(name, se, m.shape) ** 2
+            for name, se, m in zip(names, errors, mats)
+        ]
     E = len(mats)
     pairwise = np.zeros((E, E))
-    per_row = []
+    pairwise_floor = np.zeros((E, E)) if known else None
+    per_row, floor_rows = [], []
     for i, j in itertools.combinations(range(E), 2):
         d = _pair_disagreement(mats[i], mats[j], measure, k)
         if normalize == "sum":
             d = d * K
         per_row.append(d)
         pairwise[i, j] = pairwise[j, i] = d.mean()
+        if known:
+            # E[(e_a - e_b)**2] = se_a**2 + se_b**2 for independent errors
+            floor = (variances[i] + variances[j]).mean(axis=1)
+            if normalize == "sum":
+                floor = floor * K
+            floor_rows.append(floor)
+            pairwise_floor[i, j] = pairwise_floor[j, i] = floor.mean()
     scores = np.mean(per_row, axis=0)
-    return Bunch(score=float(scores.mean()), scores=scores, pairwise=pairwise, names=names)
+    score = float(scores.mean())
+    floors = np.mean(floor_rows, axis=0) if known else None
+    noise_floor = float(floors.mean()) if known else None
+    return Bunch(
+        score=score,
+        scores=scores,
+        pairwise=pairwise,
+        names=names,
+        noise_floor=noise_floor,
+        noise_floors=floors,
+        pairwise_noise_floor=pairwise_floor,
+        excess=score - noise_floor if known else None,
+    )
 
 
 def _order_agreement(a, b, tol_a, tol_b):
@@ -299,8 +410,9 @@ def metric_disagreement(
             f"metric_params names metrics {bad} that are not scored; give "
             f"parameters only for the metrics in {metric_names}."
         )
+    # standard_errors go with each explainer's attributions, not with a metric
     shared = {"explainer", "X", "attributions", "n_samples", "random_state",
-              "decomposition"}
+              "decomposition", "standard_errors"}
     for m, params in metric_params.items():
         if not isinstance(params, dict):
             raise TypeError(

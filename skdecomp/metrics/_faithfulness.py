@@ -120,8 +120,30 @@ def _as_float_array(values, what):
         ) from exc
 
 
+def _split_errors(a):
+    """The values of one attribution entry and what is known of their errors.
+
+    An :class:`~skdecomp.Explanation` gives its values and its
+    ``standard_errors``, zeros when these are None (an exact or
+    deterministic method has no sampling noise). Any other entry gives
+    itself and None: its errors are unknown.
+    """
+    from .._explanation import Explanation
+
+    if isinstance(a, Explanation):
+        values = a.values
+        se = a.standard_errors
+        return values, np.zeros(np.shape(values)) if se is None else se
+    return a, None
+
+
 class _Problem:
     """Games, prediction and attributions of one metric call.
+
+    With ``with_errors``, the standard errors of the attributions are kept
+    when known: given as ``standard_errors``, read from an Explanation, or,
+    for ``attributions=None``, from ``explainer.explain`` (instead of
+    ``transform``, which gives the same values without them).
 
     Attributes
     ----------
@@ -129,9 +151,12 @@ class _Problem:
     prediction : (n_rows, n_outputs) f(x)
     baseline : (n_rows, n_outputs) E_B f
     phi : (n_rows, K, n_outputs) attributions
+    se : (n_rows, K, n_outputs) standard errors of phi, or None when unknown
     """
 
-    def __init__(self, explainer, X, attributions, decomposition):
+    def __init__(self, explainer, X, attributions, decomposition, *,
+                 standard_errors=None, with_errors=False):
+        attributions, se = _split_errors(attributions)
         if decomposition is None and (explainer is None or X is None):
             raise ValueError(
                 "Pass a fitted explainer and the rows X, or the exact "
@@ -163,6 +188,7 @@ class _Problem:
                 method = (getattr(explainer, "method_", "shapley")
                           if explainer is not None else "shapley")
                 attributions = decomposition.attributions(method)
+                se = np.zeros(np.shape(attributions))  # exact
         else:
             check_is_fitted(explainer)
             self.dec = None
@@ -172,10 +198,37 @@ class _Problem:
             self.prediction = self.game.predict(self.X)
             self.n_rows, self.n_outputs = self.prediction.shape
             self.baseline = np.broadcast_to(self.game.expected_value, self.prediction.shape)
-            if attributions is None:
+            if attributions is None and with_errors:
+                method = explainer.method_
+                attributions, se = _split_errors(
+                    explainer.explain(X, methods=[method])[method]
+                )
+            elif attributions is None:
                 attributions = explainer.transform(X)
         self.phi = self._check_attributions(attributions)
+        if standard_errors is not None:
+            se = standard_errors
+        self.se = None if se is None else self._check_errors(se)
         self._cache = {}
+
+    def _check_errors(self, se):
+        se = _as_float_array(se, "standard_errors")
+        if se.ndim == 2 and self.n_outputs == 1:
+            se = se[:, :, None]
+        if se.shape != self.phi.shape:
+            raise ValueError(
+                f"standard_errors have shape {se.shape}; expected the shape of "
+                "the attributions."
+            )
+        if not np.all(np.isfinite(se)) or np.any(se < 0):
+            raise ValueError("standard_errors must be finite and >= 0.")
+        return se
+
+    def efficient(self, rtol=1e-8):
+        """(n_rows, n_outputs) whether phi adds up to f(x) - E_B f (to round-off)."""
+        gap = self.phi.sum(axis=1) - (self.prediction - self.baseline)
+        scale = np.abs(self.phi).sum(axis=1) + np.abs(self.prediction - self.baseline)
+        return np.abs(gap) <= rtol * scale + np.finfo(float).tiny
 
     def _check_attributions(self, phi):
         phi = _as_float_array(phi, "attributions")
@@ -373,7 +426,32 @@ def _too_few_points(a, b, w, rel_tol=1e-10):
     return out
 
 
-@validate_params(_COMMON_P, prefer_skip_nested_validation=True)
+def _noise_floor(prob, masks, w):
+    """Expected error of the attributions' noise on the coalitions ``masks``.
+
+    ``sum_s w_s Var(sum_{k in S_s} e_k)`` per row and output, with the
+    errors uncorrelated, or summing to 0 where the attributions are
+    efficient (see :func:`infidelity`); None when the errors are unknown.
+    """
+    if prob.se is None:
+        return None
+    var = prob.se**2
+    ind = _indicator(np.asarray(masks, dtype=np.int64), prob.K).astype(np.float64)
+    pi = w @ ind  # share of the weight of the coalitions holding group k
+    floor = np.einsum("k,nko->no", pi, var)
+    if prob.K >= 2:
+        sizes = ind.sum(axis=1)
+        # mean over pairs of groups k != l of the share holding both
+        pi_pair = float(w @ (sizes * (sizes - 1))) / (prob.K * (prob.K - 1))
+        correlated = np.einsum("k,nko->no", pi - pi_pair, var)
+        floor = np.where(prob.efficient(), np.clip(correlated, 0.0, None), floor)
+    return floor
+
+
+@validate_params(
+    {**_COMMON_P, "standard_errors": ["array-like", None]},
+    prefer_skip_nested_validation=True,
+)
 def infidelity(
     explainer,
     X,
@@ -383,6 +461,7 @@ def infidelity(
     n_samples=1024,
     random_state=None,
     decomposition=None,
+    standard_errors=None,
 ):
     """Infidelity of grouped attributions under group-removal perturbations.
 
@@ -396,14 +475,49 @@ def infidelity(
     ``E_S[(I^T phi - (f(x) - f(x - I)))**2]`` for ``I = (x - b) * 1_{G_S}``.
     In squared output units; 0 is perfect.
 
+    **Noise floor.** A sampled estimate ``phi + e`` (``kernel_shap``,
+    ``permutation_shap``, ``lime``, ``rise``) scores worse on average than
+    its expectation phi through its noise alone: for errors e of mean 0,
+    independent of the coalitions, the expected score is
+    ``INFD(phi) + noise_floor``, where per row, over the coalitions S_s and
+    weights w_s that the metric uses::
+
+        noise_floor = sum_s w_s Var(sum_{k in S_s} e_k)
+                    = sum_k pi_k se_k**2 + sum_{k != l} pi_kl cov(e_k, e_l)
+
+    with ``pi_k = sum_s w_s [k in S_s]`` and ``pi_kl = sum_s w_s [k, l in
+    S_s]``. Standard errors give the variances but not the covariances,
+    so two cases are told apart:
+
+    - attributions that add up to ``f(x) - E_B f`` on the row (to
+      round-off), as KernelSHAP and permutation SHAP estimates do at every
+      draw: their errors sum to 0, so ``sum_{l != k} cov(e_k, e_l) =
+      -se_k**2``; with ``pi_kl`` replaced by its mean over pairs,
+      ``pi_2 = sum_s w_s |S_s| (|S_s| - 1) / (K (K - 1))``, the floor is
+      ``sum_k (pi_k - pi_2) se_k**2`` (clipped at 0);
+    - other attributions (LIME, RISE): errors taken as uncorrelated across
+      groups, ``sum_k pi_k se_k**2``, which understates the floor when
+      they are positively correlated (RISE's groups share masks).
+
+    When all 2**K coalitions are enumerated, ``pi_k = p`` and ``pi_2 =
+    p**2``: the floor is ``p (1 - p) sum_k se_k**2`` for efficient
+    estimates (exact, given the standard errors) and ``p sum_k se_k**2``
+    for the others. The floor is only as good as the standard errors (see
+    :ref:`standard_errors`). One estimate's ``score`` is a single draw;
+    ``score - noise_floor`` estimates the infidelity of its expectation.
+
     Parameters
     ----------
     explainer : Explainer or None
         A fitted :class:`~skdecomp.Explainer`.
     X : array-like of shape (n_samples, n_features) or None
         Explained rows.
-    attributions : array-like of shape (n_samples, n_groups[, n_outputs]), default=None
-        Attributions to score; None uses ``explainer.transform(X)``.
+    attributions : array-like of shape (n_samples, n_groups[, n_outputs]) \
+            or Explanation, default=None
+        Attributions to score; an :class:`~skdecomp.Explanation` brings its
+        ``standard_errors`` (None: exact). None scores the explainer's
+        ``method`` at X, as ``explainer.transform(X)`` gives it, with the
+        standard errors of a sampled method.
     p : float in (0, 1), default=0.5
         Probability that a group is removed.
     n_samples : int, default=1024
@@ -413,21 +527,40 @@ def infidelity(
         Draws the coalitions when they are sampled.
     decomposition : Decomposition or None, default=None
         Exact decomposition of the rows X (closed form, no model call).
+    standard_errors : array-like of the shape of ``attributions``, default=None
+        Standard errors of the attributions, for plain arrays; given, they
+        replace those of an Explanation.
 
     Returns
     -------
     result : Bunch
-        ``score`` and per-row ``scores``.
+        ``score`` and per-row ``scores``; ``noise_floor`` and per-row
+        ``noise_floors`` (mean over outputs, as ``scores``): the expected
+        part of the score due to the attributions' noise, 0 for exact
+        attributions; ``excess = score - noise_floor``, which can be
+        negative (one draw scoring better than the average draw). The three
+        are None when the standard errors are unknown (plain arrays without
+        ``standard_errors``).
 
     References
     ----------
     C.-K. Yeh, C.-Y. Hsieh, A. S. Suggala, D. I. Inouye and P. Ravikumar.
     "On the (in)fidelity and sensitivity of explanations". NeurIPS 2019.
     """
-    prob = _Problem(explainer, X, attributions, decomposition)
+    prob = _Problem(explainer, X, attributions, decomposition,
+                    standard_errors=standard_errors, with_errors=True)
     rng = check_random_state(random_state)
     masks, w = _design("bernoulli", prob.K, n_samples=n_samples, rng=rng, p=p)
-    return _result(_weighted_error(prob.predicted(masks), prob.deletion(masks), w))
+    result = _result(_weighted_error(prob.predicted(masks), prob.deletion(masks), w))
+    floor = _noise_floor(prob, masks, w)
+    if floor is None:
+        result.update(noise_floor=None, noise_floors=None, excess=None)
+    else:
+        floors = floor.mean(axis=-1)
+        noise_floor = float(floors.mean())
+        result.update(noise_floor=noise_floor, noise_floors=floors,
+                      excess=result.score - noise_floor)
+    return result
 
 
 _GAME_CONSTRAINTS = {
