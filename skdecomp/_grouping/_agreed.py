@@ -212,7 +212,10 @@ class AdaptiveGrouper(_BaseGrouper):
         x4``) "auto" stops at two groups and ``useful_partition_`` says
         whether they make the explainers agree. An int ``n_groups=1`` still
         gives one group. Images have no rows to hold out: there "auto"
-        stops on ``rel_tol``, 0.25 when it is None.
+        stops when the best merge no longer pays its price (see
+        ``group_penalty``), when no merge within ``max_group_size`` is
+        left, or when ``max_evaluations`` are spent; with ``rel_tol`` it
+        stops on ``rel_tol``, by the paper's rule.
 
     rel_tol : float or None, default=None
         The stopping rule of the AGREED paper: unless ``n_groups`` is a
@@ -249,8 +252,11 @@ class AdaptiveGrouper(_BaseGrouper):
         On fitted models the paper's rule chains: a large group's Psi sums
         its small interactions with every other column, so it stays the
         largest and absorbs one column after another (see
-        :ref:`agreed_fitted`). Images always use the paper's rule, with
-        merges limited to adjacent groups. The rule used is ``strategy_``.
+        :ref:`agreed_fitted`). On images merges are limited to adjacent
+        groups; "pairs" counts pairs of initial groups (patches) and scores
+        a union only when its bound can win, so a growing group does not
+        re-score its boundary after every merge (see :ref:`agreed`). The
+        rule used is ``strategy_``.
 
     initial_groups : None, list of lists, dict, grouper or label map, default=None
         Partition to start from (e.g. one-hot blocks kept together); None
@@ -307,7 +313,18 @@ class AdaptiveGrouper(_BaseGrouper):
         of largest Psi has no admissible partner, the next group is taken,
         and merging stops when no admissible merge is left (``stop_reason_``
         is then ``"max_group_size"``). Initial groups larger than the bound
-        are kept as they are and never merged. None sets no bound.
+        are kept as they are and never merged. None sets no bound, except
+        on images with ``n_groups="auto"`` and the "pairs" rule, where it is
+        a quarter of the image (``max_group_size_``): no group then covers
+        more of the image, so the map stays informative, and
+        ``useful_partition_`` says when that leaves the explainers
+        disagreeing.
+
+    max_evaluations : int, "auto" or None, default="auto"
+        Images: the most model evaluations per image (f(x), f(b), and two
+        per group or union scored). "auto" is 10 per initial group with
+        ``n_groups="auto"`` and the "pairs" rule, else no bound. Merging
+        stops when they are spent (``stop_reason_`` "max_evaluations").
 
     group_penalty : float, default=0.02
         The price of a pair of columns joined, as a share of the variance of
@@ -420,7 +437,14 @@ class AdaptiveGrouper(_BaseGrouper):
         ``"chosen"`` (True for ``groups_``). :meth:`cut` gives the groups of
         any of them; :meth:`GroupingDisplay.from_estimator
         <skdecomp.plot.GroupingDisplay.from_estimator>` draws the
-        trade-off.
+        trade-off. Images (the first image, "pairs" rule): past the stop at
+        no price while the evaluations last (at most as many again), with
+        the keys ``"n_groups"``, ``"merged"``, ``"loss"``,
+        ``"largest_group"`` (pixels), ``"largest_share"`` (of the image),
+        ``"effective_n_groups"`` (``exp(-sum_k p_k log p_k)``, ``p_k`` the
+        area share of group k), ``"remaining_share"``,
+        ``"loss_share_of_variance"``, ``"model_evaluations"`` and
+        ``"chosen"``.
     loss_ : float
         AGREED loss of the final partition on the sample.
     remaining_share_ : float
@@ -435,7 +459,8 @@ class AdaptiveGrouper(_BaseGrouper):
         disagreement stays (see :ref:`agreed_fitted`). Also False when
         several columns end in a single group: the explainers then agree
         only because they no longer tell any column apart. Images: the
-        first image's.
+        first image's, and True also when its loss is at most 5 % of the
+        output variance on {x, b} (the maps already agree).
     held_out_initial_loss_ : float or None
         With ``n_groups="auto"``, the AGREED loss of the initial partition on
         the held-out rows.
@@ -445,14 +470,18 @@ class AdaptiveGrouper(_BaseGrouper):
         ``rel_tol`` times the initial loss, or to zero), ``"held_out"``
         (``n_groups="auto"``: the next merge did not pay on the held-out
         rows, or it would leave a single group), ``"max_group_size"`` (every
-        remaining merge would exceed ``max_group_size``) or
-        ``"connectivity"`` (images: no two adjacent groups are left). For
-        images, the first image's.
+        remaining merge would exceed ``max_group_size``),
+        ``"connectivity"`` (images: no two adjacent groups are left),
+        ``"price"`` (images: the best merge does not pay its price) or
+        ``"max_evaluations"`` (images). For images, the first image's.
+    stop_reasons_ : list of str
+        Images: the ``stop_reason_`` of every image.
     initial_loss_ : float
         AGREED loss of the initial partition.
     strategy_ : str
-        The merge rule used: ``"pairs"`` or ``"paper"`` (tables; images
-        always use the paper's rule).
+        The merge rule used: ``"pairs"`` or ``"paper"``.
+    max_group_size_ : int or None
+        Images: the bound on the pixels of a group that was used.
     initial_groups_ : list of list of int
         The partition merging started from.
     initial_group_names_ : ndarray of str
@@ -892,7 +921,6 @@ class AdaptiveGrouper(_BaseGrouper):
             agreeing=_AGREEING_SHARE,
         )
         self.stop_reasons_ = [t.stop_reason for t in trees]
-        self.model_evaluations_ = ev.model_calls
         self._set_image_path(trees[0], initial, variance)
         groups = groups_from_label_map(self.label_map_, image_shape)
         self._set_partition(groups, [f"g{k}" for k in range(len(groups))])
