@@ -124,19 +124,16 @@ def _check_levels(levels):
     """None, "auto" or a list of numbers of groups, from what ``levels`` accepts."""
     if levels is None or (isinstance(levels, str) and levels == "auto"):
         return levels
-    if isinstance(levels, str):
-        raise ValueError(
-            f"levels={levels!r} is unknown; give 'auto', a number of groups (e.g. "
-            "levels=3) or a list of them (e.g. levels=[8, 4, 2])."
-        )
-    items = [levels] if np.ndim(levels) == 0 else list(np.ravel(np.asarray(levels, dtype=object)))
+    items = [levels] if np.ndim(levels) == 0 else list(np.ravel(np.asarray(levels,
+                                                                          dtype=object)))
     out = []
     for n in items:
         whole = isinstance(n, Integral) or (isinstance(n, Real) and float(n).is_integer())
         if isinstance(n, (bool, np.bool_)) or not whole or n < 1:
             raise ValueError(
                 f"levels holds {n!r}; a level is a number of groups, a whole number of "
-                "at least 1 (e.g. levels=3 or levels=[8, 4, 2])."
+                "at least 1: give levels=3, a list such as levels=[8, 4, 2], or "
+                "'auto'."
             )
         out.append(int(n))
     if not out:
@@ -160,21 +157,24 @@ def _as_image(image):
 
 
 def _display_image(image):
-    """(image as drawn, grey image under the maps, colour map of both).
+    """(image as drawn, its imshow options, grey image under the maps, its colour map).
 
     A colour image is drawn as it is: uint8 unchanged, floats in 0..1
     unchanged, other values in 0..255 divided by 255 (for the display only),
     anything else stretched to 0..1; the maps are laid on its luminance. A
-    2-D image (and the mean of channels that are not RGB or RGBA) is drawn
-    in grey, dark for high values, as are digits.
+    2-D uint8 image is a grey photo, drawn in grey on 0..255; other 2-D
+    images (and the mean of channels that are not RGB or RGBA) are drawn in
+    grey, dark for high values, as are digits.
     """
     img = np.asarray(image)
     if img.ndim == 3 and img.shape[2] not in (3, 4):
         img = img[..., 0] if img.shape[2] == 1 else img.mean(axis=2)
     if img.ndim == 2:
-        return img, img, "gray_r"
+        if img.dtype == np.uint8:
+            return img, {"cmap": "gray", "vmin": 0, "vmax": 255}, img / 255.0, "gray"
+        return img, {"cmap": "gray_r"}, img, "gray_r"
     if img.dtype == np.uint8:
-        return img, img[..., :3] @ np.array([0.299, 0.587, 0.114]) / 255.0, "gray"
+        return img, {}, img[..., :3] @ np.array([0.299, 0.587, 0.114]) / 255.0, "gray"
     unit = img.astype(np.float64)
     lo, hi = float(unit.min()), float(unit.max())
     if lo >= 0 and hi <= 1:
@@ -183,7 +183,40 @@ def _display_image(image):
         shown = unit = unit / 255.0
     else:
         shown = unit = (unit - lo) / max(hi - lo, 1e-12)
-    return shown, unit[..., :3] @ np.array([0.299, 0.587, 0.114]), "gray"
+    return shown, {}, unit[..., :3] @ np.array([0.299, 0.587, 0.114]), "gray"
+
+
+def _symmetric_limit(arrays):
+    """The largest absolute value of the maps: one colour scale, centred on 0."""
+    vmax = max((float(np.abs(v).max()) for v in arrays), default=1.0)
+    return vmax if vmax > 0 else 1.0
+
+
+def _overlay(panel, gray, gray_cmap, values, cmap, vmax):
+    """The grey image, and on it a semi-transparent map on [-vmax, vmax].
+
+    On a colour photo the map is the more opaque the larger the value, so
+    that the photo shows through where the attributions are small.
+    """
+    if gray_cmap == "gray":  # a photo: its luminance, as it is
+        panel.imshow(gray, cmap="gray", vmin=0.0, vmax=1.0, interpolation="nearest")
+        alpha = 0.15 + 0.7 * np.clip(np.abs(values) / vmax, 0.0, 1.0)
+    else:
+        panel.imshow(gray, cmap=gray_cmap, interpolation="nearest", alpha=0.35)
+        alpha = 0.8
+    return panel.imshow(values, cmap=cmap, vmin=-vmax, vmax=vmax, alpha=alpha,
+                        interpolation="nearest")
+
+
+def _colorbar(mappable, axes, label):
+    """The colour bar of the maps, opaque whatever the maps' transparency."""
+    import matplotlib.pyplot as plt
+    from matplotlib.cm import ScalarMappable
+
+    scale = ScalarMappable(norm=mappable.norm, cmap=mappable.get_cmap())
+    cbar = plt.colorbar(scale, ax=list(axes), shrink=0.8)
+    cbar.set_label(label)
+    return cbar
 
 
 def _label_map_of(label_map, image):
@@ -213,10 +246,17 @@ class SaliencyDisplay:
 
     Read more in the :ref:`User Guide <plotting>`.
 
+    A colour image is drawn as it is: uint8 unchanged, floats in 0..1
+    unchanged, other values in 0..255 divided by 255 for the display (any
+    other range is stretched to 0..1); the maps are laid, semi-transparent,
+    on its luminance, the more opaque the larger the value. A 2-D uint8
+    image is drawn in grey on 0..255; other 2-D images (digits) in grey,
+    dark for high values.
+
     Parameters
     ----------
     image : ndarray of shape (height, width) or (height, width, channels)
-        The explained image.
+        The explained image, uint8 or float.
     label_map : ndarray of int of shape (height, width)
         Group id (0..K-1) of every pixel.
     attributions : dict of str to ndarray of shape (n_groups,)
@@ -225,16 +265,17 @@ class SaliencyDisplay:
         Title of the image panel.
     hierarchy : Hierarchy or None, default=None
         A tree over the groups of ``label_map``; with it, one panel per level.
-    levels : list of int, "auto" or None, default=None
-        Numbers of groups of the levels drawn (cuts of ``hierarchy``);
-        "auto" or None: every level but the root, finest first (at most
-        six, evenly spaced, when there are more).
+    levels : int, list of int, "auto" or None, default=None
+        Numbers of groups of the levels drawn (cuts of ``hierarchy``; an
+        int is one level); "auto" or None: every level but the root, finest
+        first (at most six, evenly spaced, when there are more).
 
     Attributes
     ----------
     ax_ : ndarray of matplotlib Axes
-        The image panel, then one panel per method; with a hierarchy, one
-        panel per method and level (a row per method, finest level first).
+        The image panel, then one panel per method (in two rows when there
+        are more than five panels); with a hierarchy, one panel per method
+        and level (a row per method, finest level first).
     axes_ : ndarray of Axes
         Same as ``ax_``.
     figure_ : matplotlib Figure
@@ -396,9 +437,9 @@ class SaliencyDisplay:
                 "(e.g. baseline=image.mean() for a flat image of the image's mean "
                 "value) or an image."
             )
-        params = dict(response_method=response_method, hierarchy=hierarchy,
-                      n_samples=n_samples, method_params=method_params,
-                      random_state=random_state)
+        params = {"response_method": response_method, "hierarchy": hierarchy,
+                  "n_samples": n_samples, "method_params": method_params,
+                  "random_state": random_state}
         if on_images:
             # the image as it is; the explainer builds the baseline image
             X = image[None]
@@ -541,11 +582,11 @@ class SaliencyDisplay:
             ``level_label_maps_`` and ``level_values_`` set.
         """
         check_matplotlib_support(f"{type(self).__name__}.plot")
-        import matplotlib.pyplot as plt
         from matplotlib.collections import LineCollection
 
         caller = f"{type(self).__name__}.plot"
-        image = check_drawable(self.image, "the image pixels", caller)
+        check_drawable(self.image, "the image pixels", caller)
+        image = _as_image(self.image)
         label_map = np.asarray(self.label_map)
         if not len(self.attributions):
             raise ValueError(f"{caller}: no attributions to draw; give at least one method.")
@@ -562,24 +603,16 @@ class SaliencyDisplay:
             if per_pixel:
                 phi = phi / sizes
             maps[m] = phi[label_map]
-        vmax = max((np.abs(v).max() for v in maps.values()), default=1.0)
-        vmax = vmax if vmax > 0 else 1.0
+        vmax = _symmetric_limit(maps.values())
         n_panels = 1 + len(maps)
-        fig, axes = panel_axes(ax, n_panels, figsize=(2.6 * n_panels + 0.8, 3.0))
+        # one row, or two rows when there are more than five panels
+        ncols = n_panels if n_panels <= 5 else -(-n_panels // 2)
+        nrows = -(-n_panels // ncols)
+        fig, axes = panel_axes(ax, n_panels, ncols=ncols,
+                               figsize=(2.6 * ncols + 0.8, 2.9 * nrows + 0.1))
         segs = _boundary_segments(label_map)
-        gray = image if image.ndim == 2 else image.mean(axis=2)
-        show = (
-            image
-            if image.ndim == 2
-            else (image - image.min()) / max(np.ptp(image), 1e-12)
-        )
-        self.images_ = {
-            "image": axes[0].imshow(
-                show,
-                cmap="gray_r" if image.ndim == 2 else None,
-                interpolation="nearest",
-            )
-        }
+        shown, options, gray, gray_cmap = _display_image(image)
+        self.images_ = {"image": axes[0].imshow(shown, interpolation="nearest", **options)}
         self.boundaries_ = []
         for panel in axes:
             lc = LineCollection(segs, colors=boundary_color, linewidths=1.0)
@@ -590,22 +623,13 @@ class SaliencyDisplay:
         axes[0].set_title(self.title or "image and groups", fontsize="small")
         im = None
         for panel, (m, values) in zip(axes[1:], maps.items()):
-            panel.imshow(gray, cmap="gray_r", interpolation="nearest", alpha=0.35)
-            im = panel.imshow(
-                values,
-                cmap=cmap,
-                vmin=-vmax,
-                vmax=vmax,
-                alpha=0.8,
-                interpolation="nearest",
-            )
+            im = _overlay(panel, gray, gray_cmap, values, cmap, vmax)
             self.images_[m] = im
             panel.set_title(m, fontsize="small", color=method_color(m))
         self.colorbar_ = None
         if im is not None:
-            self.colorbar_ = plt.colorbar(im, ax=list(axes[1:]), shrink=0.8)
-            self.colorbar_.set_label(
-                "attribution per pixel" if per_pixel else "group attribution"
+            self.colorbar_ = _colorbar(
+                im, axes[1:], "attribution per pixel" if per_pixel else "group attribution"
             )
         self.axes_ = axes
         self.ax_ = axes
@@ -614,7 +638,6 @@ class SaliencyDisplay:
 
     def _plot_levels(self, image, label_map, per_pixel, cmap, boundary_color, ax):
         """One panel per method and level: the totals of every level's groups."""
-        import matplotlib.pyplot as plt
         from matplotlib.collections import LineCollection
 
         h = self.hierarchy
@@ -624,9 +647,9 @@ class SaliencyDisplay:
                 f"the hierarchy has {getattr(h, 'n_players', None)} players, the label "
                 f"map {K} groups; give a hierarchy over the groups of the label map."
             )
-        levels = (_default_levels(h) if self.levels is None
-                  or (isinstance(self.levels, str) and self.levels == "auto")
-                  else [int(n) for n in self.levels])
+        levels = _check_levels(self.levels)
+        if levels is None or isinstance(levels, str):
+            levels = _default_levels(h)
         if not levels:
             raise ValueError("levels is empty; give at least one level.")
         maps, values = {}, {m: [] for m in self.attributions}
@@ -650,20 +673,17 @@ class SaliencyDisplay:
                 total = np.zeros(len(nodes))
                 np.add.at(total, rank[owner], phi)
                 values[m].append(total / sizes if per_pixel else total)
-        vmax = max((np.abs(v).max() for vs in values.values() for v in vs), default=1.0)
-        vmax = vmax if vmax > 0 else 1.0
+        vmax = _symmetric_limit(v for vs in values.values() for v in vs)
         n_methods, n_levels = len(values), len(levels)
         fig, axes = panel_axes(ax, n_methods * n_levels, ncols=n_levels,
                                figsize=(2.3 * n_levels + 1.0, 2.5 * n_methods + 0.3))
-        gray = image if image.ndim == 2 else image.mean(axis=2)
+        _, _, gray, gray_cmap = _display_image(image)
         self.images_, self.boundaries_ = {}, []
         im = None
         for i, (m, vs) in enumerate(values.items()):
             for j, n in enumerate(levels):
                 panel = axes[i * n_levels + j]
-                panel.imshow(gray, cmap="gray_r", interpolation="nearest", alpha=0.35)
-                im = panel.imshow(vs[j][maps[n]], cmap=cmap, vmin=-vmax, vmax=vmax,
-                                  alpha=0.8, interpolation="nearest")
+                im = _overlay(panel, gray, gray_cmap, vs[j][maps[n]], cmap, vmax)
                 self.images_[f"{m}, {n} groups"] = im
                 lc = LineCollection(_boundary_segments(maps[n]), colors=boundary_color,
                                     linewidths=1.0)
@@ -675,9 +695,8 @@ class SaliencyDisplay:
                                 color=method_color(m))
         if self.title:
             fig.suptitle(self.title, fontsize="small")
-        self.colorbar_ = plt.colorbar(im, ax=list(axes), shrink=0.8)
-        self.colorbar_.set_label("attribution per pixel" if per_pixel
-                                 else "total attribution of the group")
+        self.colorbar_ = _colorbar(im, axes, "attribution per pixel" if per_pixel
+                                   else "total attribution of the group")
         self.levels_, self.level_label_maps_, self.level_values_ = levels, maps, values
         self.axes_ = self.ax_ = axes
         self.figure_ = fig
