@@ -93,3 +93,13 @@ def test_paper_rule_still_available():
     g = AdaptiveGrouper(model, initial_groups=PatchGrouper(4), rel_tol=0.25).fit(image)
     assert g.strategy_ == "paper"
     assert g.max_group_size_ is None
+
+
+def test_a_number_of_groups_takes_the_papers_rule():
+    image = photos(1, size=16)
+    model = ImageModel(Spread().eval(), output="logit")
+    g = AdaptiveGrouper(model, initial_groups=PatchGrouper(4), n_groups=3).fit(image)
+    assert g.strategy_ == "paper" and g.n_groups_ == 3
+    lazy = AdaptiveGrouper(model, initial_groups=PatchGrouper(4), n_groups=3,
+                           strategy="pairs").fit(image)
+    assert lazy.strategy_ == "pairs" and lazy.n_groups_ == 3

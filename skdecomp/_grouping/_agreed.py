@@ -253,10 +253,13 @@ class AdaptiveGrouper(_BaseGrouper):
         its small interactions with every other column, so it stays the
         largest and absorbs one column after another (see
         :ref:`agreed_fitted`). On images merges are limited to adjacent
-        groups; "pairs" counts pairs of initial groups (patches) and scores
-        a union only when its bound can win, so a growing group does not
-        re-score its boundary after every merge (see :ref:`agreed`). The
-        rule used is ``strategy_``.
+        groups; "auto" is "pairs" with ``n_groups="auto"`` and "paper" with
+        an int ``n_groups`` or ``rel_tol``, which lowers the loss most at a
+        given number of groups but lets one group grow large. There "pairs"
+        counts pairs of initial groups (patches) and scores a union only when
+        its bound can win, so a growing group does not re-score its boundary
+        after every merge (see :ref:`agreed`). The rule used is
+        ``strategy_``.
 
     initial_groups : None, list of lists, dict, grouper or label map, default=None
         Partition to start from (e.g. one-hot blocks kept together); None
@@ -860,8 +863,12 @@ class AdaptiveGrouper(_BaseGrouper):
                 "game; imputer applies to tabular data only. Use "
                 "imputer='marginal' (the default) for images."
             )
+        # "auto": the paper's rule for a number of groups or rel_tol, which
+        # lowers the loss most at a given number of groups; else the pairs
+        # rule with its price and bounds
         paper = self.strategy == "paper" or (
-            self.strategy == "auto" and self.rel_tol is not None
+            self.strategy == "auto"
+            and (self.rel_tol is not None or isinstance(self.n_groups, Integral))
         )
         self.strategy_ = "paper" if paper else "pairs"
         flat, image_shape = read_images(

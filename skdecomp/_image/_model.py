@@ -246,6 +246,31 @@ class ImageModel:
                          "class_names", "image_shape", "batch_memory", "n_threads")
         }
 
+    def set_params(self, **params):
+        """Set parameters, as scikit-learn sets them.
+
+        Parameters
+        ----------
+        **params : dict
+            New values of parameters of the constructor.
+
+        Returns
+        -------
+        self : ImageModel
+            This model, checked again.
+        """
+        valid = self.get_params()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(
+                    f"Invalid parameter {name!r} for ImageModel; valid parameters "
+                    f"are {sorted(valid)}."
+                )
+            setattr(self, name, value)
+        self.runtime = runtime_of(self.model)
+        self._check_params()
+        return self
+
     def __sklearn_clone__(self):
         # the network is shared, never copied (an ONNX session cannot be)
         return self
