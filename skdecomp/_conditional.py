@@ -17,15 +17,21 @@ from ._game._imputation import ConditionalImputer, checked_draws, numeric_rows
 __all__ = ["conditional_dependence", "conditional_scores", "fit_sampler", "weighted_score"]
 
 
-def weighted_score(scorer, estimator, X, y, sample_weight):
-    """The scorer's value, passing sample weights only when there are some."""
+def weighted_score(scorer, estimator, X, y, sample_weight, container=None):
+    """The scorer's value, passing sample weights only when there are some.
+
+    With a ``container`` (a :class:`~skdecomp._model.FrameContainer`), pandas
+    rows are scored as the polars rows the model was fitted on.
+    """
+    if container is not None and isinstance(X, pd.DataFrame):
+        X = container(X)
     if sample_weight is not None:
         return scorer(estimator, X, y, sample_weight=sample_weight)
     return scorer(estimator, X, y)
 
 
 def conditional_scores(estimator, X, X_num, y, sample_weight, cols, random_state,
-                              n_repeats, scorer, max_samples, sampler):
+                              n_repeats, scorer, max_samples, sampler, container=None):
     """Scores with the columns ``cols`` drawn given the others, ``n_repeats`` times.
 
     Conditional permutation importance: draw ``r`` of every row replaces the
@@ -59,7 +65,9 @@ def conditional_scores(estimator, X, X_num, y, sample_weight, cols, random_state
                 X_perm[name] = values
         else:
             X_perm[:, cols] = draws[:, r, cols]
-        scores.append(weighted_score(scorer, estimator, X_perm, y, sample_weight))
+        scores.append(
+            weighted_score(scorer, estimator, X_perm, y, sample_weight, container)
+        )
     if isinstance(scores[0], dict):
         return {k: np.array([s[k] for s in scores]) for k in scores[0]}
     return np.array(scores)

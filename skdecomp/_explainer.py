@@ -23,7 +23,7 @@ from ._explanation import explanations_of
 from ._partition import GroupNamesOutMixin, fit_grouper as _fit_grouper
 from ._partition import check_grouper_spec as _check_grouper_spec
 from ._partition import group_labels, resolve_groups
-from ._hierarchy import resolve_hierarchy
+from ._hierarchy import fit_image_hierarchy, resolve_hierarchy
 from ._tree import MAX_LEAF_ORDER
 from ._image import (
     ImageModel,
@@ -596,6 +596,14 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin, 
                 imputer=self.imputer,
             )
             spec = dict(zip(self.grouper_.group_names_, self.grouper_.groups_))
+        hierarchy = self.hierarchy
+        if image_shape is not None:  # a grouper's merge tree of the first image
+            hierarchy, spec = fit_image_hierarchy(
+                hierarchy, spec, X[:1].reshape(1, *image_shape), y,
+                estimator=self.estimator_, response_method=self.response_method,
+                target=self.target, random_state=self.random_state,
+                group_penalty=self.group_penalty, imputer=self.imputer,
+                baseline=None if base_row is None else base_row.reshape(image_shape))
         # the user's columns may be labels of a frame with non-string names;
         # a grouper's groups are positions
         labels = (
@@ -615,9 +623,9 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin, 
         self.group_names_ = np.asarray(names, dtype=object)
         self.n_groups_ = len(groups)
         self.labels_ = group_labels(groups, X.shape[1])
-        if self.hierarchy is not None or is_hierarchical(self.method):
+        if hierarchy is not None or is_hierarchical(self.method):
             self.hierarchy_ = resolve_hierarchy(
-                self.hierarchy, groups, [str(n) for n in names],
+                hierarchy, groups, [str(n) for n in names],
                 feature_names if feature_names is not None else labels, X,
                 method=self.method)
         bg = (resolve_background(self.background, X, rng) if base_row is None

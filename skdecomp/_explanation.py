@@ -20,7 +20,7 @@ from ._result_checks import (
 
 __all__ = [
     "Explanation", "Explanations", "InteractionExplanation", "explanation_arrays",
-    "explanations_of",
+    "explanations_of", "shap_clustering",
 ]
 
 def _group_data(X, groups):
@@ -48,6 +48,67 @@ def _group_data(X, groups):
             )
         data[:, k] = c
     return data
+
+
+def shap_clustering(hierarchy):
+    """A hierarchy as the linkage matrix shap's plots take, or None for one group.
+
+    Every internal node becomes merges of its children at the node's height
+    (1 above its players, one more per level: the number of levels below
+    it); a node of m > 2 children becomes m - 1 merges at that one height,
+    so the cophenetic distance of two groups is the height of their lowest
+    common node whatever the number of children. The merges are sorted by
+    height (stably), so that the matrix is a valid scipy linkage
+    (``scipy.cluster.hierarchy.is_valid_linkage``) whose distances never
+    decrease (``is_monotonic``), as ``shap.plots.bar`` expects of a
+    partition tree.
+
+    Parameters
+    ----------
+    hierarchy : Hierarchy
+        A rooted tree over the groups.
+
+    Returns
+    -------
+    linkage : ndarray of shape (n_groups - 1, 4) or None
+        ``[cluster, cluster, height, number of groups]`` per merge, clusters
+        numbered as scipy numbers them; None for a single group, which has
+        no merge.
+    """
+    K = int(hierarchy.n_players)
+    if K < 2:
+        return None
+    # a node stands for the cluster of its last merge: ("player", k) or ("merge", i)
+    rep = {k: ("player", k) for k in range(K)}
+    height = {k: 0.0 for k in range(K)}
+    size = {k: 1 for k in range(K)}
+    merges = []  # (height, left, right, size), in the order they are made
+    for a, children in enumerate(hierarchy.children, start=K):
+        height[a] = max(height[c] for c in children) + 1.0
+        size[a] = sum(size[c] for c in children)
+        cur, cur_size = rep[children[0]], size[children[0]]
+        for c in children[1:]:
+            cur_size += size[c]
+            merges.append((height[a], cur, rep[c], cur_size))
+            cur = ("merge", len(merges) - 1)
+        rep[a] = cur
+    if len(merges) != K - 1:  # pragma: no cover - a rooted tree over K players
+        raise ValueError(
+            f"the hierarchy over {K} groups has {len(merges)} merges, not {K - 1}; "
+            "it must be one rooted tree over all the groups."
+        )
+    # children are made before their parent: lower, or as high and earlier
+    order = sorted(range(len(merges)), key=lambda i: (merges[i][0], i))
+    cluster = {i: K + t for t, i in enumerate(order)}
+
+    def number(ref):
+        return ref[1] if ref[0] == "player" else cluster[ref[1]]
+
+    Z = np.empty((K - 1, 4), dtype=np.float64)
+    for t, i in enumerate(order):
+        h, left, right, n = merges[i]
+        Z[t] = [number(left), number(right), h, n]
+    return Z
 
 
 def _take_rows(raw, rows):
@@ -461,6 +522,15 @@ class Explanation:
             ``hierarchy`` is the pruned tree.
         """
         h = self.hierarchy
+        if h is None and self.method is not None and is_hierarchical(self.method):
+            # __getitem__ keeps the hierarchy only for a selection of every group
+            raise ValueError(
+                f"this {self.method!r} explanation has no hierarchy: selecting some of "
+                "its groups (e.g. explanation[:, [0, 2]]) drops it, as the hierarchy "
+                "describes all the groups. Call at_level before selecting: "
+                "explanation.at_level(n)[:, ...] (selecting rows or outputs keeps it). "
+                "An Explanation built by hand has one only when given hierarchy=."
+            )
         if h is None:
             raise ValueError(
                 "this explanation has no hierarchy; explain with method='owen' and "
@@ -530,10 +600,20 @@ class Explanation:
         several columns), so ``shap.plots.waterfall(e[0])`` and
         ``shap.plots.beeswarm(e)`` work on ``e = explanation.to_shap()``.
 
+        The hierarchy of Owen and Winter values (and of their cuts,
+        :meth:`at_level`) becomes shap's ``clustering``, one linkage matrix
+        per row as shap keeps it (see :func:`shap_clustering`), so
+        ``shap.plots.bar(e)`` draws the bars in the hierarchy's order. Its
+        merges sit at the height of their node (1 for a node of players, one
+        more per level above), above shap's default ``clustering_cutoff``
+        of 0.5: pass ``clustering_cutoff`` above the hierarchy's depth to
+        draw the whole tree beside the bars.
+
         Returns
         -------
         explanation : shap.Explanation
-            With ``values``, ``base_values``, ``data`` and ``feature_names``.
+            With ``values``, ``base_values``, ``data`` and ``feature_names``,
+            and ``clustering`` for a hierarchy of two or more groups.
 
         Raises
         ------
@@ -558,11 +638,17 @@ class Explanation:
             raise ImportError(
                 "to_shap needs the shap package; install it with `pip install shap`."
             ) from exc
-        # a binary hierarchy is shap's clustering (shap.plots.bar draws it)
-        linkage = None if self.hierarchy is None else self.hierarchy.linkage()
-        extra = {} if linkage is None else {"clustering": linkage}
+        values = np.array(expl.values, dtype=np.float64)
+        # the hierarchy is shap's clustering (shap.plots.bar draws it), which
+        # shap keeps per row: one linkage matrix per row of a 2-D explanation
+        linkage = None if self.hierarchy is None else shap_clustering(self.hierarchy)
+        extra = {}
+        if linkage is not None and values.ndim == 2:
+            extra["clustering"] = np.repeat(linkage[None], values.shape[0], axis=0)
+        elif linkage is not None and values.ndim == 1:
+            extra["clustering"] = linkage
         return shap.Explanation(
-            values=np.array(expl.values, dtype=np.float64),
+            values=values,
             base_values=expl.base_values,
             data=expl.data,
             feature_names=expl.feature_names,

@@ -14,7 +14,11 @@ among its children U touches, and so on down to the players.
 A hierarchy is given as nested lists or dicts of columns, a scipy linkage
 matrix over the players, a fitted ``FeatureAgglomeration`` (or an
 ``AgglomerativeClustering`` fitted on the columns), or a grouper that keeps
-a merge path (its merge tree from the players up).
+a merge path (its merge tree from the players up). On images, a grouper
+that keeps a merge tree per image (``AdaptiveGrouper`` fitted on images:
+``merges_`` over ``initial_label_maps_``) gives the tree of the first image,
+over its initial groups, which must be the players
+(:func:`fit_image_hierarchy` fits it as the explainer fits ``groups=``).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -24,7 +28,7 @@ from numbers import Integral
 
 import numpy as np
 
-__all__ = ["Hierarchy", "resolve_hierarchy"]
+__all__ = ["Hierarchy", "fit_image_hierarchy", "resolve_hierarchy"]
 
 
 class Hierarchy:
@@ -308,6 +312,158 @@ def _grouper_merges(grouper):
     return out
 
 
+# -- the merge trees of images ---------------------------------------------------------
+def _keeps_image_merges(est):
+    """Whether ``est`` is a grouper fitted on images with a merge tree per image."""
+    return hasattr(est, "merges_") and hasattr(est, "initial_label_maps_")
+
+
+def _is_unfitted_grouper(est):
+    """An unfitted grouper (not a scikit-learn clustering, which is read as it is)."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    if (isinstance(est, Hierarchy) or not (hasattr(est, "fit") and hasattr(est, "get_params"))
+            or hasattr(est, "n_clusters") or getattr(est, "children_", None) is not None):
+        return False
+    try:
+        check_is_fitted(est)
+    except NotFittedError:
+        return True
+    return False
+
+
+def _label_groups(label_map, n_features):
+    """Columns of every label of a pixel label map (H, W), for rows of n_features columns."""
+    label_map = np.asarray(label_map)
+    if n_features % label_map.size:
+        return None
+    column_label = np.repeat(label_map.reshape(-1).astype(np.int64),
+                             n_features // label_map.size)
+    order = np.argsort(column_label, kind="stable")
+    bounds = np.searchsorted(column_label[order], np.arange(int(column_label.max()) + 2))
+    return [order[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)]
+
+
+def fit_image_hierarchy(hierarchy, groups, images, y=None, **fit_params):
+    """Images: fit a grouper given as ``hierarchy=``, and its groups for ``groups=None``.
+
+    An unfitted grouper is fitted on ``images`` by
+    :func:`~skdecomp._partition.fit_grouper` with ``fit_params`` (the
+    explainer's model, response method, target, random state, price,
+    baseline image and imputer), as the explainer fits a grouper given as
+    ``groups=``. When ``groups`` is None and the grouper keeps a merge tree
+    per image, the groups are its initial groups of the first image (named
+    ``g0``, ``g1``, ... as the grouper names them): the players of its tree.
+
+    Parameters
+    ----------
+    hierarchy : object
+        The explainer's ``hierarchy``; anything but an unfitted grouper is
+        returned as it is.
+    groups : object
+        The explainer's ``groups`` (a fitted grouper's groups already read).
+    images : ndarray of shape (n_images, H, W[, C])
+        The images the grouper is fitted on.
+    y : None
+        Passed on to the grouper's ``fit``.
+    **fit_params : dict
+        Keyword arguments of :func:`~skdecomp._partition.fit_grouper`.
+
+    Returns
+    -------
+    hierarchy : object
+        The fitted grouper, or ``hierarchy`` as it was.
+    groups : object
+        ``groups``, or a dict of the grouper's initial groups.
+    """
+    from ._partition import fit_grouper
+
+    if _is_unfitted_grouper(hierarchy):
+        pixels = int(np.prod(images.shape[1:3]))
+        if (isinstance(groups, (list, tuple, Mapping)) and len(groups) != pixels
+                and "initial_groups" in hierarchy.get_params()
+                and hierarchy.get_params()["initial_groups"] is None):
+            # AGREED from every pixel would be long, and its tree over the pixels
+            raise ValueError(_mismatch(hierarchy, f"the {pixels} pixels", len(groups),
+                                       f"{len(groups)} groups for {pixels} pixels"))
+        hierarchy = fit_grouper(hierarchy, images, y, **fit_params)
+    if groups is None and _keeps_image_merges(hierarchy):
+        n_features = int(np.prod(images.shape[1:]))
+        initial = _label_groups(hierarchy.initial_label_maps_[0], n_features)
+        if initial is not None:
+            groups = {f"g{k}": cols for k, cols in enumerate(initial)}
+    return hierarchy, groups
+
+
+def _mismatch(est, initial, K, problem):
+    """The error of a grouper whose initial groups are not the explainer's groups."""
+    name = type(est).__name__
+    params = est.get_params() if hasattr(est, "get_params") else {}
+    start = params.get("initial_groups")
+    example = ("Explainer(groups=PatchGrouper(8), hierarchy="
+               f"{name}(initial_groups=PatchGrouper(8)))")
+    if hasattr(start, "fit"):
+        fix = f"Pass groups={start!r}, the {name}'s initial_groups, to the explainer"
+    elif start is None and "initial_groups" in params:
+        fix = ("Its initial groups are the pixels: give it the explainer's groups as "
+               f"initial_groups (e.g. {example})")
+    else:
+        fix = (f"Give the explainer's groups= and the {name}'s initial_groups the same "
+               f"groups (e.g. {example})")
+    return (
+        f"hierarchy: the {name}'s merge tree is over its initial groups, {initial}, "
+        f"which are not the explainer's {K} groups ({problem}); the leaves of the "
+        f"hierarchy must be the explainer's groups. {fix}, or leave groups=None to "
+        "take the grouper's initial groups."
+    )
+
+
+def _from_image_merges(est, positions, player_names, image=0):
+    """The merge tree of one image of a fitted image grouper, over the players.
+
+    The players must be the grouper's initial groups of that image (in any
+    order); its merges, each given by one initial group of either side,
+    nest them, and the groups left at the end are the root's children.
+    """
+    name = type(est).__name__
+    K = len(positions)
+    n_features = sum(len(p) for p in positions)
+    label_map = np.asarray(est.initial_label_maps_[image])
+    initial = _label_groups(label_map, n_features)
+    if initial is None:
+        raise ValueError(
+            f"hierarchy: the {name} was fitted on images of {label_map.shape[0]}x"
+            f"{label_map.shape[1]} pixels; the explainer's rows have {n_features} "
+            "columns. Fit it on the explained images (or pass it unfitted)."
+        )
+    n_initial = len(initial)
+    sizes = np.array([len(c) for c in initial])
+    column_label = np.empty(n_features, dtype=np.int64)
+    for g, cols in enumerate(initial):
+        column_label[cols] = g
+    player_of = np.full(n_initial, -1, dtype=np.int64)
+    problem = None
+    for k, cols in enumerate(positions):
+        labels = np.unique(column_label[np.asarray(cols, dtype=np.int64)])
+        if labels.size > 1:
+            problem = (f"group {player_names[k]!r} covers pixels of {labels.size} of "
+                       "them")
+            break
+        if sizes[labels[0]] != len(cols):
+            problem = f"group {player_names[k]!r} is a part of one of them"
+            break
+        player_of[labels[0]] = k
+    if problem is None and K != n_initial:  # pragma: no cover - implied by the above
+        problem = f"{K} groups for {n_initial} initial groups"
+    if problem is not None:
+        raise ValueError(_mismatch(est, f"{n_initial} groups of pixels of image {image}",
+                                   K, problem))
+    merges = np.asarray(est.merges_[image], dtype=np.int64).reshape(-1, 2)
+    return _from_merges(K, [[int(player_of[a]), int(player_of[b])] for a, b in merges],
+                        player_names)
+
+
 def resolve_hierarchy(hierarchy, positions, player_names, feature_names=None, X=None,
                       method=None):
     """A :class:`Hierarchy` over the players from what the user passed.
@@ -348,9 +504,11 @@ def resolve_hierarchy(hierarchy, positions, player_names, feature_names=None, X=
             raise ValueError(f"hierarchy has {hierarchy.n_players} players, the "
                              f"explainer {K} groups.")
         return hierarchy
+    if _keeps_image_merges(hierarchy):  # the merge tree of the first image
+        return _from_image_merges(hierarchy, positions, player_names)
     if hasattr(hierarchy, "fit") and hasattr(hierarchy, "get_params"):
         return _from_estimator(hierarchy, owner, K, player_names, X)
-    if isinstance(hierarchy, np.ndarray) and hierarchy.dtype.kind in "fiu":
+    if isinstance(hierarchy, np.ndarray):
         return _from_linkage(hierarchy, K, player_names)
     if isinstance(hierarchy, (list, tuple, Mapping)):
         return _from_nested(hierarchy, positions, feature_names, player_names)
@@ -362,6 +520,14 @@ def resolve_hierarchy(hierarchy, positions, player_names, feature_names=None, X=
 
 
 def _from_linkage(Z, K, player_names):
+    dtype = np.asarray(Z).dtype
+    if dtype.kind not in "fiu":
+        raise TypeError(
+            f"hierarchy: a linkage matrix is a float array of shape ({K - 1}, 4) over "
+            f"{K} groups, as scipy.cluster.hierarchy.linkage returns it; got an array "
+            f"of dtype {dtype}. Pass the linkage as linkage() returns it (float64), or "
+            "the hierarchy as nested lists of columns."
+        )
     Z = np.asarray(Z, dtype=np.float64)
     if Z.ndim != 2 or Z.shape[0] != K - 1 or Z.shape[1] < 2:
         raise ValueError(
@@ -388,6 +554,15 @@ def _from_estimator(est, owner, K, player_names, X):
 
     children_ = getattr(est, "children_", None)
     if children_ is None and hasattr(est, "n_clusters") and not hasattr(est, "path_"):
+        if "compute_full_tree" not in est.get_params():  # KMeans: flat clusters
+            raise ValueError(
+                f"hierarchy: a {type(est).__name__} has no merge tree (its clusters do "
+                "not nest), fitted or not, so it gives no hierarchy. Pass a "
+                "FeatureAgglomeration or an AgglomerativeClustering fitted on the "
+                "columns (FeatureAgglomeration().fit(X), or AgglomerativeClustering()"
+                ".fit(X.T)), a scipy linkage matrix over the groups, nested lists of "
+                "columns, or a grouper such as AdaptiveGrouper()."
+            )
         raise ValueError(
             f"hierarchy: the {type(est).__name__} is not fitted; fit it on the columns "
             "(FeatureAgglomeration().fit(X), or AgglomerativeClustering().fit(X.T))."

@@ -9,6 +9,7 @@ what the model returns.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numbers
+import sys
 import warnings
 from functools import partial
 
@@ -35,10 +36,12 @@ from ._boosters import (
     booster_n_classes,
     is_raw_booster,
 )
+from ._compat import HasMethods
 
 __all__ = [
     "FrameContainer",
     "FunctionModel",
+    "LazyFrames",
     "ClippedLogOddsWarning",
     "InvalidProbabilityError",
     "NonFiniteOutputError",
@@ -50,8 +53,10 @@ __all__ = [
     "describe_response",
     "is_fitted",
     "check_probabilities",
+    "collect",
     "log_odds",
     "non_numeric_columns",
+    "read_frame",
     "resolve_response",
     "to_pandas",
 ]
@@ -147,12 +152,48 @@ def log_odds(proba):
         return logp[:, 1:] - logp[:, :1]
     return logp - logp.mean(axis=1, keepdims=True)
 
+def _polars_type(name):
+    """polars' ``DataFrame`` or ``LazyFrame``, or None when polars was never imported.
+
+    A polars frame can only exist once polars is imported, so polars is
+    never imported here.
+    """
+    polars = sys.modules.get("polars")
+    return getattr(polars, name, None) if polars is not None else None
+
+
 def _is_polars_frame(X):
-    return type(X).__module__.split(".")[0] == "polars" and type(X).__name__ == "DataFrame"
+    cls = _polars_type("DataFrame")
+    return cls is not None and isinstance(X, cls)
+
+
+def _is_polars_lazy(X):
+    cls = _polars_type("LazyFrame")
+    return cls is not None and isinstance(X, cls)
+
+
+def collect(X):
+    """A polars LazyFrame collected into a polars DataFrame; anything else as is.
+
+    Every function that takes a table takes a LazyFrame and collects it
+    once per call (the rows are all read anyway); collect it yourself to
+    reuse the rows over several calls.
+
+    Parameters
+    ----------
+    X : object
+        Rows, of any container.
+
+    Returns
+    -------
+    X : object
+        ``X.collect()`` for a polars LazyFrame, else X itself.
+    """
+    return X.collect() if _is_polars_lazy(X) else X
 
 
 def to_pandas(X):
-    """A polars DataFrame as a pandas DataFrame; anything else as is.
+    """A polars DataFrame (or LazyFrame, collected) as a pandas DataFrame; anything else as is.
 
     Column names and types are kept: text stays text, and ``Categorical``
     and ``Enum`` columns become pandas categories.
@@ -165,9 +206,49 @@ def to_pandas(X):
     Returns
     -------
     X : object
-        A pandas DataFrame for a polars DataFrame, else X itself.
+        A pandas DataFrame for a polars DataFrame or LazyFrame, else X itself.
     """
+    X = collect(X)
     return X.to_pandas() if _is_polars_frame(X) else X
+
+
+def read_frame(X):
+    """Rows as they are read, and the container the model is called with.
+
+    Parameters
+    ----------
+    X : object
+        Rows, of any container.
+
+    Returns
+    -------
+    X : object
+        A pandas DataFrame for a polars DataFrame or LazyFrame (collected
+        once), else X itself.
+    container : FrameContainer or None
+        For polars rows, the container that turns pandas rows back into
+        polars rows with the column types of X (a model fitted on polars
+        rows is called with polars rows); None otherwise.
+    """
+    X = collect(X)
+    return to_pandas(X), FrameContainer.of(X)
+
+
+class LazyFrames(HasMethods):
+    """The parameter constraint of a polars LazyFrame, which is collected.
+
+    ``"array-like"`` refuses a LazyFrame (it has no length): functions that
+    take a table list this constraint next to it.
+    """
+
+    def __init__(self):
+        super().__init__(["collect", "collect_schema"])
+
+    def is_satisfied_by(self, val):
+        return _is_polars_lazy(val)
+
+    def __str__(self):
+        return "a polars LazyFrame (it is collected)"
 
 
 class FrameContainer:
@@ -179,19 +260,23 @@ class FrameContainer:
 
     Parameters
     ----------
-    X : polars DataFrame
-        Rows whose column types the model is given.
+    X : polars DataFrame or LazyFrame
+        Rows whose column types the model is given (a LazyFrame's schema is
+        read without collecting it).
     """
 
     def __init__(self, X):
-        if not _is_polars_frame(X):
+        if _is_polars_lazy(X):
+            self.schema = dict(X.collect_schema())
+        elif _is_polars_frame(X):
+            self.schema = dict(X.schema)
+        else:
             raise TypeError(f"{type(X).__name__} is not a polars DataFrame.")
-        self.schema = dict(X.schema)
 
     @classmethod
     def of(cls, X):
-        """The container of X: None for anything but a polars DataFrame."""
-        return cls(X) if _is_polars_frame(X) else None
+        """The container of X: None for anything but a polars DataFrame or LazyFrame."""
+        return cls(X) if _is_polars_frame(X) or _is_polars_lazy(X) else None
 
     def __call__(self, frame):
         """The pandas DataFrame ``frame`` as a polars DataFrame."""
@@ -226,7 +311,7 @@ def is_fitted(estimator):
     return True
 
 
-def fitted_model(estimator, X, y, owner):
+def fitted_model(estimator, X, y, owner, container=None):
     """The model to explain: a fitted model as is, else a clone fitted on (X, y).
 
     Parameters
@@ -234,9 +319,12 @@ def fitted_model(estimator, X, y, owner):
     estimator : estimator or callable
         The model given by the user; a plain callable is a fitted regressor.
     X, y : array-like
-        Data to fit an unfitted model on.
+        Data to fit an unfitted model on (a polars LazyFrame is collected).
     owner : str
         Name of the estimator that explains the model, for messages.
+    container : FrameContainer or None, default=None
+        For pandas rows read from polars rows: the model is fitted on the
+        polars rows, which it is then called with.
 
     Returns
     -------
@@ -253,6 +341,9 @@ def fitted_model(estimator, X, y, owner):
             "sklearn.frozen.FrozenEstimator to keep it fitted when cloned, "
             "e.g. in GridSearchCV)."
         )
+    X = collect(X)
+    if container is not None and isinstance(X, pd.DataFrame):
+        X = container(X)
     try:
         return clone(estimator).fit(X, y)
     except (ValueError, TypeError) as exc:

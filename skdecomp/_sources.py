@@ -14,7 +14,14 @@ from ._compat import HasMethods, Interval, StrOptions, validate_params
 from ._game import AnchoredStatistics, CoalitionGame, make_imputer
 from ._game._imputation import ConditionalImputer
 from ._game._kernels import interaction_potentials
-from ._model import as_model, is_fitted, resolve_response
+from ._model import (
+    LazyFrames,
+    as_model,
+    is_fitted,
+    read_frame,
+    resolve_response,
+    to_pandas,
+)
 from ._partition import group_labels, resolve_groups
 
 __all__ = ["disagreement_sources"]
@@ -32,7 +39,7 @@ _NOISY = 0.1
             HasMethods(["predict"]), HasMethods(["predict_proba"]),
             HasMethods(["decision_function"]), HasMethods(["decompose"]), callable,
         ],
-        "X": ["array-like"],
+        "X": ["array-like", LazyFrames()],
         "groups": [None, list, tuple, dict],
         "sampler": [None, HasMethods(["fit", "sample"])],
         "max_samples": [Interval(Integral, 2, None, closed="left")],
@@ -139,8 +146,12 @@ def disagreement_sources(estimator, X, *, groups=None, sampler=None, max_samples
         target = explainer.target
         if groups is None:
             groups = [list(g) for g in explainer.groups_]
-        X = explainer.game_.check_X(X)
+        # a model fitted on polars rows is called with them, as the explainer does
+        container = getattr(explainer.game_.response, "container", None)
+        X = explainer.game_.check_X(to_pandas(X))
     else:
+        # polars rows are read as pandas; a model is called with polars rows
+        X, container = read_frame(X)
         model = as_model(estimator)
         if not is_fitted(model):
             raise ValueError(
@@ -165,6 +176,7 @@ def disagreement_sources(estimator, X, *, groups=None, sampler=None, max_samples
     response, _ = resolve_response(
         model, response_method, target,
         sample.iloc[:1] if isinstance(sample, pd.DataFrame) else sample[:1],
+        container=container,
     )
     imputer, tree, _ = make_imputer("marginal", "auto", model, response, sample, Xv, rng)
     marginal = AnchoredStatistics(

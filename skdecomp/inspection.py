@@ -40,7 +40,7 @@ from ._conditional import (
     weighted_score,
 )
 from ._partition import _column_position, group_labels, resolve_groups
-from ._model import as_model, resolve_response
+from ._model import LazyFrames, as_model, read_frame, resolve_response, to_pandas
 from ._sources import disagreement_sources
 
 __all__ = [
@@ -68,10 +68,11 @@ def _anchored_statistics(explainer_or_response, X, groups=None):
     if hasattr(src, "decompose"):
         check_is_fitted(src)
         game = src.game_
-        Xv = game.check_X(src.background_ if X is None else X)
+        Xv = game.check_X(src.background_ if X is None else to_pandas(X))
     elif callable(src):
         if X is None:
             raise ValueError("X is required when a response function is given.")
+        X, container = read_frame(X)
         feature_names = None
         if isinstance(X, pd.DataFrame):
             Xv = X
@@ -83,7 +84,7 @@ def _anchored_statistics(explainer_or_response, X, groups=None):
         positions, names = resolve_groups(groups, Xv.shape[1], feature_names)
         model = as_model(src)
         response, _ = resolve_response(model, "auto", None, Xv[:1] if not isinstance(
-            Xv, pd.DataFrame) else Xv.iloc[:1])
+            Xv, pd.DataFrame) else Xv.iloc[:1], container=container)
         game = CoalitionGame(
             response, Xv, group_labels(positions, Xv.shape[1]), group_names=names
         )
@@ -165,7 +166,7 @@ def _pair_h2(st):
 
 _ANCHORED_CONSTRAINTS = {
     "explainer": [HasMethods(["decompose"])],
-    "X": ["array-like", None],
+    "X": ["array-like", LazyFrames(), None],
 }
 
 
@@ -353,7 +354,7 @@ def interaction_matrix(explainer, X=None, *, kind="h2"):
 @validate_params(
     {
         "explainer": [HasMethods(["decompose"]), None],
-        "X": ["array-like", None],
+        "X": ["array-like", LazyFrames(), None],
         "decomposition": [Decomposition, None],
         "squared": ["boolean"],
     },
@@ -447,7 +448,7 @@ def _resolve_any_groups(groups, X):
 
 
 def _group_permutation_scores(estimator, X, y, sample_weight, cols, random_state,
-                              n_repeats, scorer, max_samples):
+                              n_repeats, scorer, max_samples, container=None):
     """Scores with the columns ``cols`` permuted jointly, ``n_repeats`` times.
 
     Follows the random stream of scikit-learn's permutation importance, so a
@@ -476,7 +477,9 @@ def _group_permutation_scores(estimator, X, y, sample_weight, cols, random_state
             X_perm[list(X_perm.columns[cols])] = block
         else:
             X_perm[:, cols] = X_perm[shuffling_idx][:, cols]
-        scores.append(weighted_score(scorer, estimator, X_perm, y, sample_weight))
+        scores.append(
+            weighted_score(scorer, estimator, X_perm, y, sample_weight, container)
+        )
     if isinstance(scores[0], dict):
         return {k: np.array([s[k] for s in scores]) for k in scores[0]}
     return np.array(scores)
@@ -495,7 +498,7 @@ def _importances_bunch(baseline, permuted, names):
 @validate_params(
     {
         "estimator": [HasMethods(["fit"])],
-        "X": ["array-like"],
+        "X": ["array-like", LazyFrames()],
         "y": ["array-like", None],
         "groups": [list, tuple, dict, None],
         "scoring": [str, callable, list, tuple, dict, None],
@@ -576,6 +579,8 @@ def permutation_importance(
         ``importances_mean`` and ``importances_std`` of shape (n_groups,),
         ``importances`` of shape (n_groups, n_repeats) and ``group_names``.
     """
+    # polars rows are read as pandas; a model fitted on them is scored on polars rows
+    X, container = read_frame(X)
     if not hasattr(X, "iloc"):
         X = check_array(X, ensure_all_finite="allow-nan", dtype=None)
     positions, names = _resolve_any_groups(groups, X)
@@ -601,12 +606,12 @@ def permutation_importance(
         raise ValueError("max_samples leaves no row; increase it.")
     fitted_sampler, X_num = fit_sampler(imputer, X, random_seed)
     scorer = check_scoring(estimator, scoring=scoring)
-    baseline = weighted_score(scorer, estimator, X, y, sample_weight)
+    baseline = weighted_score(scorer, estimator, X, y, sample_weight, container)
     if fitted_sampler is None:
         jobs = (
             delayed(_group_permutation_scores)(
                 estimator, X, y, sample_weight, cols, random_seed, n_repeats,
-                scorer, max_samples,
+                scorer, max_samples, container,
             )
             for cols in positions
         )
@@ -614,7 +619,7 @@ def permutation_importance(
         jobs = (
             delayed(conditional_scores)(
                 estimator, X, X_num, y, sample_weight, cols, random_seed, n_repeats,
-                scorer, max_samples, fitted_sampler,
+                scorer, max_samples, fitted_sampler, container,
             )
             for cols in positions
         )
@@ -723,7 +728,7 @@ def _assign(X_eval, X, cols, point):
             HasMethods(["predict_proba"]),
             HasMethods(["decision_function"]),
         ],
-        "X": ["array-like"],
+        "X": ["array-like", LazyFrames()],
         "group": ["array-like", Integral, str],
         "grid": ["array-like", None],
         "grid_resolution": [Interval(Integral, 2, None, closed="left")],
@@ -819,6 +824,8 @@ def partial_dependence(
         column positions. ``grid_shape`` is the axis lengths of a Cartesian
         grid, else (n_points,).
     """
+    # polars rows are read as pandas; a model fitted on them is called with polars rows
+    X, container = read_frame(X)
     if not hasattr(X, "iloc"):
         X = check_array(X, ensure_all_finite="allow-nan", dtype=None)
     if not (isinstance(percentiles, tuple) and len(percentiles) == 2
@@ -886,7 +893,8 @@ def partial_dependence(
         shape = (points.shape[0],)
 
     response, _ = resolve_response(
-        estimator, response_method, None, X.iloc[:1] if hasattr(X, "iloc") else X[:1]
+        estimator, response_method, None, X.iloc[:1] if hasattr(X, "iloc") else X[:1],
+        container=container,
     )
     if not (isinstance(imputer, str) and imputer == "marginal"):
         if kind != "average":

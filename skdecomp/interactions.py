@@ -7,12 +7,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._compat import validate_params
 from ._explainer import Explainer
+from ._model import LazyFrames, to_pandas
 
 __all__ = ["arch_detect"]
 
 
 @validate_params(
-    {"explainer": [Explainer], "X": ["array-like"]},
+    {"explainer": [Explainer], "X": ["array-like", LazyFrames()]},
     prefer_skip_nested_validation=True,
 )
 def arch_detect(explainer, X):
@@ -65,7 +66,7 @@ def arch_detect(explainer, X):
     """
     check_is_fitted(explainer)
     game = explainer.game_
-    X = game.check_X(X)
+    X = game.check_X(to_pandas(X))  # polars rows are read as pandas
     K = game.n_groups
     prediction = game.predict(X)
     n_rows, n_out = prediction.shape

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._compat import HasMethods, _get_output_config
 from .._game import AnchoredStatistics, CoalitionGame, make_imputer
 from .._image import SharedRuntimeCloneMixin, as_image_rows, image_ndim
-from .._model import fitted_model, is_fitted, resolve_response
+from .._model import fitted_model, is_fitted, read_frame, resolve_response
 from .._partition import GroupNamesOutMixin, group_labels
 from ._merge import _ATOL
 
@@ -177,6 +177,11 @@ class _BaseGrouper(SharedRuntimeCloneMixin, GroupNamesOutMixin, TransformerMixin
         return self._model_given()
 
     def _check_X(self, X, reset, lax=None):
+        # polars rows (a LazyFrame collected) are read as pandas; a model fitted
+        # on polars rows is called with polars rows (see _fit_model)
+        X, container = read_frame(X)
+        if reset:
+            self._frame_container = container
         if not reset and getattr(self, "image_shape_", None) is not None:
             if image_ndim(X) > 2:
                 X, _ = as_image_rows(X, self.image_shape_)
@@ -249,7 +254,11 @@ class _BaseGrouper(SharedRuntimeCloneMixin, GroupNamesOutMixin, TransformerMixin
                 "estimator=<fitted or unfitted model>, or use the grouper as "
                 "Explainer(model, groups=...), which passes its model on."
             )
-        self.estimator_ = fitted_model(estimator, X, y, type(self).__name__)
+        # the container of polars rows given to fit (set by _check_X)
+        container = getattr(self, "_frame_container", None)
+        self.estimator_ = fitted_model(
+            estimator, X, y, type(self).__name__, container=container
+        )
         if X.shape[0] < 2:
             raise ValueError(
                 f"{type(self).__name__} compares rows with each other and needs "
@@ -277,7 +286,8 @@ class _BaseGrouper(SharedRuntimeCloneMixin, GroupNamesOutMixin, TransformerMixin
         sample = _take_rows(X, idx)
         self.background_ = sample
         response, self.output_names_ = resolve_response(
-            self.estimator_, self.response_method, self.target, _take_rows(sample, [0])
+            self.estimator_, self.response_method, self.target, _take_rows(sample, [0]),
+            container=container,
         )
         self.n_outputs_ = len(self.output_names_)
         self.response_method_ = response.method

@@ -30,7 +30,7 @@ from .._compat import (
 from .._explainer import Explainer, _check_grouper_spec, _fit_grouper
 from .._explanation import Explanation, Explanations
 from .._game import AnchoredStatistics, CoalitionGame
-from .._model import fitted_model, is_fitted, resolve_response
+from .._model import fitted_model, is_fitted, read_frame, resolve_response
 from .._partition import group_labels, resolve_groups
 from .._tree import select_algorithm
 from ._base import _MODEL_CONSTRAINT, _take_rows
@@ -343,6 +343,11 @@ class FDTree(NestedParamsMixin, MetaEstimatorMixin, BaseEstimator):
             return False
 
     def _check_X(self, X, reset):
+        # polars rows (a LazyFrame collected) are read as pandas; a model fitted
+        # on polars rows is called with polars rows
+        X, container = read_frame(X)
+        if reset:
+            self._frame_container = container
         if isinstance(X, pd.DataFrame):
             validate_data(self, X, skip_check_array=True, reset=reset)
             if X.shape[0] == 0:
@@ -386,12 +391,14 @@ class FDTree(NestedParamsMixin, MetaEstimatorMixin, BaseEstimator):
             )
         _check_grouper_spec(self.groups)
         rng = check_random_state(self.random_state)
-        self.estimator_ = fitted_model(self.estimator, X, y, "FDTree")
+        container = self._frame_container
+        self.estimator_ = fitted_model(self.estimator, X, y, "FDTree", container=container)
         feature_names = getattr(self, "feature_names_in_", None)
         spec = self.groups
         if hasattr(spec, "fit") and hasattr(spec, "get_params"):
             self.grouper_ = _fit_grouper(
-                spec, X, y, estimator=self.estimator_,
+                spec, X if container is None else container(X), y,
+                estimator=self.estimator_,
                 response_method=self.response_method, target=None,
                 random_state=self.random_state,
             )
@@ -407,7 +414,8 @@ class FDTree(NestedParamsMixin, MetaEstimatorMixin, BaseEstimator):
         )
         sample = _take_rows(X, idx)
         response, self.output_names_ = resolve_response(
-            self.estimator_, self.response_method, None, _take_rows(sample, [0])
+            self.estimator_, self.response_method, None, _take_rows(sample, [0]),
+            container=container,
         )
         self.response_method_ = response.method
         tree, self.algorithm_ = select_algorithm(
@@ -585,7 +593,11 @@ class FDTree(NestedParamsMixin, MetaEstimatorMixin, BaseEstimator):
             random_state=self.random_state,
             n_jobs=self.n_jobs,
         )
-        self._explainers[region] = explainer.fit(_take_rows(sample, rows))
+        region_rows = _take_rows(sample, rows)
+        container = getattr(self, "_frame_container", None)  # polars rows given to fit
+        self._explainers[region] = explainer.fit(
+            region_rows if container is None else container(region_rows)
+        )
         return self._explainers[region]
 
     # -- regions -------------------------------------------------------------

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import HasMethods, Interval, StrOptions, validate_params
 from .._decomposition import Decomposition
 from .._methods import comparison_methods
+from .._model import LazyFrames, to_pandas
 from ._faithfulness import METRICS, _as_float_array, _split_errors, _weighted_corr
 
 
@@ -332,7 +333,7 @@ def _order_agreement(a, b, tol_a, tol_b):
 @validate_params(
     {
         "explainer": [HasMethods(["decompose"]), None],
-        "X": ["array-like", None],
+        "X": ["array-like", LazyFrames(), None],
         "attributions": [dict, None],
         "metrics": [list, tuple, None],
         "metric_params": [dict, None],
@@ -397,6 +398,7 @@ def metric_disagreement(
     """
     from scipy.stats import rankdata
 
+    X = to_pandas(X)  # polars rows are read as pandas (a LazyFrame collected once)
     metric_names = list(METRICS) if metrics is None else [str(m) for m in metrics]
     unknown = [m for m in metric_names if m not in METRICS]
     if unknown:

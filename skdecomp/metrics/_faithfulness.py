@@ -15,10 +15,11 @@ from .._compat import HasMethods, Interval, StrOptions, validate_params
 from .._decomposition import Decomposition
 from .._config import MAX_MASK_GROUPS as _MAX_MASK_GROUPS
 from .._methods import shapley_kernel
+from .._model import LazyFrames, to_pandas
 
 _COMMON = {
     "explainer": [HasMethods(["decompose"]), None],
-    "X": ["array-like", None],
+    "X": ["array-like", LazyFrames(), None],
     "attributions": ["array-like", None],
     "n_samples": [Interval(Integral, 1, None, closed="left")],
     "random_state": ["random_state"],
@@ -157,6 +158,7 @@ class _Problem:
     def __init__(self, explainer, X, attributions, decomposition, *,
                  standard_errors=None, with_errors=False):
         attributions, se = _split_errors(attributions)
+        X = to_pandas(X)  # polars rows are read as pandas (a LazyFrame collected once)
         if decomposition is None and (explainer is None or X is None):
             raise ValueError(
                 "Pass a fitted explainer and the rows X, or the exact "
