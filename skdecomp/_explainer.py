@@ -59,6 +59,7 @@ from ._game import CoalitionGame, agreement_score, make_imputer
 from ._game._background import resolve_background
 from ._model import (
     FrameContainer,
+    collect,
     fitted_model,
     is_fitted,
     resolve_response,
@@ -68,7 +69,8 @@ from ._model import (
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
 
 
-class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin, TransformerMixin, MetaEstimatorMixin,
+class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
+                TransformerMixin, MetaEstimatorMixin,
                 BaseEstimator):
     """Attributions of a model over groups of columns, from its functional decomposition.
 
@@ -547,6 +549,7 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin, 
             The fitted explainer.
         """
         # a model fitted on polars rows is called with polars rows
+        X = collect(X)  # a polars LazyFrame, once
         container, given = FrameContainer.of(X), X
         X = self._check_X(X, reset=True)
         rng = check_random_state(self.random_state)
@@ -583,7 +586,9 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin, 
         if hasattr(spec, "fit") and hasattr(spec, "get_params"):
             self.grouper_ = _fit_grouper(
                 spec,
-                X if self.image_shape_ is None else X.reshape(len(X), *image_shape),
+                # a model fitted on polars rows is called with polars rows
+                (X if container is None else given) if self.image_shape_ is None
+                else X.reshape(len(X), *image_shape),
                 y,
                 estimator=self.estimator_,
                 response_method=self.response_method,

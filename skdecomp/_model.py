@@ -152,48 +152,31 @@ def log_odds(proba):
         return logp[:, 1:] - logp[:, :1]
     return logp - logp.mean(axis=1, keepdims=True)
 
-def _polars_type(name):
-    """polars' ``DataFrame`` or ``LazyFrame``, or None when polars was never imported.
 
-    A polars frame can only exist once polars is imported, so polars is
-    never imported here.
+def _polars(X, name):
+    """Whether X is a polars ``DataFrame`` or ``LazyFrame`` (``name``).
+
+    A polars frame exists only once polars is imported: it is not imported here.
     """
-    polars = sys.modules.get("polars")
-    return getattr(polars, name, None) if polars is not None else None
+    cls = getattr(sys.modules.get("polars"), name, None)
+    return cls is not None and isinstance(X, cls)
 
 
 def _is_polars_frame(X):
-    cls = _polars_type("DataFrame")
-    return cls is not None and isinstance(X, cls)
-
-
-def _is_polars_lazy(X):
-    cls = _polars_type("LazyFrame")
-    return cls is not None and isinstance(X, cls)
+    return _polars(X, "DataFrame")
 
 
 def collect(X):
-    """A polars LazyFrame collected into a polars DataFrame; anything else as is.
+    """``X.collect()`` for a polars LazyFrame; anything else as is.
 
-    Every function that takes a table takes a LazyFrame and collects it
-    once per call (the rows are all read anyway); collect it yourself to
-    reuse the rows over several calls.
-
-    Parameters
-    ----------
-    X : object
-        Rows, of any container.
-
-    Returns
-    -------
-    X : object
-        ``X.collect()`` for a polars LazyFrame, else X itself.
+    The functions that take a table collect a LazyFrame once per call (they
+    read every row anyway); collect it yourself to reuse it over calls.
     """
-    return X.collect() if _is_polars_lazy(X) else X
+    return X.collect() if _polars(X, "LazyFrame") else X
 
 
 def to_pandas(X):
-    """A polars DataFrame (or LazyFrame, collected) as a pandas DataFrame; anything else as is.
+    """A polars DataFrame or LazyFrame (collected) as pandas; anything else as is.
 
     Column names and types are kept: text stays text, and ``Categorical``
     and ``Enum`` columns become pandas categories.
@@ -213,39 +196,19 @@ def to_pandas(X):
 
 
 def read_frame(X):
-    """Rows as they are read, and the container the model is called with.
-
-    Parameters
-    ----------
-    X : object
-        Rows, of any container.
-
-    Returns
-    -------
-    X : object
-        A pandas DataFrame for a polars DataFrame or LazyFrame (collected
-        once), else X itself.
-    container : FrameContainer or None
-        For polars rows, the container that turns pandas rows back into
-        polars rows with the column types of X (a model fitted on polars
-        rows is called with polars rows); None otherwise.
-    """
+    """``(to_pandas(X), FrameContainer.of(X))``, a LazyFrame collected once."""
     X = collect(X)
     return to_pandas(X), FrameContainer.of(X)
 
 
 class LazyFrames(HasMethods):
-    """The parameter constraint of a polars LazyFrame, which is collected.
-
-    ``"array-like"`` refuses a LazyFrame (it has no length): functions that
-    take a table list this constraint next to it.
-    """
+    """Parameter constraint: a polars LazyFrame, collected ("array-like" refuses it)."""
 
     def __init__(self):
         super().__init__(["collect", "collect_schema"])
 
     def is_satisfied_by(self, val):
-        return _is_polars_lazy(val)
+        return _polars(val, "LazyFrame")
 
     def __str__(self):
         return "a polars LazyFrame (it is collected)"
@@ -266,17 +229,14 @@ class FrameContainer:
     """
 
     def __init__(self, X):
-        if _is_polars_lazy(X):
-            self.schema = dict(X.collect_schema())
-        elif _is_polars_frame(X):
-            self.schema = dict(X.schema)
-        else:
+        if not (_is_polars_frame(X) or _polars(X, "LazyFrame")):
             raise TypeError(f"{type(X).__name__} is not a polars DataFrame.")
+        self.schema = dict(X.collect_schema())
 
     @classmethod
     def of(cls, X):
         """The container of X: None for anything but a polars DataFrame or LazyFrame."""
-        return cls(X) if _is_polars_frame(X) or _is_polars_lazy(X) else None
+        return cls(X) if _is_polars_frame(X) or _polars(X, "LazyFrame") else None
 
     def __call__(self, frame):
         """The pandas DataFrame ``frame`` as a polars DataFrame."""

@@ -14,6 +14,11 @@ whose diagonal is 0 (annihilation). The row mean is the local PDP effect of
 group k at x^n and the column mean is minus its local PFI effect at x^m, so
 one matrix per group gives PDP, PFI and their gap, the interaction potential
 Psi_k = mean_n (row_n + col_n)**2 of the AGREED loss.
+
+Rows X may be a numpy array, a pandas DataFrame or a polars DataFrame (text
+columns included), or a polars LazyFrame, which is collected once per call
+(collect it yourself to reuse it). A model fitted on polars rows is called
+with polars rows of the same column types.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause

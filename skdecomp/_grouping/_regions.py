@@ -392,7 +392,8 @@ class FDTree(NestedParamsMixin, MetaEstimatorMixin, BaseEstimator):
         _check_grouper_spec(self.groups)
         rng = check_random_state(self.random_state)
         container = self._frame_container
-        self.estimator_ = fitted_model(self.estimator, X, y, "FDTree", container=container)
+        self.estimator_ = fitted_model(self.estimator, X, y, "FDTree",
+                                       container=container)
         feature_names = getattr(self, "feature_names_in_", None)
         spec = self.groups
         if hasattr(spec, "fit") and hasattr(spec, "get_params"):

@@ -20,6 +20,9 @@ form from the components instead, ``w_ins(S) = sum_{{} != U subset of S} F_U``
 and ``w_del(S) = sum_{U meets S} F_U``, with no model call. Coalitions are
 enumerated with their exact weights when there are at most ``n_samples`` of
 them, and drawn from the metric's distribution otherwise.
+
+X may also be a polars DataFrame, or a polars LazyFrame, collected once per
+call.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause

@@ -1,0 +1,209 @@
+"""Per-image AGREED: the part of :class:`~skdecomp.AdaptiveGrouper` that fits images.
+
+Every image is grouped against its own baseline on the sample {x, b} (see
+:func:`~skdecomp._grouping._image.agreed_images`); the fitted attributes
+describe the first image, and ``label_maps_`` every image.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral
+
+import numpy as np
+from joblib import effective_n_jobs
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._game import CoalitionGame
+from .._image import (
+    ImageModel,
+    baseline_rows,
+    check_image_shape,
+    groups_from_label_map,
+    image_dtype,
+    read_images,
+    relabel,
+    wrap_runtime,
+)
+from ._image import agreed_images, image_response, initial_label_maps
+from ._merge import cut
+
+__all__ = ["ImageAgreedMixin"]
+
+# A partition whose loss is at most this share of the output variance on
+# {x, b} already agrees, whatever share of the initial loss it leaves.
+_AGREEING_SHARE = 0.05
+
+# Model evaluations per initial group at max_evaluations="auto".
+_EVALUATIONS_PER_GROUP = 10
+
+
+class ImageAgreedMixin:
+    """Fit, path and label maps of per-image AGREED."""
+
+    def _fit_images(self, X, reference):
+        """Per-image AGREED: the merge loop on every image against its baseline."""
+        if not (isinstance(self.imputer, str) and self.imputer == "marginal"):
+            raise ValueError(
+                "Images are grouped against one baseline image, the marginal "
+                "game; imputer applies to tabular data only. Use "
+                "imputer='marginal' (the default) for images."
+            )
+        # "auto": the paper's rule for a number of groups or rel_tol, which
+        # lowers the loss most at a given number of groups; else the pairs
+        # rule with its price and bounds
+        paper = self.strategy == "paper" or (
+            self.strategy == "auto"
+            and (self.rel_tol is not None or isinstance(self.n_groups, Integral))
+        )
+        self.strategy_ = "paper" if paper else "pairs"
+        flat, image_shape = read_images(
+            X, self.image_shape, dtype=image_dtype(wrap_runtime(self.estimator))
+        )
+        flat = validate_data(self, flat, dtype="numeric", ensure_min_features=1, reset=True)
+        self.image_shape_ = image_shape = check_image_shape(image_shape, flat.shape[1])
+        threads = None if self.n_jobs is None else effective_n_jobs(self.n_jobs)
+        self.estimator_, response, self.output_names_ = image_response(
+            self.estimator, self.response_method, self.target, flat, image_shape,
+            n_threads=threads,
+        )
+        # an image model's runtime has the threads: no workers of our own
+        n_jobs = None if isinstance(self.estimator_, ImageModel) else self.n_jobs
+        self.n_outputs_ = len(self.output_names_)
+        self.response_method_ = response.method
+        base = "zeros" if self.baseline is None else self.baseline
+        baselines = baseline_rows(base, flat, image_shape, reference=reference)
+        self.baseline_images_ = np.asarray(baselines).reshape(-1, *image_shape).copy()
+        self.initial_label_maps_ = initial_label_maps(
+            self.initial_groups, flat, image_shape, self.adjacency
+        )
+        n_initial = max(int(m.max()) + 1 for m in self.initial_label_maps_)
+        max_size, budget = self.max_group_size, self.max_evaluations
+        auto = not paper and not isinstance(self.n_groups, Integral)
+        if max_size is None and auto:
+            # no group larger than a quarter of the image: the map stays readable
+            max_size = image_shape[0] * image_shape[1] // 4
+        if isinstance(budget, str):
+            budget = _EVALUATIONS_PER_GROUP * n_initial if auto else None
+        trees, ev = agreed_images(
+            response, flat, baselines, image_shape, self.initial_label_maps_,
+            adjacency=self.adjacency,
+            n_groups=self.n_groups if isinstance(self.n_groups, Integral) else None,
+            rel_tol=0.25 if self.rel_tol is None else self.rel_tol,
+            max_group_size=max_size,
+            merge_score=self.merge_score, max_memory=self.max_memory, n_jobs=n_jobs,
+            strategy=self.strategy_, max_evaluations=None if paper else budget,
+            price=self.group_penalty * min(1.0, 20.0 / max(n_initial, 1)),
+        )
+        self.max_group_size_ = max_size
+        self.model_calls_ = ev.model_calls
+        self.model_batches_ = ev.model_batches
+        # history_, loss_ and the partition describe the first image
+        initial = groups_from_label_map(self.initial_label_maps_[0], image_shape)
+        names = [f"g{k}" for k in range(len(initial))]
+        merged = trees[0].leaves()[len(initial) :]
+        names += [":".join(f"g{k}" for k in leaves) for leaves in merged]
+        self._set_merges(trees, initial, names, images=True)
+        self.label_maps_ = np.stack(
+            [self._cut_map(s, t.n_leaves - t.n_merges) for s, t in enumerate(trees)]
+        )
+        self.label_map_ = self.label_maps_[0]
+        variance = float(ev.output_variance(0))
+        self._set_remaining(
+            float(self.initial_losses_[0]), float(self.losses_[0]), variance,
+            agreeing=_AGREEING_SHARE,
+        )
+        self.stop_reasons_ = [t.stop_reason for t in trees]
+        self._set_image_path(trees[0], initial, variance)
+        groups = groups_from_label_map(self.label_map_, image_shape)
+        self._set_partition(groups, [f"g{k}" for k in range(len(groups))])
+        # transform: each group's Arch effect against the first image's baseline
+        self.background_ = np.asarray(baselines[:1]).copy()
+        f_b = ev.baseline_values[0]
+        self.game_ = CoalitionGame(
+            response, self.background_, np.arange(flat.shape[1]),
+            output_names=self.output_names_, n_jobs=self.n_jobs,
+            background_prediction=np.asarray(f_b, dtype=np.float64).reshape(1, -1),
+        )
+        self.expected_value_ = float(f_b[0]) if self.n_outputs_ == 1 else np.asarray(f_b)
+        return self
+
+    def _set_image_path(self, tree, initial, variance):
+        """``path_`` of the first image: its partitions along the merges and past the stop.
+
+        Every entry gives the trade-off of one partition: its loss, the number
+        of groups, the largest group's share of the image and the effective
+        number of groups ``exp(-sum_k p_k log p_k)`` (``p_k`` the area share of
+        group k; K for K equal groups).
+        """
+        full = tree.with_tail()
+        n_kept = tree.n_merges
+        area = {k: len(g) for k, g in enumerate(initial)}
+        total = float(sum(area.values()))
+        names = [f"g{k}" for k in range(full.n_leaves)]
+        for leaves in full.leaves()[full.n_leaves:]:
+            names.append(":".join(f"g{k}" for k in leaves))
+        self._path_tree = full
+        self.path_ = []
+        base = full.losses[0]
+        live = dict(area)
+        for t in range(full.n_merges + 1):
+            merged = None
+            if t:
+                a, b = full.children[t - 1]
+                live[full.n_leaves + t - 1] = live.pop(a) + live.pop(b)
+                merged = (names[a], names[b])
+            p = np.array(list(live.values())) / total
+            self.path_.append({
+                "n_groups": len(live),
+                "merged": merged,
+                "loss": full.losses[t],
+                "largest_group": int(max(live.values())),
+                "largest_share": float(p.max()),
+                "effective_n_groups": float(np.exp(-np.sum(p * np.log(p)))),
+                "remaining_share": float(full.losses[t] / base) if base > 0 else 0.0,
+                "loss_share_of_variance": float(full.losses[t] / variance)
+                if variance > 0 else 0.0,
+                "model_evaluations": int(full.model_calls[t - 1]) if t else None,
+                "chosen": t == n_kept,
+            })
+
+    def _cut_map(self, image, n_groups):
+        """Label map of an image with ``n_groups`` groups along its merges."""
+        _, labels = cut(self._trees[image], n_groups)
+        return relabel(labels[self.initial_label_maps_[image]])
+
+    def cut_label_map(self, n_groups, image=0):
+        """Images: the label map with ``n_groups`` groups along an image's merges.
+
+        Parameters
+        ----------
+        n_groups : int
+            Between the image's final and initial numbers of groups.
+        image : int, default=0
+            Index of the image among those passed to :meth:`fit`.
+
+        Returns
+        -------
+        label_map : ndarray of shape (H, W)
+            Group ids in order of each group's first pixel (row by row).
+        """
+        check_is_fitted(self, "label_maps_")
+        n_images = self.label_maps_.shape[0]
+        if not isinstance(image, Integral) or not -n_images <= image < n_images:
+            raise ValueError(
+                f"image={image!r} is not the index of one of the {n_images} fitted images."
+            )
+        tree = self._trees[image]
+        n_initial = tree.n_leaves
+        n_final = n_initial - tree.n_merges
+        if (
+            not isinstance(n_groups, Integral)
+            or isinstance(n_groups, bool)
+            or not n_final <= n_groups <= n_initial
+        ):
+            raise ValueError(
+                f"n_groups={n_groups!r} is outside the merge history of image "
+                f"{image}, which goes from {n_initial} to {n_final} groups; refit "
+                "with a smaller n_groups (or rel_tol=0) to go further."
+            )
+        return self._cut_map(image, n_groups)
