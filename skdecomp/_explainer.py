@@ -324,7 +324,11 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         the columns), or a grouper that keeps a merge path, such as
         :class:`AdaptiveGrouper`, whose merge tree is the hierarchy (fitted
         in :meth:`fit` when it is not fitted). Every group in exactly one
-        block.
+        block. On images, an :class:`AdaptiveGrouper` fitted on the
+        explained image (with the explainer's model, baseline and target)
+        nests the explainer's groups, which must be its initial groups
+        (``groups=None`` takes them): every patch gets an Owen value, and
+        the totals over AGREED's groups are their grouped Shapley values.
 
     Attributes
     ----------
