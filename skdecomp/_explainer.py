@@ -23,7 +23,7 @@ from ._explanation import explanations_of
 from ._partition import GroupNamesOutMixin, fit_grouper as _fit_grouper
 from ._partition import check_grouper_spec as _check_grouper_spec
 from ._partition import group_labels, resolve_groups
-from ._hierarchy import fit_image_hierarchy, resolve_hierarchy
+from ._hierarchy import fit_hierarchy, resolve_hierarchy
 from ._tree import MAX_LEAF_ORDER
 from ._image import (
     ImageModel,
@@ -587,32 +587,25 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
             if isinstance(self.estimator_, ImageModel):
                 # the runtime's threads do the work: no workers of our own
                 n_jobs = None
+        # a grouper given as groups= or hierarchy= gets the explainer's model,
+        # data, imputer and random state; a model fitted on polars rows is
+        # called with polars rows
+        params = dict(
+            estimator=self.estimator_, response_method=self.response_method,
+            target=self.target, random_state=self.random_state,
+            group_penalty=self.group_penalty, imputer=self.imputer,
+            baseline=None if base_row is None else base_row.reshape(
+                image_shape or base_row.shape),
+        )
+        data = ((X if container is None else given) if self.image_shape_ is None
+                else X.reshape(len(X), *image_shape))
         if hasattr(spec, "fit") and hasattr(spec, "get_params"):
-            self.grouper_ = _fit_grouper(
-                spec,
-                # a model fitted on polars rows is called with polars rows
-                (X if container is None else given) if self.image_shape_ is None
-                else X.reshape(len(X), *image_shape),
-                y,
-                estimator=self.estimator_,
-                response_method=self.response_method,
-                target=self.target,
-                random_state=self.random_state,
-                group_penalty=self.group_penalty,
-                baseline=None if base_row is None else base_row.reshape(
-                    image_shape or base_row.shape
-                ),
-                imputer=self.imputer,
-            )
+            self.grouper_ = _fit_grouper(spec, data, y, **params)
             spec = dict(zip(self.grouper_.group_names_, self.grouper_.groups_))
-        hierarchy = self.hierarchy
-        if image_shape is not None:  # a grouper's merge tree of the first image
-            hierarchy, spec = fit_image_hierarchy(
-                hierarchy, spec, X[:1].reshape(1, *image_shape), y,
-                estimator=self.estimator_, response_method=self.response_method,
-                target=self.target, random_state=self.random_state,
-                group_penalty=self.group_penalty, imputer=self.imputer,
-                baseline=None if base_row is None else base_row.reshape(image_shape))
+        # images: a grouper's merge tree of the first image
+        hierarchy, spec = fit_hierarchy(
+            self.hierarchy, spec, data if image_shape is None else data[:1], y,
+            images=image_shape is not None, **params)
         # the user's columns may be labels of a frame with non-string names;
         # a grouper's groups are positions
         labels = (
@@ -633,10 +626,11 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         self.n_groups_ = len(groups)
         self.labels_ = group_labels(groups, X.shape[1])
         if hierarchy is not None or is_hierarchical(self.method):
+            frame_labels = (list(X.columns) if isinstance(X, pd.DataFrame)
+                            and feature_names is None else None)
             self.hierarchy_ = resolve_hierarchy(
-                hierarchy, groups, [str(n) for n in names],
-                feature_names if feature_names is not None else labels, X,
-                method=self.method)
+                hierarchy, groups, [str(n) for n in names], feature_names, X,
+                method=self.method, column_labels=frame_labels)
         bg = (resolve_background(self.background, X, rng) if base_row is None
               else base_row[None, :])
         if image_shape is not None and isinstance(bg, np.ndarray):
@@ -868,13 +862,15 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         """
         specs = {m: get_method(m) for m in methods}
         out = {}
-        exact = [m for m in methods if specs[m].kind == "exact"]
-        if exact and self.game_.tree is None and all(
-            specs[m].single_group for m in exact
+        exact = every_exact = [m for m in methods if specs[m].kind == "exact"]
+        single = [m for m in exact if specs[m].single_group]
+        if single and self.game_.tree is None and (
+            len(single) == len(exact) or self.n_groups_ > MAX_EXACT_GROUPS
         ):
             # at most 2K coalitions, for any number of groups
-            out.update(single_group_attributions(self.game_, X, exact))
-        elif exact:
+            out.update(single_group_attributions(self.game_, X, single))
+            exact = [m for m in exact if m not in single]
+        if exact:
             tree = self.game_.tree is not None
             hierarchical = [m for m in exact if specs[m].hierarchical]
             by_size = [m for m in exact if not specs[m].hierarchical]
@@ -902,10 +898,10 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
                 out.update({m: dec.attributions(
                     m, weights=specs[m].weights(self.n_groups_, hierarchy))
                     for m in hierarchical})
-        if exact and self.game_.anchored:
+        if every_exact and self.game_.anchored:
             # exactly 0 for the groups on which x equals every background row
             dummy = dummy_groups(self.game_, X)
-            out.update({m: zero_dummy_groups(out[m], dummy) for m in exact})
+            out.update({m: zero_dummy_groups(out[m], dummy) for m in every_exact})
         sampled = [m for m in methods if specs[m].kind == "sampled"]
         if sampled:
             rng = check_random_state(self.random_state)

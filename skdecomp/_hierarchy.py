@@ -18,7 +18,7 @@ a merge path (its merge tree from the players up). On images, a grouper
 that keeps a merge tree per image (``AdaptiveGrouper`` fitted on images:
 ``merges_`` over ``initial_label_maps_``) gives the tree of the first image,
 over its initial groups, which must be the players
-(:func:`fit_image_hierarchy` fits it as the explainer fits ``groups=``).
+(:func:`fit_hierarchy` fits it as the explainer fits ``groups=``).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -28,7 +28,7 @@ from numbers import Integral
 
 import numpy as np
 
-__all__ = ["Hierarchy", "fit_image_hierarchy", "resolve_hierarchy"]
+__all__ = ["Hierarchy", "fit_hierarchy", "resolve_hierarchy"]
 
 
 class Hierarchy:
@@ -209,8 +209,8 @@ class Hierarchy:
 
 
 # -- building ------------------------------------------------------------------------
-def _from_nested(spec, positions, feature_names, player_names):
-    """Nested lists or dicts of columns -> Hierarchy."""
+def _from_nested(spec, positions, feature_names, player_names, column_labels=None):
+    """Nested lists or dicts of columns -> Hierarchy (1-D arrays are lists)."""
     from ._partition import _column_position
 
     owner = {int(j): k for k, cols in enumerate(positions) for j in cols}
@@ -220,12 +220,15 @@ def _from_nested(spec, positions, feature_names, player_names):
     children, names = [], []
 
     def build(node, path, block="hierarchy"):
+        if isinstance(node, np.ndarray) and node.ndim == 1:
+            node = node.tolist()  # e.g. list(explainer.groups_)
         if isinstance(node, Mapping):
             items = list(node.items())
         elif isinstance(node, (list, tuple)):
             items = [(None, v) for v in node]
         else:
-            j = _column_position(node, n_features, feature_names, "hierarchy")
+            j = _column_position(node, n_features, feature_names, "hierarchy",
+                                 column_labels)
             if j in seen_columns:
                 raise ValueError(
                     f"hierarchy: column {node!r} appears twice (in {seen_columns[j]} "
@@ -345,51 +348,79 @@ def _label_groups(label_map, n_features):
     return [order[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)]
 
 
-def fit_image_hierarchy(hierarchy, groups, images, y=None, **fit_params):
-    """Images: fit a grouper given as ``hierarchy=``, and its groups for ``groups=None``.
+def _is_unfitted_clustering(est):
+    """An unfitted FeatureAgglomeration or AgglomerativeClustering."""
+    return (hasattr(est, "fit") and hasattr(est, "get_params")
+            and "compute_full_tree" in est.get_params()
+            and getattr(est, "children_", None) is None)
 
-    An unfitted grouper is fitted on ``images`` by
+
+def fit_hierarchy(hierarchy, groups, data, y=None, *, images=False, **fit_params):
+    """Fit a grouper or clustering given as ``hierarchy=``, as ``groups=`` is fitted.
+
+    An unfitted grouper is fitted on ``data`` by
     :func:`~skdecomp._partition.fit_grouper` with ``fit_params`` (the
     explainer's model, response method, target, random state, price,
     baseline image and imputer), as the explainer fits a grouper given as
-    ``groups=``. When ``groups`` is None and the grouper keeps a merge tree
-    per image, the groups are its initial groups of the first image (named
-    ``g0``, ``g1``, ... as the grouper names them): the players of its tree.
+    ``groups=``; an unfitted ``FeatureAgglomeration`` is fitted on the
+    columns of ``data`` (an ``AgglomerativeClustering`` on its transpose),
+    so that a clone (in ``GridSearchCV``) works as the original. On images,
+    when ``groups`` is None and the grouper keeps a merge tree per image,
+    the groups are its initial groups of the first image (named ``g0``,
+    ``g1``, ... as the grouper names them): the players of its tree.
 
     Parameters
     ----------
     hierarchy : object
-        The explainer's ``hierarchy``; anything but an unfitted grouper is
-        returned as it is.
+        The explainer's ``hierarchy``; anything but an unfitted grouper or
+        clustering is returned as it is.
     groups : object
         The explainer's ``groups`` (a fitted grouper's groups already read).
-    images : ndarray of shape (n_images, H, W[, C])
-        The images the grouper is fitted on.
-    y : None
+    data : array-like or DataFrame
+        The rows the explainer is fitted on; images of shape (n_images, H,
+        W[, C]) with ``images=True``.
+    y : array-like or None, default=None
         Passed on to the grouper's ``fit``.
+    images : bool, default=False
+        Whether ``data`` holds images.
     **fit_params : dict
         Keyword arguments of :func:`~skdecomp._partition.fit_grouper`.
 
     Returns
     -------
     hierarchy : object
-        The fitted grouper, or ``hierarchy`` as it was.
+        The fitted grouper or clustering, or ``hierarchy`` as it was.
     groups : object
         ``groups``, or a dict of the grouper's initial groups.
     """
+    from sklearn.base import clone
+
     from ._partition import fit_grouper
 
+    if _is_unfitted_clustering(hierarchy) and not images:
+        try:
+            values = np.asarray(data, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"hierarchy: the {type(hierarchy).__name__} clusters the columns by "
+                "their values, and the data has non-numeric columns; give the "
+                "hierarchy as nested lists of columns or a grouper instead."
+            ) from None
+        transpose = not hasattr(hierarchy, "pooling_func")  # AgglomerativeClustering
+        return clone(hierarchy).fit(values.T if transpose else values), groups
     if _is_unfitted_grouper(hierarchy):
-        pixels = int(np.prod(images.shape[1:3]))
-        if (isinstance(groups, (list, tuple, Mapping)) and len(groups) != pixels
-                and "initial_groups" in hierarchy.get_params()
-                and hierarchy.get_params()["initial_groups"] is None):
-            # AGREED from every pixel would be long, and its tree over the pixels
-            raise ValueError(_mismatch(hierarchy, f"the {pixels} pixels", len(groups),
-                                       f"{len(groups)} groups for {pixels} pixels"))
-        hierarchy = fit_grouper(hierarchy, images, y, **fit_params)
-    if groups is None and _keeps_image_merges(hierarchy):
-        n_features = int(np.prod(images.shape[1:]))
+        if images:
+            pixels = int(np.prod(data.shape[1:3]))
+            if (isinstance(groups, (list, tuple, Mapping)) and len(groups) != pixels
+                    and "initial_groups" in hierarchy.get_params()
+                    and hierarchy.get_params()["initial_groups"] is None):
+                # AGREED from every pixel would be long, and its tree over the pixels
+                raise ValueError(_mismatch(hierarchy, f"the {pixels} pixels",
+                                           len(groups),
+                                           f"{len(groups)} groups for {pixels} pixels"))
+        hierarchy = fit_grouper(hierarchy, data, y, **fit_params)
+    if images and groups is None and _keeps_image_merges(hierarchy):
+        n_features = int(np.prod(data.shape[1:]))
         initial = _label_groups(hierarchy.initial_label_maps_[0], n_features)
         if initial is not None:
             groups = {f"g{k}": cols for k, cols in enumerate(initial)}
@@ -465,7 +496,7 @@ def _from_image_merges(est, positions, player_names, image=0):
 
 
 def resolve_hierarchy(hierarchy, positions, player_names, feature_names=None, X=None,
-                      method=None):
+                      method=None, column_labels=None):
     """A :class:`Hierarchy` over the players from what the user passed.
 
     Parameters
@@ -483,6 +514,10 @@ def resolve_hierarchy(hierarchy, positions, player_names, feature_names=None, X=
     method : str or None, default=None
         The explainer's method, named in the error when a hierarchical
         method has no hierarchy.
+    column_labels : list or None, default=None
+        The labels of a DataFrame whose column labels are not all strings:
+        a column in nested lists is read as ``groups=`` reads it, a label
+        of the frame first.
 
     Returns
     -------
@@ -511,7 +546,8 @@ def resolve_hierarchy(hierarchy, positions, player_names, feature_names=None, X=
     if isinstance(hierarchy, np.ndarray):
         return _from_linkage(hierarchy, K, player_names)
     if isinstance(hierarchy, (list, tuple, Mapping)):
-        return _from_nested(hierarchy, positions, feature_names, player_names)
+        return _from_nested(hierarchy, positions, feature_names, player_names,
+                            column_labels)
     raise TypeError(
         "hierarchy must be nested lists or dicts of columns, a scipy linkage matrix, "
         "a fitted FeatureAgglomeration or AgglomerativeClustering, or a grouper that "
@@ -589,6 +625,13 @@ def _from_estimator(est, owner, K, player_names, X):
         if X is None:
             raise ValueError(f"hierarchy: the {type(est).__name__} is not fitted.")
         est = clone(est).fit(X)
+    n_in = getattr(est, "n_features_in_", None)
+    if n_in is not None and int(n_in) != owner.size:
+        raise ValueError(
+            f"hierarchy: the {type(est).__name__} was fitted on {int(n_in)} "
+            f"columns, but the data has {owner.size}; fit it on the data the "
+            "explainer explains, or pass it unfitted (the explainer fits it)."
+        )
     merges = _grouper_merges(est)
     if merges is None:
         raise ValueError(

@@ -349,12 +349,14 @@ def test_kmeans_as_hierarchy_says_it_has_no_merge_tree(owen, fitted):
         assert works in message
 
 
-def test_an_unfitted_agglomerative_clustering_is_still_called_not_fitted(owen):
+def test_an_unfitted_agglomerative_clustering_is_fitted_on_the_columns(owen):
     from sklearn.cluster import AgglomerativeClustering
 
     model, X = owen
-    with pytest.raises(ValueError, match="is not fitted; fit it on the columns"):
-        Explainer(model, method="owen", hierarchy=AgglomerativeClustering()).fit(X)
+    ex = Explainer(model, method="owen", hierarchy=AgglomerativeClustering()).fit(X)
+    fitted = AgglomerativeClustering().fit(np.asarray(X, dtype=float).T)
+    ref = Explainer(model, method="owen", hierarchy=fitted).fit(X)
+    assert ex.hierarchy_.children == ref.hierarchy_.children
 
 
 def test_at_level_after_a_selection_of_groups_says_to_cut_first(owen):
