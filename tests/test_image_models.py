@@ -320,3 +320,23 @@ def test_clone_shares_the_network(cnn, sessions):
         scoring=lambda est, X, y=None: float(np.sum(est.transform(X))),
     ).fit(images)
     assert search.best_estimator_.estimator is sessions["NCHW"]
+
+
+def test_hostile_image_inputs(cnn):
+    from skdecomp import AdaptiveGrouper
+    from skdecomp.plot import SaliencyDisplay
+
+    images = photos(1)
+    with pytest.raises(ValueError, match="baseline has shape \\(10, 10, 3\\).*\\(32, 32, 3\\)"):
+        Explainer(cnn, groups=PatchGrouper(16), baseline=np.zeros((10, 10, 3)),
+                  target=0).fit(images)
+    with pytest.raises(ValueError, match="label map of shape \\(31, 32\\).*\\(32, 32\\)"):
+        AdaptiveGrouper(cnn, initial_groups=np.zeros((31, 32), int), target=0).fit(images)
+    inf = images.astype(np.float32)
+    inf[0, 0, 0, 0] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinite pixel values"):
+        AdaptiveGrouper(cnn, initial_groups=PatchGrouper(16), target=0).fit(inf)
+    ex = Explainer(cnn, groups=PatchGrouper(16), baseline="zeros", target=0).fit(images)
+    phi = ex.transform(images)
+    with pytest.raises(ValueError, match="label_map"):
+        SaliencyDisplay.from_result(images[0], np.zeros((31, 32), int), {"shapley": phi})
