@@ -120,7 +120,7 @@ def _report(args):
     X, y = load_table(args.data, args.target, parse_dates=model is None)
     log(f"read {X.shape[0]} rows and {X.shape[1]} columns besides the target "
         f"{args.target!r} from {Path(args.data).name}")
-    drop = check_drop(args.drop, X)
+    drop = check_drop(args.drop, X, target=args.target)
     groups = load_groups(args.groups or "auto", X)
     check_target(y, model)
     check_exact_limit(args.methods, X, groups,

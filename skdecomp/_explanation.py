@@ -20,7 +20,7 @@ from ._result_checks import (
 
 __all__ = [
     "Explanation", "Explanations", "InteractionExplanation", "explanation_arrays",
-    "explanations_of", "shap_clustering",
+    "explanations_of",
 ]
 
 def _group_data(X, groups):
@@ -50,7 +50,7 @@ def _group_data(X, groups):
     return data
 
 
-def shap_clustering(hierarchy):
+def _shap_clustering(hierarchy):
     """A hierarchy as the linkage matrix shap's plots take, or None for one group.
 
     Every internal node becomes merges of its children at the node's height
@@ -216,7 +216,7 @@ class Explanation:
         budget holds a few dozen draws. 0 for dummy groups and when every
         coalition was evaluated; None for exact methods and
         ``integrated_gradients``, whose quadrature is deterministic. See
-        :ref:`standard_errors`.
+        :ref:`standard errors <standard_errors>`.
     shape : tuple of int
         Shape of ``values``.
     ndim : int
@@ -601,13 +601,15 @@ class Explanation:
         ``shap.plots.beeswarm(e)`` work on ``e = explanation.to_shap()``.
 
         The hierarchy of Owen and Winter values (and of their cuts,
-        :meth:`at_level`) becomes shap's ``clustering``, one linkage matrix
-        per row as shap keeps it (see :func:`shap_clustering`), so
+        :meth:`at_level`) becomes shap's ``clustering``: one scipy linkage
+        matrix per row, as shap keeps it, whose distances never decrease; a
+        node of more than two children is several merges at one height. So
         ``shap.plots.bar(e)`` draws the bars in the hierarchy's order. Its
-        merges sit at the height of their node (1 for a node of players, one
+        merges sit at the height of their node (1 for a node of groups, one
         more per level above), above shap's default ``clustering_cutoff``
         of 0.5: pass ``clustering_cutoff`` above the hierarchy's depth to
-        draw the whole tree beside the bars.
+        draw the whole tree beside the bars. A cut of one node has no
+        merge, hence no ``clustering``.
 
         Returns
         -------
@@ -641,7 +643,7 @@ class Explanation:
         values = np.array(expl.values, dtype=np.float64)
         # the hierarchy is shap's clustering (shap.plots.bar draws it), which
         # shap keeps per row: one linkage matrix per row of a 2-D explanation
-        linkage = None if self.hierarchy is None else shap_clustering(self.hierarchy)
+        linkage = None if self.hierarchy is None else _shap_clustering(self.hierarchy)
         extra = {}
         if linkage is not None and values.ndim == 2:
             extra["clustering"] = np.repeat(linkage[None], values.shape[0], axis=0)

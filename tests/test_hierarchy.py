@@ -189,4 +189,20 @@ def test_to_shap_carries_a_binary_hierarchy_as_clustering(data):
     res = Explainer(f, background=bg, method="owen", hierarchy=Z).fit(X).explain(
         X[:3], methods=["owen"])["owen"]
     e = res.to_shap()
-    np.testing.assert_array_equal(np.asarray(e.clustering)[:, :2], Z[:, :2])
+    # shap keeps one clustering per row: a valid linkage of the same tree as Z,
+    # its merges in order of height (distances never decrease)
+    from scipy.cluster.hierarchy import is_monotonic, is_valid_linkage
+
+    C = np.asarray(e.clustering)
+    assert C.shape == (3, 7, 4)
+    assert all(is_valid_linkage(c) and is_monotonic(c) for c in C)
+    np.testing.assert_array_equal(C, np.broadcast_to(C[0], C.shape))
+
+    def clusters(L):
+        members = {k: frozenset([k]) for k in range(8)}
+        for t, (a, b, _, n) in enumerate(L):
+            members[8 + t] = members[int(a)] | members[int(b)]
+            assert len(members[8 + t]) == n
+        return {members[a] for a in range(8, 15)}
+
+    assert clusters(C[0]) == clusters(Z)

@@ -360,8 +360,9 @@ def test_report_draws_each_method_in_its_display_colour():
 #: results the analysis gained after the recording (new sections, not changes)
 ADDED_SINCE_RECORDING = {"results['interactions']['index']", "results['regions']",
                          "results['agreed']['path']"} | {
-    f"results['partitions'][{key!r}]['importance_se']"
+    f"results['partitions'][{key!r}][{name!r}]"
     for key in ("columns", "given", "agreed")
+    for name in ("importance_se", "constant_output")
 }
 
 

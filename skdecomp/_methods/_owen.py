@@ -40,10 +40,17 @@ from math import factorial
 import numpy as np
 from scipy import sparse
 
-from .._config import MAX_EXACT_GROUPS
+from .._config import MAX_EXACT_GROUPS, working_memory_bytes
 from ._errors import Draws, permutation_terms, t_scale
 from ._kernels import permutation_attributions
-from ._registry import REGISTRY, resolve_budget
+from ._registry import (
+    REGISTRY,
+    _largest_budget,
+    budget_bytes,
+    check_budget_memory,
+    min_samples,
+    resolve_budget,
+)
 from ._sampled import _evaluate, _rows_first, _Segment, _unique_rows, prefix_design
 
 __all__ = [
@@ -275,20 +282,53 @@ def _sampled(game, X, prediction, hierarchy, budget, seed, errors=False):
     return phi, np.sqrt(var) / n_bg * t_scale(var, var_per_dof)
 
 
-def owen_plan(hierarchy, n_samples):
+def _exact_bytes(hierarchy, count, n_outputs=1):
+    """Bytes the exact value holds at once for one explained row: an upper estimate.
+
+    The coalitions of every node in every context (before and after taking
+    the distinct ones), the sparse map from their values to the players'
+    values (a few entries per child), and the values of one row.
+    """
+    K = hierarchy.n_players
+    widest = max((len(ch) for ch in hierarchy.children), default=1)
+    return int(count) * (8 * K + 24 * widest + 16 * max(int(n_outputs), 1) + 64)
+
+
+def owen_plan(hierarchy, n_samples, n_background=1, n_outputs=1):
     """``("exact", count)`` or ``("sampled", budget)`` for a budget ``n_samples``.
 
     Exact when the coalitions the hierarchy needs fit the budget (None:
     ``DEFAULT_EXACT_COALITIONS``, the cost of every coalition of
     ``MAX_EXACT_GROUPS`` groups); else sampled with ``n_samples`` coalitions
     per row and background row (None: the default budget of the sampled
-    methods).
+    methods). Either is refused, naming the largest budget that fits, when
+    it cannot fit in the working memory with ``n_background`` background
+    rows and ``n_outputs`` outputs (see
+    :func:`~skdecomp._methods._registry.check_budget_memory`).
     """
+    K = hierarchy.n_players
     count = owen_coalition_count(hierarchy)
     limit = DEFAULT_EXACT_COALITIONS if n_samples is None else int(n_samples)
+    low = min_samples("owen", K)
+
+    def sampled_cost(b):
+        return budget_bytes("owen", K, b, n_background, n_outputs, hierarchy.depth)
+
     if count <= limit:
+        if K > 1 and n_samples is not None:
+            # every budget from count up is exact; below it, sampled
+            below = None
+            if _exact_bytes(hierarchy, count, n_outputs) > working_memory_bytes():
+                below = _largest_budget(sampled_cost, low, count - 1,
+                                        working_memory_bytes())
+            check_budget_memory(
+                "owen", int(n_samples), K,
+                lambda b: (_exact_bytes(hierarchy, count, n_outputs) if b >= count
+                           else sampled_cost(b)),
+                low, n_background=n_background, fits=below)
         return "exact", count
-    return "sampled", resolve_budget("owen", n_samples, hierarchy.n_players)
+    return "sampled", resolve_budget("owen", n_samples, K, n_background=n_background,
+                                     n_outputs=n_outputs, depth=hierarchy.depth)
 
 
 def owen_attributions(game, X, hierarchy, rng, n_samples=None, errors=False,
@@ -316,11 +356,14 @@ def owen_attributions(game, X, hierarchy, rng, n_samples=None, errors=False,
         Standard errors of a sampled value with ``errors``; None when exact.
     """
     seed = int(rng.randint(np.iinfo(np.int32).max))
+    # a budget that cannot fit in the working memory is refused before any work
+    kind, budget = owen_plan(
+        hierarchy, n_samples, game.background.shape[0] if game.anchored else 1,
+        game.n_outputs)
     if prediction is None:
         prediction = game.predict(X)
     n_out = prediction.shape[1]
     K = hierarchy.n_players
-    kind, budget = owen_plan(hierarchy, n_samples)
     se = None
     if K == 1:
         phi = (prediction - game.expected_value[None, :])[:, None, :]

@@ -19,7 +19,7 @@ Display colour and report section reads the entry.
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
-from .._config import MAX_EXACT_GROUPS
+from .._config import MAX_EXACT_GROUPS, format_bytes, working_memory_bytes
 from .._decomposition import size_weights
 
 __all__ = [
@@ -47,6 +47,8 @@ __all__ = [
     "check_exact_groups",
     "resolve_method",
     "is_hierarchical",
+    "budget_bytes",
+    "check_budget_memory",
 ]
 
 
@@ -377,7 +379,7 @@ def min_samples(method, n_groups):
 
     Each is the smallest budget whose standard errors still cover: 95 %
     intervals holding at least 90 % of the exact values on
-    ``benchmarks/bench_coverage.py`` (see :ref:`standard_errors`). A
+    ``benchmarks/bench_coverage.py`` (see :ref:`standard errors <standard_errors>`). A
     budget that covers every coalition is exact.
     """
     full = n_coalitions(n_groups)
@@ -405,14 +407,22 @@ def min_samples(method, n_groups):
     return 1
 
 
-def resolve_budget(method, n_samples, n_groups, check=True):
+def resolve_budget(method, n_samples, n_groups, check=True, *, n_background=None,
+                   n_outputs=1, depth=1):
     """Number of coalitions per row for a coalition method; checks the minimum.
 
-    ``check=False`` skips the check, for stating the budget of a result
+    ``check=False`` skips the checks, for stating the budget of a result
     (groups that are dummies in every row of a call take no budget, so a
-    call may run with fewer groups than the minimum counts).
+    call may run with fewer groups than the minimum counts). With
+    ``check``, a budget whose coalitions and values do not fit in the
+    working memory is refused too (:func:`check_budget_memory`), for
+    ``n_background`` background rows, ``n_outputs`` outputs and, for the
+    sampled Owen value, a hierarchy ``depth`` levels deep. The defaults
+    give the least memory any call can need, for a check before the
+    background is known (``n_background=None`` counts one background row).
     """
     low = min_samples(method, n_groups)
+    given = n_samples
     if n_samples is None:
         n_samples = max(2 * n_groups + 2048, low)
     if check and n_samples < low:
@@ -422,7 +432,160 @@ def resolve_budget(method, n_samples, n_groups, check=True):
             "budget whose standard errors can be trusted (see the user guide, "
             "'Standard errors')."
         )
+    if check:
+        check_budget_memory(
+            method, int(n_samples), n_groups,
+            lambda b: budget_bytes(method, n_groups, b, n_background or 1, n_outputs,
+                                   depth),
+            low, default=given is None, n_background=n_background,
+        )
     return int(n_samples)
+
+
+# -- memory of a budget ---------------------------------------------------------
+def budget_bytes(method, n_groups, budget, n_background=1, n_outputs=1, depth=1):
+    """Bytes that a sampled method's budget holds at once: an upper estimate.
+
+    The design of one call (the random draws behind it, the coalitions and
+    their weights; the orders and their prefix indices of permutation SHAP
+    and of the sampled Owen value, which keeps one design per background
+    row) and the values of one explained row's coalitions with the terms of
+    their standard errors: against every background row for Kernel SHAP,
+    permutation SHAP and the sampled Owen value, one mean game for LIME and
+    RISE. Explained rows are taken in chunks of at least one row, and model
+    calls in batches of their own size, so this is the least a call of this
+    budget needs; the estimate is above the peak measured with
+    ``tracemalloc`` (20 to 100 groups, 10 to 100 background rows).
+
+    Parameters
+    ----------
+    method : str
+        A sampled coalition method, or ``"owen"`` (sampled).
+    n_groups : int
+        Groups in play.
+    budget : int
+        Coalitions per explained row (and background row).
+    n_background : int, default=1
+        Background rows of the game (1 when the game is not a mean over
+        background rows).
+    n_outputs : int, default=1
+        Explained outputs.
+    depth : int, default=1
+        Levels of the hierarchy of the Owen value.
+
+    Returns
+    -------
+    n_bytes : int
+        0 for a method without a budget of coalitions.
+    """
+    name = canonical(method)
+    K = max(int(n_groups), 1)
+    b = int(budget)
+    n_bg, n_out = max(int(n_background), 1), max(int(n_outputs), 1)
+    full = n_coalitions(K)  # a Python int, for any K
+    if name == "kernel_shap" or (name == "permutation_shap" and b >= full):
+        # draws of the layers (float keys, their argpartition), the coalitions
+        # and their complements, the pair terms of the errors, the values
+        return min(b, full) * (16 * K + 8 * K * n_out + 16 * n_bg * n_out + 128)
+    if name == "permutation_shap":
+        # orders, ranks and prefixes (every prefix of every order), the values
+        return b * (8 * K + 16 * n_bg * n_out + 128)
+    if name in ("lime", "rise"):
+        # Bernoulli draws as floats, the distinct masks, the weighted fit
+        return min(b, full) * (48 * K + 32 * n_out + 128)
+    if name == "owen":
+        # one design per background row, the ranks along every path
+        return b * (n_bg * (2 * K + 32 + 16 * n_out) + 8 * int(depth) + 64)
+    return 0
+
+
+def _largest_budget(cost, low, high, limit):
+    """Largest budget in [low, high] whose cost (non-decreasing) is within limit, or None."""
+    if high < low or cost(low) > limit:
+        return None
+    while low < high:
+        mid = (low + high + 1) // 2
+        if cost(mid) <= limit:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def check_budget_memory(method, budget, n_groups, cost, low, *, default=False,
+                        n_background=None, fits=None):
+    """Refuse a budget whose memory (``cost(budget)`` bytes) is above the working memory.
+
+    The limit is scikit-learn's ``working_memory`` (:func:`sklearn.set_config`);
+    the error names the largest budget that fits, found among the budgets
+    from ``low`` (the smallest the method accepts) up, ``cost`` being
+    non-decreasing there, and the working memory that would hold this one.
+
+    Parameters
+    ----------
+    method : str
+    budget : int
+        Coalitions per explained row.
+    n_groups : int
+    cost : callable
+        Budget -> bytes.
+    low : int
+        Smallest budget the method accepts.
+    default : bool, default=False
+        Whether the budget is the default one (``n_samples=None``).
+    n_background : int or None, default=None
+        Background rows of the game, for the message; None when they are
+        not known yet and ``cost`` counts one.
+    fits : int or None, default=None
+        A largest budget that fits already known (one of another form, such
+        as every coalition of the exact Owen value); None searches
+        ``low .. budget - 1``.
+
+    Raises
+    ------
+    ValueError
+        When ``cost(budget)`` exceeds the working memory.
+    """
+    limit = working_memory_bytes()
+    need = cost(budget)
+    if need <= limit:
+        return
+    best = _largest_budget(cost, low, budget - 1, limit) if fits is None else fits
+    given = (f"the default budget (n_samples=None: {budget} coalitions)" if default
+             else f"n_samples={budget}")
+    # the methods that explain each background row's game hold values for each
+    per_background = canonical(method) in ("kernel_shap", "permutation_shap", "owen")
+    against = ""
+    if per_background and n_background is not None and n_background > 1:
+        against = f" against each of its {n_background} background rows"
+    mib = -(-need // 2**20)
+    text = (
+        f"{given} for method={method!r} over {n_groups} groups needs about "
+        f"{format_bytes(need)} at once (the coalitions of one explained row and their "
+        f"values{against}), more than scikit-learn's working_memory of "
+        f"{format_bytes(limit)}. "
+    )
+    if best is not None and per_background and n_background is None:
+        text += (
+            f"With one background row, the largest budget that fits is n_samples="
+            f"{best} (with more background rows, less: each holds the values of "
+            "every coalition); pass a smaller budget, "
+        )
+    elif best is not None:
+        text += (
+            f"The largest budget that fits is n_samples={best}: pass n_samples={best} "
+            "or less, "
+        )
+    else:
+        text += (
+            f"Even the smallest budget it accepts, n_samples={low}, needs "
+            f"{format_bytes(cost(low))}: use fewer background rows or fewer groups, "
+        )
+    text += (
+        f"or raise the working memory, e.g. sklearn.set_config(working_memory={mib}) "
+        "(in MiB) if the machine has that much."
+    )
+    raise ValueError(text)
 
 
 #: The sampled Shapley estimate ``method="auto"`` takes beyond the exact limit.

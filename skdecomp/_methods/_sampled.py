@@ -842,6 +842,13 @@ def sampled_attributions(game, X, methods, rng, *, n_samples=None,
     """
     seed = int(rng.randint(np.iinfo(np.int32).max))
     K = game.n_groups
+    # budgets that cannot fit in the working memory are refused before any work
+    sizes = {"n_background": game.background.shape[0] if game.anchored else 1,
+             "n_outputs": game.n_outputs}
+    for method in methods:
+        spec = get_method(method)
+        if spec.uses_budget:
+            resolve_budget(spec.name, n_samples, K, **sizes)
     prediction = game.predict(X)
     n_out = prediction.shape[1]
     differ = dummy = None
@@ -881,7 +888,7 @@ def sampled_attributions(game, X, methods, rng, *, n_samples=None,
             # a dummy's columns never move along the paths
             phi = zero_dummy_groups(phi, dummy)
         else:
-            budget = resolve_budget(spec.name, n_samples, K)
+            budget = resolve_budget(spec.name, n_samples, K, **sizes)
             anchored = spec.name in ("kernel_shap", "permutation_shap")
             given = differ if anchored else dummy
             phi = _ESTIMATORS[spec.name](

@@ -49,7 +49,16 @@ def _score(model, X_test, y_test, classification, held_out, fitted_here=False):
         where = (f"on the {n} rows of the table (which may include the rows it was "
                  "trained on, so this can be optimistic)")
     if not classification:
-        r2 = float(r2_score(y_test, model.predict(X_test)))
+        predicted = np.asarray(model.predict(X_test), dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            r2 = float(r2_score(y_test, predicted))
+        if not np.isfinite(r2):
+            # never a number to judge the fit by: say why there is none
+            why = _undefined_r2(np.asarray(y_test, dtype=float), predicted)
+            return {"metric": "r2", "r2": None, "undefined": why, "n_rows": n,
+                    "held_out": held_out,
+                    "text": f"R² is undefined {where}: {why}, so the fit cannot be "
+                            "judged."}
         return {"metric": "r2", "r2": r2, "n_rows": n, "held_out": held_out,
                 "text": f"R² = {r2:.3f} {where}: the model accounts for "
                         f"{_share_of(max(r2, 0.0))} of the target's variance there "
@@ -78,6 +87,17 @@ def _score(model, X_test, y_test, classification, held_out, fitted_here=False):
         text += f" ROC AUC {auc:.3f} (0.5 is chance, 1 is perfect ranking)."
     out["text"] = text
     return out
+
+
+def _undefined_r2(y, predicted):
+    """Why R² is not a number: predictions that are not, or an overflow."""
+    if not np.isfinite(predicted).all():
+        return (f"the model's predictions are not finite numbers on "
+                f"{int((~np.isfinite(predicted)).sum())} of the rows")
+    with np.errstate(over="ignore", invalid="ignore"):
+        big = float(max(np.max(np.abs(y)), np.max(np.abs(predicted))))
+    return (f"the target and its predictions reach {big:.3g}, whose squares overflow "
+            "double precision, so their variance is not a number")
 
 
 #: a single column that predicts the target this well is flagged as possible leakage
@@ -232,7 +252,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
         raise DataError("X must be a pandas DataFrame with named columns.")
     if not 0.0 < float(test_size) < 1.0:
         raise DataError(f"test_size must be between 0 and 1, got {test_size!r}.")
-    drop = check_drop(drop, X)
+    drop = check_drop(drop, X, target=getattr(y, "name", None))
     check_target(y, model)
     _check_groups_arg(groups, X)
     tree = model is None and estimator in ("hgb", "rf")
@@ -331,7 +351,9 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
             "one group per column", **common)
         log(f"done in {_duration(time.perf_counter() - t)}")
     first = results.get("columns") or results.get("given")
-    scale = first["output_spread"] or 1.0
+    constant = bool(first.get("constant_output"))
+    # a constant output has no spread: its size is the scale of round-off
+    scale = first["output_spread"] or abs(first["output_mean"]) or 1.0
     interactions = regions = sources = None
     if "columns" in results:
         t = time.perf_counter()
@@ -339,12 +361,18 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
         interactions = _interactions(model, X_fit, rows, results["columns"], **common)
         log(f"done in {_duration(time.perf_counter() - t)}")
         t = time.perf_counter()
-        try:
-            sources = _sources(model, X_fit, results["columns"]["algorithm"] == "tree",
-                               log=log, rate=rate, **common)
-            log(f"done in {_duration(time.perf_counter() - t)}")
-        except (ValueError, TypeError) as exc:
-            notes.append(f"Dependence between columns was not measured: {exc}")
+        if constant:
+            notes.append("Dependence between columns was not measured: the model "
+                         "predicts a constant on these rows, so no explanation could "
+                         "move under another game.")
+        else:
+            try:
+                sources = _sources(model, X_fit,
+                                   results["columns"]["algorithm"] == "tree",
+                                   log=log, rate=rate, **common)
+                log(f"done in {_duration(time.perf_counter() - t)}")
+            except (ValueError, TypeError) as exc:
+                notes.append(f"Dependence between columns was not measured: {exc}")
         if imputer != "marginal":
             notes.append("Regions of the rows are searched under the marginal game only; "
                          f"this report explains the {imputer.replace('_', '-')} game, so "

@@ -19,6 +19,12 @@ STAGING_PREFIX = ".skdecomp-staging-"
 PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev")
 
 
+#: numbers beyond this size are refused: their squares (1e300 and more) leave no
+#: room below the largest double (1.8e308) for the sums of squares behind
+#: variances, R² and the distances between explanations
+HUGE_VALUE = 1e150
+
+
 class DataError(Exception):
     """A problem with the user's input: data, model, options or output folder.
 

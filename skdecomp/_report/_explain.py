@@ -21,6 +21,7 @@ from ._common import (
     SOURCE_EVALUATIONS,
     SOURCE_MIN_ROWS,
     SOURCE_ROWS,
+    DataError,
     _clean,
     _duration,
     _label,
@@ -132,19 +133,45 @@ def _explain_partition(model, X_fit, rows, groups, methods, *, background, rando
             importance_se[m] = se.mean(axis=0).tolist()
     sample = X_fit.iloc[:1000]
     output = explainer.game_.predict(explainer.game_.check_X(sample))[:, 0]
-    spread = float(np.std(output))
-    scale = spread or float(np.abs(output).mean()) or 1.0
+    prediction = explainer.game_.predict(explainer.game_.check_X(rows))[:, 0]
+    both = np.concatenate([output, prediction])
+    level = float(np.max(np.abs(both)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        overflow = not np.isfinite(level) or not np.isfinite(float(np.std(output)))
+    if overflow:
+        raise DataError(
+            f"the model's output reaches {level:.3g} on the table's rows, so large "
+            "that its variance overflows double precision: no spread, score or share "
+            "of it can be computed. Rescale the target (other units, or its "
+            "logarithm) and fit the model again."
+        )
+    # a model that predicts one value on these rows: its spread is round-off
+    # (np.std of equal values need not be 0), and no share of it means anything
+    constant = float(np.ptp(both)) <= ROUND_OFF * level
+    spread = 0.0 if constant else float(np.std(output))
+    scale = spread or level or 1.0
     var = spread**2 or 1.0
     res = {m: _clean(a, scale) for m, a in res.items()}
-    pair = metrics.disagreement(res, measure="l2")
-    # summed over groups: the squared distance between two explanations of a row
-    summed = np.asarray(metrics.disagreement(res, measure="l2", normalize="sum").pairwise)
-    rms = np.sqrt(np.clip(summed / var, 0.0, None))
-    rms[rms < np.sqrt(ROUND_OFF)] = 0.0
     E = len(chosen)
-    mean_rms = float(np.sqrt(summed[np.triu_indices(E, 1)].mean() / var)) if E > 1 else 0.0
-    if mean_rms < np.sqrt(ROUND_OFF):
-        mean_rms = 0.0
+    if E > 1:
+        pair = metrics.disagreement(res, measure="l2")
+        # summed over groups: the squared distance between two explanations of a row
+        summed = np.asarray(
+            metrics.disagreement(res, measure="l2", normalize="sum").pairwise)
+        rms = np.sqrt(np.clip(summed / var, 0.0, None))
+        rms[rms < np.sqrt(ROUND_OFF)] = 0.0
+        mean_rms = float(np.sqrt(summed[np.triu_indices(E, 1)].mean() / var))
+        if mean_rms < np.sqrt(ROUND_OFF):
+            mean_rms = 0.0
+        l2 = (np.asarray(pair.pairwise) / var).tolist()
+        mean_l2 = float(pair.score) / var
+        spearman = np.asarray(
+            metrics.disagreement(res, measure="spearman").pairwise).tolist()
+    else:
+        # one method: nothing to compare it with, so no disagreement to state
+        l2 = rms = [[0.0]]
+        spearman = [[0.0]]
+        mean_l2 = mean_rms = None
     main = lead_method(chosen)
     importance = {m: _clean(np.mean(np.abs(a), axis=0), scale).tolist()
                   for m, a in res.items()}
@@ -160,12 +187,11 @@ def _explain_partition(model, X_fit, rows, groups, methods, *, background, rando
         "attributions": {m: a.tolist() for m, a in res.items()},
         "importance": importance,
         "importance_se": importance_se,
-        "disagreement_l2": (np.asarray(pair.pairwise) / var).tolist(),
-        "mean_disagreement_l2": float(pair.score) / var,
-        "disagreement_rms": rms.tolist(),
+        "disagreement_l2": l2,
+        "mean_disagreement_l2": mean_l2,
+        "disagreement_rms": np.asarray(rms).tolist(),
         "mean_disagreement_rms": mean_rms,
-        "disagreement_spearman": np.asarray(
-            metrics.disagreement(res, measure="spearman").pairwise).tolist(),
+        "disagreement_spearman": spearman,
         "output": explainer.output_names_[0] if explainer.n_outputs_ == 1 else None,
         "response_method": explainer.response_method_,
         "explained_output": describe_response(
@@ -176,9 +202,9 @@ def _explain_partition(model, X_fit, rows, groups, methods, *, background, rando
         "n_background": int(n_bg),
         "output_spread": spread,
         "output_mean": float(np.mean(output)),
+        "constant_output": bool(constant),
         "n_rows": int(len(rows)),
     }
-    prediction = explainer.game_.predict(explainer.game_.check_X(rows))[:, 0]
     base = np.ravel(explainer.expected_value_)[0]
     out["row_ids"] = [int(i) if isinstance(i, (int, np.integer)) else str(i)
                       for i in rows.index]

@@ -193,9 +193,12 @@ def make_figures(results):
         return {}
     figures = {}
     for key, part in results["partitions"].items():
+        if part.get("constant_output"):
+            continue  # every attribution is 0: the page says so in words
         figures[f"drivers:{key}"] = [_png(_drivers_figure(plt, part),
                                           "Mean absolute attribution of every method")]
-        if len(part["methods"]) > 1:
+        # one method, or a constant output, has no distance to draw
+        if len(part["methods"]) > 1 and not part.get("constant_output"):
             names = [method_label(m) for m in part["methods"]]
             figures[f"agreement:{key}"] = [_png(_heatmap(
                 plt, part["disagreement_rms"], names,

@@ -169,10 +169,20 @@ def _agreement(part, what):
         (rms[a][b], method_label(methods[a]), method_label(methods[b]))
         for a in range(len(methods)) for b in range(a + 1, len(methods))
     )
+    mean = part["mean_disagreement_rms"]
+    if part.get("constant_output"):
+        words = ("have nothing to disagree on: the model predicts a constant on these "
+                 "rows")
+    elif mean is None:
+        words = (f"cannot be compared: only {_method_list(methods)} was run, and "
+                 "there is no other explanation to compare it with")
+    else:
+        words = _agreement_words(mean)
     out = {
         "what": what,
         "methods": _method_list(methods),
-        "words": _agreement_words(part["mean_disagreement_rms"]),
+        "single": mean is None or bool(part.get("constant_output")),
+        "words": words,
         "close": f"{100 * CLOSE:.0f}%",
         "noticeable": f"{100 * NOTICEABLE:.0f}%",
         "closest": None,
@@ -383,6 +393,8 @@ def page_context(results, figures=None, title="skdecomp report"):
             "path_dependent": game == "path_dependent",
             "key": key,
             "single": key == "columns",
+            "constant": bool(first.get("constant_output")),
+            "mean": _num(first["output_mean"], "{:.4g}"),
             "explained_output": first["explained_output"],
             "expected_value": _num(first["expected_value"]),
             "spread": _num(first["output_spread"]),
@@ -439,7 +451,8 @@ def page_context(results, figures=None, title="skdecomp report"):
         "verdict": bool(ctx["verdict"]),
         "model": True,
         "drivers": bool(first),
-        "agreement": bool(first),
+        # one method has nothing to be compared with
+        "agreement": bool(first) and len(first["methods"]) > 1,
         "sources": bool(sources),
         "interactions": bool(inter),
         "regions": helps,

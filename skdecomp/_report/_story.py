@@ -70,7 +70,9 @@ def between_methods(results):
         ((rms[a][b], a, b) for a in range(len(methods))
          for b in range(a + 1, len(methods))), reverse=True)
     out = {"game": results.get("imputer", "marginal"),
-           "mean": float(part["mean_disagreement_rms"]),
+           # None for one method: no pair to measure
+           "mean": (None if part["mean_disagreement_rms"] is None
+                    else float(part["mean_disagreement_rms"])),
            "farthest": None, "interaction": None, "parts": None, "top": [],
            "columns": None, "measured_on": None}
     if pairs:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._table import csv_header, duplicate_columns_note, renamed_duplicate_columns
-from ._common import MAX_CLASSES, MIN_ROWS, DataError
+from ._common import HUGE_VALUE, MAX_CLASSES, MIN_ROWS, DataError
 
 
 # -- inputs --------------------------------------------------------------------------
@@ -213,6 +213,23 @@ def is_classification(y, model=None):
     return bool(integral and n_values <= 20 and n_values <= len(y) // 2)
 
 
+#: why a number of HUGE_VALUE or more cannot be analysed
+_too_large = (f"numbers from {HUGE_VALUE:.0e} up overflow double precision once "
+              "squared and summed")
+
+
+def _huge_columns(X):
+    """Numeric columns holding a finite value of HUGE_VALUE or more, with the largest."""
+    out = {}
+    for c in X.columns:
+        if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c]):
+            a = np.abs(X[c].to_numpy(dtype=float, na_value=np.nan))
+            a = a[np.isfinite(a)]
+            if a.size and a.max() >= HUGE_VALUE:
+                out[c] = float(a.max())
+    return out
+
+
 def _plain(value):
     """A NumPy scalar as the Python value it holds, for messages."""
     return value.item() if isinstance(value, np.generic) else value
@@ -251,6 +268,14 @@ def check_target(y, model=None):
             raise DataError(
                 f"target column {name!r} has {int((~np.isfinite(values)).sum())} "
                 "infinite values; drop or fix those rows first."
+            )
+        big = float(np.abs(values).max())
+        if big >= HUGE_VALUE:
+            raise DataError(
+                f"target column {name!r} holds values as large as {big:.3g}: "
+                f"{_too_large}, so the model's R², the spread of its predictions and "
+                "every share of it would not be numbers. Rescale the target (other "
+                "units, or its logarithm) and run the report again."
             )
         return
     n_classes = int(y.nunique())
@@ -405,6 +430,21 @@ def prepare_table(X, *, fit=True, drop=None):
                        "message": f"Column {c!r} {what}: {fate}"})
     if fit:
         X = X.drop(columns=constant)
+        huge = _huge_columns(X)
+        if huge:
+            # the models the report fits standardise or square their inputs, as
+            # does the conditional game: refused before any of them is fitted
+            names = list(huge)
+            raise DataError(
+                f"{_names(names, 'column', 'columns')} "
+                f"{'holds' if len(names) == 1 else 'hold'} values as large as "
+                f"{max(huge.values()):.3g}: {_too_large}, so the models the report "
+                "fits (which standardise their columns) and the spread of their "
+                "predictions would not be numbers. Rescale "
+                f"{'it' if len(names) == 1 else 'them'} (other units, or logarithms) "
+                f"or leave {'it' if len(names) == 1 else 'them'} out with "
+                f"--drop {' '.join(map(str, names[:6]))}."
+            )
     for c in X.columns:
         why = _id_reason(c, X[c], n)
         if why:
@@ -473,7 +513,7 @@ def _names(columns, one="column", many="columns", limit=6):
     return f"{one if len(columns) == 1 else many} {shown}{more}"
 
 
-def check_drop(drop, X):
+def check_drop(drop, X, target=None):
     """Refuse ``--drop`` columns that are not in the table, before any model work.
 
     Parameters
@@ -482,6 +522,8 @@ def check_drop(drop, X):
         Columns to leave out.
     X : DataFrame
         The table, without the target.
+    target : str or None, default=None
+        Name of the target column, which ``--drop`` needs not name.
 
     Returns
     -------
@@ -489,6 +531,13 @@ def check_drop(drop, X):
         The same names.
     """
     drop = list(drop or [])
+    if target is not None and str(target) in map(str, drop) \
+            and str(target) not in map(str, X.columns):
+        raise DataError(
+            f"--drop names {str(target)!r}, the target column: the target is what "
+            "the model predicts and is never one of its columns, so it needs no "
+            f"--drop. Leave {str(target)!r} out of --drop."
+        )
     unknown = [c for c in drop if c not in X.columns]
     if unknown:
         raise DataError(

@@ -27,7 +27,8 @@ def _leak_check(part, score):
             "this dominant can be a copy of the target or something known only after "
             "it (leakage); check how it was recorded before trusting the model. If it "
             "is a genuine cause of the target, the model simply rests on it.")
-    perfect = score and (score.get("r2", 0) > 0.99 or score.get("accuracy", 0) > 0.99)
+    perfect = score and ((score.get("r2") or 0) > 0.99
+                         or (score.get("accuracy") or 0) > 0.99)
     if perfect:
         text += " The near-perfect score points the same way."
     return {"kind": "leak", "level": "warning", "columns": [name], "message": text}
@@ -38,7 +39,13 @@ def _verdict(results):
     out = []
     score = results.get("score")
     if score:
-        if score["metric"] == "r2":
+        r2 = score.get("r2")
+        if score["metric"] == "r2" and (r2 is None or not np.isfinite(r2)):
+            # an undefined score is never a good one
+            why = score.get("undefined") or "it is not a number"
+            out.append(f"The model's R² is undefined ({why}), so how well it fits "
+                       "cannot be judged.")
+        elif score["metric"] == "r2":
             quality = ("no better than predicting the mean" if score["r2"] <= 0.05 else
                        "weak" if score["r2"] < 0.3 else
                        "moderate" if score["r2"] < 0.7 else "good")
@@ -52,7 +59,11 @@ def _verdict(results):
                        f"common class by {100 * gain:.0f} percentage points")
             out.append(f"The model is {quality} (accuracy {score['accuracy']:.0%}).")
     cols = results["partitions"].get("columns") or results["partitions"].get("given")
-    if cols:
+    constant = bool(cols and cols.get("constant_output"))
+    if constant:
+        # no share of a variance that is round-off means anything
+        out.append(constant_sentence(cols))
+    elif cols:
         main = cols["main_method"]
         imp = np.asarray(cols["importance"][main])
         top = [k for k in cols["order"][:3] if imp[k] > 0]
@@ -63,20 +74,24 @@ def _verdict(results):
                        f"mean absolute {method_label(main)} attributions).")
         else:
             out.append("No column changes its predictions on the explained rows.")
+    if cols and cols["mean_disagreement_rms"] is None:
+        out.append(one_method_sentence(cols))
+    elif cols and not constant:
         what = "one column at a time" if "columns" in results["partitions"] else \
             "over the given groups"
         out.append(f"Explained {what}, the methods "
                    f"{_agreement_words(cols['mean_disagreement_rms'])}"
                    " (root mean square over the pairs of methods).")
-    for sentence in (methods_sentence(results), games_sentence(results)):
-        if sentence:
-            out.append(sentence)
+    if not constant:
+        for sentence in (methods_sentence(results), games_sentence(results)):
+            if sentence:
+                out.append(sentence)
     agreed = results["partitions"].get("agreed")
     a = results.get("agreed")
     if a:
         out.append(agreed_sentence(a, agreed))
-    if cols and cols["mean_disagreement_rms"] >= NOTICEABLE and (
-            not agreed or agreed["mean_disagreement_rms"] >= NOTICEABLE):
+    if cols and not constant and _noticeable(cols) and (
+            not agreed or _noticeable(agreed)):
         out.append("Where the methods disagree, prefer the Shapley values: they share "
                    "each interaction evenly between its columns, while occlusion and "
                    "PDP/Arch give it all or nothing.")
@@ -86,6 +101,28 @@ def _verdict(results):
                    f"{'s' if len(warnings_) > 1 else ''} at the top before trusting "
                    "any of this.")
     return out
+
+
+def _noticeable(part):
+    """Whether the methods of a partition disagree noticeably (never for one method)."""
+    rms = part.get("mean_disagreement_rms")
+    return rms is not None and rms >= NOTICEABLE
+
+
+def constant_sentence(part):
+    """The verdict on a model that predicts one value on the explained rows."""
+    return (f"The model predicts the same value ({part['output_mean']:.4g}) on these "
+            f"rows (the {part['n_rows']} explained rows and the training rows checked), "
+            "up to round-off: no column changes its predictions, so there is no share "
+            "of their variance to give to any column and nothing for the methods to "
+            "disagree on.")
+
+
+def one_method_sentence(part):
+    """Why one method is compared with nothing."""
+    return (f"Only one method ({method_label(part['main_method'])}) was run, so there "
+            "is no other explanation to compare it with; give two or more to --methods "
+            "(or leave it out for the default ones) to see whether the methods agree.")
 
 
 def _next_steps(a):
@@ -136,6 +173,9 @@ def agreed_sentence(a, agreed=None):
                 "interaction loss between groups on held-out rows, the interactions "
                 f"being spread over many pairs of columns{coarser}. Read the explanation "
                 "one column at a time, knowing that the methods differ there.")
+    if agreed and agreed.get("mean_disagreement_rms") is None:
+        return (f"AGREED chose {len(agreed['groups'])} groups of interacting columns; "
+                "the explanation over them is below.")
     if agreed:
         return (f"Over the {len(agreed['groups'])} groups AGREED chose, the methods "
                 f"{_agreement_words(agreed['mean_disagreement_rms'])}.")

@@ -170,7 +170,7 @@ def disagreement(
     ``se_a**2 + se_b**2``, since ``E[(e_a - e_b)**2] = se_a**2 + se_b**2``
     for independent errors of mean 0, whatever their correlation across
     groups; it is 0 for a pair of exact methods, and averaged over rows
-    and pairs exactly as ``score`` is (see :ref:`standard_errors`). The
+    and pairs exactly as ``score`` is (see :ref:`standard errors <standard_errors>`). The
     errors of two estimates from one draw of coalitions are not
     independent: compare estimates of different draws (seeds or methods).
 

@@ -505,7 +505,7 @@ def infidelity(
     p**2``: the floor is ``p (1 - p) sum_k se_k**2`` for efficient
     estimates (exact, given the standard errors) and ``p sum_k se_k**2``
     for the others. The floor is only as good as the standard errors (see
-    :ref:`standard_errors`). One estimate's ``score`` is a single draw;
+    :ref:`standard errors <standard_errors>`). One estimate's ``score`` is a single draw;
     ``score - noise_floor`` estimates the infidelity of its expectation.
 
     Parameters
