@@ -80,10 +80,24 @@ class Hierarchy:
         roots = np.flatnonzero(self.parent == -1)
         if roots.size != 1 or roots[0] != self.n_nodes - 1:
             raise ValueError("Hierarchy: the last node must be the only root.")
-        self.names = list(self.player_names) + [
-            ":".join(self.player_names[k] for k in leaves[a]) if names is None
-            or names[a - K] is None else str(names[a - K])
-            for a in range(K, self.n_nodes)]
+        self.names = list(self.player_names)
+        for a in range(K, self.n_nodes):
+            given = None if names is None else names[a - K]
+            if given is not None:
+                name = str(given)
+                if name in self.names:
+                    raise ValueError(
+                        f"hierarchy: the block name {name!r} is already the name of "
+                        f"a {'group' if name in self.player_names else 'block'}; "
+                        "give every block a name of its own (a cut shows groups "
+                        "and blocks side by side, one column each)."
+                    )
+            else:
+                # the players joined, in brackets where that is taken
+                name = ":".join(self.player_names[k] for k in leaves[a])
+                while name in self.names:
+                    name = f"[{name}]"
+            self.names.append(name)
         depth = np.zeros(self.n_nodes, dtype=np.int64)
         for a in range(self.n_nodes - 2, -1, -1):
             depth[a] = depth[self.parent[a]] + 1

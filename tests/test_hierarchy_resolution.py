@@ -142,3 +142,17 @@ def test_hierarchy_and_groups_read_the_same_columns(data, seed):
     expected = Explainer(model, groups=blocks, background=5).fit(frame).groups_
     assert _top_columns(ex) == sorted(sorted(int(c) for c in g) for g in expected)
     assert linkage is not None
+
+
+def test_block_names_never_repeat_a_column_name(data):
+    X, y = data
+    frame = pd.DataFrame(X[:, :4], columns=["a", "b", "c", "d"])
+    model = LinearRegression().fit(frame, y)
+    with pytest.raises(ValueError, match="block name 'c' is already the name of a group"):
+        _owen(model, frame, hierarchy={"c": ["a", "b"], "rest": ["c", "d"]})
+    # a group named like the joined names of others: the block gets brackets
+    ex, owen = _owen(model, frame, groups={"a:b": ["a"], "b": ["b"], "a": ["c"], "d": ["d"]},
+                     hierarchy=[[["a"], ["b"]], ["c", "d"]])
+    for n in ex.hierarchy_.cut_sizes():
+        columns = owen.at_level(n).to_frame().columns
+        assert columns.is_unique, list(columns)
