@@ -504,7 +504,8 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         shape = None if reset else getattr(self, "image_shape_", None)
         if is_image_batch(X) or shape is not None:
             # images as they are: float32 rows in their own value scale
-            X, shape = read_images(X, shape, dtype=image_dtype(wrap_runtime(self.estimator)))
+            dtype = image_dtype(wrap_runtime(self.estimator))
+            X, shape = read_images(X, shape, dtype=dtype)
             if reset:
                 self.image_shape_ = shape
         elif reset:
@@ -582,8 +583,8 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
             )
         n_jobs = self.n_jobs
         if image_shape is not None:
-            image_jobs = effective_n_jobs(self.n_jobs) if self.n_jobs is not None else None
-            self.estimator_ = image_model(self.estimator_, image_shape, image_jobs)
+            jobs = None if self.n_jobs is None else effective_n_jobs(self.n_jobs)
+            self.estimator_ = image_model(self.estimator_, image_shape, jobs)
             if isinstance(self.estimator_, ImageModel):
                 # the runtime's threads do the work: no workers of our own
                 n_jobs = None
@@ -601,7 +602,8 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
                 else X.reshape(len(X), *image_shape))
         if hasattr(spec, "fit") and hasattr(spec, "get_params"):
             self.grouper_ = _fit_grouper(spec, data, y, **params)
-            spec = dict(zip(self.grouper_.group_names_, self.grouper_.groups_))
+            groups_ = map(np.asarray, self.grouper_.groups_)
+            spec = dict(zip(self.grouper_.group_names_, groups_))
         # images: a grouper's merge tree of the first image
         hierarchy, spec = fit_hierarchy(
             self.hierarchy, spec, data if image_shape is None else data[:1], y,
@@ -776,7 +778,7 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         tree = self.game_.tree
         spec, order = index_order(index, max_order, self.n_groups_)
         budget = index_budget(order, self.n_groups_, tree is not None, n_samples,
-                              self.n_samples)
+                              self.n_samples, spec)
         X = self._check_X(X, reset=False)
         base = np.asarray(self.expected_value_, dtype=np.float64)
         se = None

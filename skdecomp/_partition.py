@@ -169,31 +169,42 @@ def resolve_groups(groups, n_features, feature_names=None, column_labels=None):
         raise ValueError("groups is empty; give at least one group or None.")
 
     positions, names = [], []
-    owner = {}
+    owner = np.full(n_features, -1, dtype=np.int64)
     for k, (name, cols) in enumerate(items):
         where = f"group {name!r}" if name is not None else f"group {k}"
         if isinstance(cols, (str, int, np.integer)):
             cols = [cols]
-        try:
-            cols = list(cols)
-        except TypeError:
-            raise TypeError(f"{where}: expected a list of columns, got {cols!r}.")
-        if len(cols) == 0:
-            raise ValueError(f"{where} is empty; every group needs a column.")
-        pos = [_column_position(c, n_features, feature_names, where, column_labels)
-               for c in cols]
-        for p in pos:
-            if p in owner and owner[p] != k:
-                raise ValueError(
-                    f"groups overlap: column {col_names[p]!r} is in group "
-                    f"{owner[p]} and group {k}; put each column in one group."
-                )
-            owner[p] = k
-        pos = np.unique(np.asarray(pos, dtype=np.int64))
+        if (isinstance(cols, np.ndarray) and cols.ndim == 1 and cols.dtype.kind in "iu"
+                and column_labels is None and cols.size):
+            # positions as an array (image groups: thousands of pixels), at once
+            bad = (cols < -n_features) | (cols >= n_features)
+            if bad.any():
+                _column_position(int(cols[bad][0]), n_features, feature_names, where)
+            pos = cols.astype(np.int64) % n_features
+        else:
+            try:
+                cols = list(cols)
+            except TypeError:
+                raise TypeError(f"{where}: expected a list of columns, got {cols!r}.")
+            if len(cols) == 0:
+                raise ValueError(f"{where} is empty; every group needs a column.")
+            pos = np.asarray(
+                [_column_position(c, n_features, feature_names, where, column_labels)
+                 for c in cols], dtype=np.int64)
+        taken = owner[pos]
+        clash = (taken >= 0) & (taken != k)
+        if clash.any():
+            p = int(pos[clash][0])
+            raise ValueError(
+                f"groups overlap: column {col_names[p]!r} is in group "
+                f"{int(owner[p])} and group {k}; put each column in one group."
+            )
+        owner[pos] = k
+        pos = np.unique(pos)
         positions.append(pos)
         names.append(name if name is not None else ":".join(col_names[p] for p in pos))
 
-    missing = [col_names[j] for j in range(n_features) if j not in owner]
+    missing = [col_names[j] for j in np.flatnonzero(owner < 0)]
     if missing:
         raise ValueError(
             f"groups miss columns {short_list(missing)}; every column must be in exactly "

@@ -78,7 +78,9 @@ class Table:
         n_pairs = rows.shape[0]
         n_bg = background.n_rows
         if not self.is_frame:
-            x = self.array[rows][:, None, :]
+            # one explained row (an image) for every pair: no copy per pair
+            same = rows.size and (rows == rows[0]).all()
+            x = self.array[rows[:1] if same else rows][:, None, :]
             z = background.array[None, :, :]
             out = np.where(column_masks[:, None, :], x, z)
             return out.reshape(n_pairs * n_bg, -1)

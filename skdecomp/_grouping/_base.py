@@ -214,7 +214,7 @@ class _BaseGrouper(SharedRuntimeCloneMixin, GroupNamesOutMixin, TransformerMixin
                 else [f"x{j}" for j in range(self.n_features_in_)]
             )
             names = [":".join(cols[j] for j in g) for g in groups]
-        self.groups_ = [[int(j) for j in g] for g in groups]
+        self.groups_ = [np.asarray(g, dtype=np.int64).tolist() for g in groups]
         self.labels_ = group_labels([np.asarray(g) for g in groups], self.n_features_in_)
         self.n_groups_ = len(groups)
         self.group_names_ = np.asarray(names, dtype=object)

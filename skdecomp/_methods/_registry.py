@@ -390,9 +390,10 @@ def min_samples(method, n_groups):
         # fewer, the drawn pairs dominate the fit and its spread is understated
         return min(8 * n_groups, full)
     if method == "permutation_shap":
-        # two permutations and their reverses per game: one cannot measure
-        # its own spread
-        return min(4 * (n_groups - 1), full)
+        # three permutations and their reverses per game: one cannot measure
+        # its own spread, and with two a single game (one background row)
+        # covered too little (89 % on some smooth games)
+        return min(6 * (n_groups - 1), full)
     if method == "lime":
         # twice the coefficients (the groups and the intercept): with fewer,
         # the fit nearly interpolates its draws and their spread vanishes
@@ -405,6 +406,20 @@ def min_samples(method, n_groups):
         # reverses per game, as permutation SHAP
         return min(4 * (n_groups - 1), full)
     return 1
+
+
+# why each smallest budget, for the message that refuses a smaller one
+_SMALLEST_BECAUSE = {
+    "kernel_shap": "the singletons and their complements, then 3K drawn pairs; "
+                   "with fewer, the drawn pairs dominate the fit and its spread is "
+                   "understated",
+    "permutation_shap": "three permutations and their reverses per game; with "
+                        "two, the intervals of a single game (one background row) "
+                        "covered too little",
+    "lime": "twice the coefficients; with fewer, the fit nearly interpolates its "
+            "draws and their spread vanishes",
+    "rise": "fewer masks leave some group never drawn",
+}
 
 
 def resolve_budget(method, n_samples, n_groups, check=True, *, n_background=None,
@@ -429,8 +444,9 @@ def resolve_budget(method, n_samples, n_groups, check=True, *, n_background=None
         raise ValueError(
             f"n_samples={n_samples} is too small for method={method!r} with "
             f"{n_groups} groups; it needs at least n_samples={low}, the smallest "
-            "budget whose standard errors can be trusted (see the user guide, "
-            "'Standard errors')."
+            "budget whose standard errors can be trusted"
+            + (f" ({_SMALLEST_BECAUSE[method]})" if method in _SMALLEST_BECAUSE else "")
+            + " (see the user guide, 'Standard errors')."
         )
     if check:
         check_budget_memory(

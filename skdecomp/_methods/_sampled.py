@@ -54,7 +54,10 @@ from .._game._game import run_blocks
 from ._dummy import differing_groups, dummy_groups, zero_dummy_groups
 from ._errors import (
     Draws,
+    fill_range,
     lime_variances,
+    moderated_se,
+    pair_bounds,
     pair_terms,
     permutation_terms,
     rise_variances,
@@ -497,21 +500,23 @@ def _anchored(game, X, prediction, differ, budget, seed, seed_id, estimator,
     (coalitions, solve, terms, draws), where ``solve(values, base, total)``
     maps the values of the coalitions (n_blocks * n_out, n_coal), of the
     empty coalition and of the full one (n_blocks * n_out,) to estimates
-    (n_blocks * n_out, k), and ``terms(values, base, phi)`` gives each
-    draw's term of their error (n_blocks * n_out, n_draws, k) for the
-    independent ``draws`` (None when the design has no random draw).
+    (n_blocks * n_out, k), and ``terms(values, base, phi, spread)`` gives
+    each draw's term of their error (n_blocks * n_out, n_draws, k) for the
+    independent ``draws`` (None when the design has no random draw), and a
+    bound of the same shape on the term of a draw like it, from the range
+    ``spread`` of the game's values (``_errors.Draws.split``).
 
     With ``errors``, also returns the standard errors: each game's variance
     from the spread of its own draws, summed over the independent games of
     the background rows, and scaled by t / 1.96 for the Welch-Satterthwaite
-    degrees of freedom of that sum (``t_scale``).
+    degrees of freedom of that sum (``t_scale``), plus the bounds of the
+    strata whose draws all agree (``_Variances``).
     """
     n_rows, n_bg, K = differ.shape
     n_out = prediction.shape[1]
     phi = np.zeros((n_rows, K, n_out))
-    # the variances, their squares over their degrees of freedom, the floor
-    # weights of the groups whose draws agree (and their squares over the
-    # degrees of freedom), and the sum and count of the games' variances
+    # the variances, their squares over their degrees of freedom, and the
+    # bounds of the strata whose draws agree
     acc = _Variances(n_rows, K, n_out) if errors else None
     designs = {}
     # one "background row" standing for the game's empty coalition when the
@@ -557,8 +562,7 @@ def _anchored(game, X, prediction, differ, budget, seed, seed_id, estimator,
             if errors and draws is not None:
                 acc.add(seg, terms, draws, flat, base, est)
     if errors:
-        var, var_per_dof = acc.total()
-        return phi / n_bg, np.sqrt(var) / n_bg * t_scale(var, var_per_dof)
+        return phi / n_bg, acc.standard_errors(n_bg)
     return phi / n_bg
 
 
@@ -569,57 +573,61 @@ class _Variances:
     design by its own random permutation of the groups in play), so the
     variance of their mean is the sum of their variances over n_bg**2.
 
-    A group whose draws all agree in a game (``Draws.agreeing``; permutation
-    SHAP) gets the variance the game's estimate would have with one more
-    draw that differs from the n agreeing ones by the root mean square
-    spread of a draw, ``sqrt(n m)``: ``n m / (n + 1)**2``, where ``m`` is
-    the mean variance of a group's estimate over the games of the row and
-    their groups in play. The floor falls as ``1 / n**2``, faster than a
-    measured variance, as more agreeing draws make a constant term more
-    likely. It is 0 when every draw of every game of the row agrees, as for
-    a game without interactions beyond pairs, which antithetic pairs
-    estimate exactly.
+    A stratum whose draws all agree in a game, to rounding (``Draws.split``:
+    a permutation SHAP group whose pairs agree, a KernelSHAP layer whose
+    pairs all fit), measures no spread. It adds instead the variance of
+    ``_errors.agreeing_bound``: with 95 % confidence at most a share
+    ``1 - 0.05**(1/n)`` (about 3/n) of its draws differ, by at most a bound
+    read from the range of the game's evaluated values. That bound is
+    already an interval: it is added after the t scaling of the measured
+    variances. It is positive whenever the estimate is not the closed form.
+
+    With few draws a game, a group's own variance is itself uncertain, and
+    the marginal contributions are skewed and discrete: draws that happen
+    to land close together understate it. Each group's variance is shrunk
+    towards the mean variance of the groups of its row (``_errors.
+    moderated_se``), never below its own t interval.
     """
 
     def __init__(self, n_rows, K, n_out):
         self.var = np.zeros((n_rows, K, n_out))
         self.var_per_dof = np.zeros((n_rows, K, n_out))
         self.floor = np.zeros((n_rows, K, n_out))
-        self.floor_per_dof = np.zeros((n_rows, K, n_out))
-        self.sum = np.zeros((n_rows, n_out))
-        self.count = np.zeros(n_rows)
+        self.live = np.zeros((n_rows, K), dtype=bool)  # in play in some game
 
     def add(self, seg, terms, draws, flat, base, est):
         n_b, k = seg.groups.shape
         n_out = self.var.shape[2]
+        # the range of each game's values, the empty and the full coalition
+        # included (their values sum the estimates up)
+        empty = np.reshape(base, -1)
+        full = empty + est.sum(axis=1)
+        spread = fill_range(
+            np.maximum(flat.max(axis=1), np.maximum(empty, full))
+            - np.minimum(flat.min(axis=1), np.minimum(empty, full)), flat)
         flat = flat.reshape(n_b, n_out, -1)
         base = base.reshape(n_b, n_out)
         est = est.reshape(n_b, n_out, k)
-        n = float(draws.n_draws)
-        weight = n / (n + 1.0) ** 2
+        spread = spread.reshape(n_b, n_out)
         for j in np.unique(seg.background_rows):
             at = np.flatnonzero(seg.background_rows == j)
-            t = terms(flat[at].reshape(at.size * n_out, -1), base[at].reshape(-1),
-                      est[at].reshape(at.size * n_out, k))
-            v = draws.variance(t).reshape(at.size, n_out, k).transpose(0, 2, 1)
-            agree = draws.agreeing(t).reshape(at.size, n_out, k).transpose(0, 2, 1)
+            t, bounds = terms(flat[at].reshape(at.size * n_out, -1),
+                              base[at].reshape(-1), est[at].reshape(at.size * n_out, k),
+                              spread[at].reshape(-1))
+            v, per_dof, floor = (
+                a.reshape(at.size, n_out, k).transpose(0, 2, 1)
+                for a in draws.split(t, bounds, spread[at].reshape(-1)))
             rows = seg.rows[at]
             # a row meets each z once, so no index repeats
             where = (rows[:, None], seg.groups[at])
-            self.sum[rows] += v.sum(axis=1)
-            self.count[rows] += k
-            v = np.where(agree, 0.0, v)
             self.var[where] += v
-            self.var_per_dof[where] += v * v / draws.dof
-            self.floor[where] += agree * weight
-            self.floor_per_dof[where] += agree * (weight * weight / draws.dof)
+            self.var_per_dof[where] += per_dof
+            self.floor[where] += floor
+            self.live[where] = True
 
-    def total(self):
-        """The variances (n_rows, K, n_out) and their sums of squares over dof."""
-        m = self.sum / np.maximum(self.count, 1.0)[:, None]
-        m = m[:, None, :]
-        return (self.var + self.floor * m,
-                self.var_per_dof + self.floor_per_dof * m * m)
+    def standard_errors(self, n_bg):
+        """The standard errors (n_rows, K, n_out) of the mean over n_bg games."""
+        return moderated_se(self.var, self.var_per_dof, self.live, self.floor) / n_bg
 
 
 def _kernel_solver(Z, w):
@@ -641,8 +649,9 @@ def _kernel_estimator(budget):
         Z, w, pairs, draws = _kernel_design(k, budget, rng)
         solve, gram = _kernel_solver(Z, w)
 
-        def terms(values, base, phi):
-            return pair_terms(Z, w, pairs, values, base, phi, gram)
+        def terms(values, base, phi, spread):
+            return (pair_terms(Z, w, pairs, values, base, phi, gram),
+                    pair_bounds(Z, w, pairs, phi, gram, spread))
 
         return Z, solve, terms, draws
 
@@ -658,12 +667,15 @@ def _permutation_estimator(budget):
         def solve(values, base, total):
             return permutation_attributions(orders, index, values)
 
-        def terms(values, base, phi):
-            return permutation_terms(orders, index, values)
-
         n_pairs = orders.shape[0] // 2
-        return Z, solve, terms, Draws(np.zeros(n_pairs), [np.inf],
-                                      agreeing_floor=True)
+
+        def terms(values, base, phi, spread):
+            # a pair's term is the mean of two marginal contributions over
+            # the number of pairs, each within the range of the game's values
+            t = permutation_terms(orders, index, values)
+            return t, np.broadcast_to((spread / n_pairs)[:, None, None], t.shape)
+
+        return Z, solve, terms, Draws(np.zeros(n_pairs), [np.inf])
 
     return estimator
 
@@ -690,7 +702,7 @@ def _reduced(game, X, prediction, dummy, budget, seed, seed_id, design, solve,
 
     ``design(k, rng)`` gives (coalitions, weights, counts) over k groups,
     shared by all rows with k non-dummy groups (counts None when every
-    coalition is taken); ``solve(values, Z, w, counts, errors)`` maps values
+    coalition is taken); ``solve(values, Z, w, counts, errors, ends)`` maps values
     (n_blocks, n_coal, n_out) to (group estimates (n_blocks, k, n_out),
     dummy value (n_blocks, n_out) or None), followed with ``errors`` by
     their standard errors. Returns the estimates (n_rows, K, n_out) and the
@@ -712,7 +724,10 @@ def _reduced(game, X, prediction, dummy, budget, seed, seed_id, design, solve,
             segments.append(_Segment(designs[k][0], rows[blocks], groups))
         for seg, values in zip(segments, _evaluate(game, X, prediction, segments)):
             Z = seg.coalitions
-            out = solve(values, Z, *designs[Z.shape[1]][1:], errors)
+            # the values of the empty and the full coalition, for the errors
+            ends = (np.broadcast_to(game.expected_value, (seg.rows.size, n_out)),
+                    prediction[seg.rows])
+            out = solve(values, Z, *designs[Z.shape[1]][1:], errors, ends)
             phi[seg.rows[:, None], seg.groups] = out[0]
             if out[1] is not None:
                 const[seg.rows] = out[1]
@@ -723,6 +738,18 @@ def _reduced(game, X, prediction, dummy, budget, seed, seed_id, design, solve,
     if errors:
         return phi, const, phi_se, const_se
     return phi, const
+
+
+def _value_range(y, ends, base):
+    """Smallest and largest value (n_b * n_out,) of each game, its ends included.
+
+    ``y`` (n_b * n_out, n_coal) are the drawn values less ``base``, ``ends``
+    the values of the empty and the full coalition (n_b, n_out) each.
+    """
+    empty, full = (np.reshape(e - np.atleast_1d(base)[None, :], -1) for e in ends)
+    lo = np.minimum(y.min(axis=1), np.minimum(empty, full))
+    hi = np.maximum(y.max(axis=1), np.maximum(empty, full))
+    return lo, hi
 
 
 def _by_group(flat, n_b, n_out):
@@ -741,7 +768,7 @@ def _lime(game, X, prediction, dummy, budget, seed, seed_id, p, kernel,
             w = w * np.sqrt(np.exp(-(d**2) / kernel_width**2))
         return Z, w / w.sum(), counts
 
-    def solve(values, Z, w, counts, errors):
+    def solve(values, Z, w, counts, errors, ends):
         n_b, _, n_out = values.shape
         k = Z.shape[1]
         design_matrix = np.hstack([np.ones((Z.shape[0], 1), dtype=bool), Z])
@@ -760,7 +787,14 @@ def _lime(game, X, prediction, dummy, budget, seed, seed_id, p, kernel,
         est = _by_group(coef[:, 1:], n_b, n_out)
         if not errors:
             return est, None
-        var = lime_variances(design_matrix, w, counts, budget, gram, coef, y, alpha)
+        lo, hi = _value_range(y, ends, game.expected_value)
+        ratio = 1.0
+        if kernel == "distance" and counts is not None:
+            # the largest kernel (1, at every group) over its mean over the draws
+            d = 1.0 - np.sqrt(Z.sum(axis=1) / k)
+            ratio = budget / (counts @ np.sqrt(np.exp(-(d**2) / kernel_width**2)))
+        var = lime_variances(design_matrix, w, counts, budget, gram, coef, y, alpha,
+                             lo, hi, ratio)
         return est, None, _by_group(np.sqrt(var[:, 1:]), n_b, n_out), None
 
     out = _reduced(
@@ -773,7 +807,7 @@ def _rise(game, X, prediction, dummy, budget, seed, seed_id, p, errors=False):
     def design(k, rng):
         return _bernoulli_design(k, budget, p, rng)
 
-    def solve(values, Z, w, counts, errors):
+    def solve(values, Z, w, counts, errors, ends):
         n_b, _, n_out = values.shape
         y = _rows_first(values)
         # S_k = E_M[v(M) M_k] / p  (RISE; Petsiuk et al., BMVC 2018)
@@ -784,7 +818,8 @@ def _rise(game, X, prediction, dummy, budget, seed, seed_id, p, errors=False):
             return est
         if counts is None:
             return est + (np.zeros((n_b, Z.shape[1], n_out)), np.zeros((n_b, n_out)))
-        var, mean_var = rise_variances(Z, w, budget, y, S, mean, p)
+        lo, hi = _value_range(y, ends, 0.0)
+        var, mean_var = rise_variances(Z, w, budget, y, S, mean, p, lo, hi)
         return est + (_by_group(np.sqrt(var), n_b, n_out),
                       np.sqrt(mean_var).reshape(n_b, n_out))
 

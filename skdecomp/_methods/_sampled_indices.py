@@ -66,11 +66,13 @@ import scipy.sparse
 from scipy.stats import t as student_t
 
 from .._decomposition._kernels import moebius_transform
+from ._errors import differ_chance, fill_range, moderated_se, rounding
 from ._indices import exact_indices, index_terms, index_values
 from ._registry import n_coalitions
 from ._sampled import _evaluate, _kernel_design, _row_chunks, _Segment, all_coalitions
 
-__all__ = ["DEFAULT_BUDGET", "index_budget", "sampled_interactions"]
+__all__ = ["DEFAULT_BUDGET", "index_budget", "sampled_interactions",
+           "smallest_index_budget"]
 
 #: Coalitions per row when neither the call nor the explainer sets a budget.
 DEFAULT_BUDGET = 4096
@@ -117,8 +119,52 @@ def min_budget(n_groups):
     return min(2 * K + 2 * _MIN_PAIRS * max(K // 2 - 1, 0), n_coalitions(K))
 
 
-def check_index_budget(n_groups, order, budget):
+def is_local(spec, n_groups, order):
+    """Whether every term S depends only on the coalitions inside S.
+
+    True when ``p_s(t) = 0`` for t > 0 at every size s up to the order: the
+    Moebius components, ``m(S) = sum over L in S of (-1)**(|S| - |L|) v(L)``.
+    """
+    p = derivative_weights(spec, n_groups, order)
+    return not np.any(p[:, 1:])
+
+
+def _local_coalitions(n_groups, order):
+    """Coalitions of at most ``order`` groups, the empty one first (bitmask order)."""
+    Z = all_coalitions(n_groups)
+    return Z[Z.sum(axis=1) <= order]
+
+
+def smallest_index_budget(n_groups, spec, order):
+    """Smallest budget of an index of some order over K groups.
+
+    The Moebius components of at most k groups depend only on the
+    coalitions of at most k groups: they are computed exactly from those,
+    and a smaller budget is refused (drawn from a layer of sizes, a pair
+    term rests on the one coalition of its two groups, which the draws
+    mostly miss: its intervals covered 25 to 31 %). Other indices:
+    ``min_budget``.
+    """
+    if is_local(spec, n_groups, order):
+        K = n_groups
+        return min(sum(comb(K, j) for j in range(1, min(order, K) + 1)), n_coalitions(K))
+    return min_budget(n_groups)
+
+
+def check_index_budget(n_groups, order, budget, spec=None):
     """The budget as an int, or a ValueError that names the smallest one."""
+    if spec is not None and is_local(spec, n_groups, order):
+        low = smallest_index_budget(n_groups, spec, order)
+        if budget < low:
+            raise ValueError(
+                f"n_samples={budget} is too small for {spec.name} terms of at most "
+                f"{order} groups over {n_groups} groups; give at least "
+                f"n_samples={low}: each term depends only on the coalitions inside "
+                f"it, and from these {low} coalitions (every coalition of 1 to "
+                f"{order} groups) the values are exact, while drawn they rest on "
+                "single coalitions that the draws mostly miss."
+            )
+        return int(budget)
     low = min_budget(n_groups)
     if budget < low:
         raise ValueError(
@@ -241,12 +287,89 @@ class _Design:
             factor[pairs[:, 0]] = factor[pairs[:, 1]] = population[s] / drawn[s]
         self.W = _term_weights(spec, Z, self.terms, order, factor)
         self.n_inner = n
+        self.t_scale = 1.0
+        self._agreeing(spec, K, order, Z, draws, pairs, factor)
         if draws is not None:
             self._jackknife(Phi, w, pairs, s, drawn)
             # value +- 1.96 se is the t interval with the degrees of freedom
             # of the stratified spread: the drawn pairs less one per layer
             dof = sum(at.size - 1 for at, _ in draws.groups)
             self.t_scale = float(student_t.ppf(0.975, max(dof, 1)) / _Z95)
+
+    def _agreeing(self, spec, K, order, Z, draws, pairs, factor):
+        """What the standard errors need beyond the jackknife: exact terms, bounds.
+
+        A term is exact when every coalition with a weight in it (``p_s(|A
+        \\ S|) != 0``) lies in a layer taken whole: then the fit cancels
+        and the estimate is the index itself (its jackknife is rounding).
+
+        A layer of drawn pairs whose jackknife terms agree, to rounding,
+        measures no spread, and one without any draw measures none either.
+        With 95 % confidence at most a share ``q = differ_chance(n)`` of the
+        layer's N pairs differ from its n drawn ones (all of them for a layer
+        without draws); the residual of a coalition is at most ``Delta``
+        (the range of the game's values and the largest value of the fit,
+        ``estimate``), so the layer's part of the estimate is off by at most
+        ``Delta`` times the largest sum of ``|p_s(A \\ S)| + |p_s(~A \\
+        S)|`` over qN of its pairs, plus ``q N |c|`` for the mean
+        contribution c of the drawn pairs. Here are those sums, per layer
+        (or stratum of ``draws``) and size of term.
+        """
+        p = derivative_weights(spec, K, order)
+        sizes = np.array([len(t) for t in self.terms])
+        self.term_size = sizes
+        half = np.arange(1, K // 2 + 1)
+        counts = np.bincount(Z.sum(axis=1), minlength=K + 1)
+        whole = np.array([counts[h] == comb(K, int(h)) for h in half], dtype=bool)
+        n_pop = np.array([comb(K, int(h)) / (2.0 if 2 * h == K else 1.0) for h in half])
+
+        def pair_weights(s_t, h):
+            """(sum of |p| over a pair, count) by |A n S| for the layer of h, K - h."""
+            out = []
+            for j in range(max(0, h - (K - s_t)), min(s_t, h) + 1):
+                n = comb(s_t, j) * comb(K - s_t, h - j) / (2.0 if 2 * h == K else 1.0)
+                out.append((abs(p[s_t, h - j]) + abs(p[s_t, K - h - s_t + j]), n))
+            return out
+
+        def largest(weights, share):
+            """Largest sum of ``share`` of the pairs' weights (a count, not whole)."""
+            total, left = 0.0, share
+            for value, n in sorted(weights, reverse=True):
+                take = min(n, left)
+                total, left = total + take * value, left - take
+                if left <= 0:
+                    break
+            return total
+
+        span = range(order + 1)
+        depends = np.array([[any(v > 0 for v, _ in pair_weights(s_t, int(h)))
+                             for h in half] for s_t in span]).reshape(order + 1, -1)
+        # exact terms: no weight outside the whole layers
+        self.exact = ~np.any(depends[:, ~whole], axis=1)[sizes]
+        drawn_layers = set()
+        self.strata = []
+        if draws is not None:
+            layer = np.minimum(Z[pairs[:, 0]].sum(axis=1), K - Z[pairs[:, 0]].sum(axis=1))
+            for at, _ in draws.groups:
+                members = np.unique(layer[at])
+                drawn_layers.update(int(h) for h in members)
+                q = float(differ_chance(at.size))
+                N = float(n_pop[members - 1].sum())
+                table = np.array([
+                    largest([wt for h in members for wt in pair_weights(s_t, int(h))],
+                            q * N) for s_t in span])
+                dep = np.any(depends[:, members - 1], axis=1)
+                self.strata.append((table[sizes], q * N, dep[sizes]))
+        # layers neither whole nor drawn (none at the budgets accepted)
+        missing = [int(h) for h, full in zip(half, whole)
+                   if not full and int(h) not in drawn_layers]
+        self.missing = np.array([
+            sum(largest(pair_weights(s_t, h), n_pop[h - 1]) for h in missing)
+            for s_t in span])[sizes]
+        # unscaled weights of the drawn coalitions (without pairs over drawn)
+        if draws is not None:
+            self.W0a = self.W[pairs[:, 0]] / factor[pairs[:, 0], None]
+            self.W0c = self.W[pairs[:, 1]] / factor[pairs[:, 1], None]
 
     def _jackknife(self, Phi, w, pairs, layer, drawn):
         """Weights and pair inverses of the delete-a-pair jackknife.
@@ -313,35 +436,79 @@ class _Design:
         coef = np.vstack([empty[None, :], m])
         residual = y - (self.Phi @ m).T
         est = (self.to_index @ coef).T + residual @ self.W
-        if not errors or self.draws is None:
+        if not errors:
             return est, np.zeros_like(est)
-        var = np.zeros_like(est)
-        a, c = self.pairs[:, 0], self.pairs[:, 1]
-        step = max(1, _MAX_TERMS // max(1, self.pairs.shape[0] * est.shape[1]))
-        i00, i01, i10, i11 = self.inverse
-        for lo in range(0, est.shape[0], step):
-            ra, rc = residual[lo : lo + step][:, a], residual[lo : lo + step][:, c]
-            # the residuals of each pair left out of the fit
-            ea, ec = i00 * ra + i01 * rc, i10 * ra + i11 * rc
-            t = ea[:, :, None] * self.eff_a[None] + ec[:, :, None] * self.eff_c[None]
-            var[lo : lo + step] = self.draws.variance(t)
-        return est, np.sqrt(var) * self.t_scale
+        # the range of the game's values, and a bound on a residual: that
+        # range and the largest magnitude of the fit (y is v - v({}))
+        ends = np.c_[np.zeros(y.shape[0]), full - empty]
+        spread = fill_range(np.maximum(y.max(axis=1), ends.max(axis=1))
+                            - np.minimum(y.min(axis=1), ends.min(axis=1)), y)
+        gap = spread + np.abs(m).sum(axis=0)
+        var, per_dof = np.zeros_like(est), np.zeros_like(est)
+        floor = (self.missing[None, :] * gap[:, None] / _Z95) ** 2
+        if self.draws is not None:
+            a, c = self.pairs[:, 0], self.pairs[:, 1]
+            step = max(1, _MAX_TERMS // max(1, self.pairs.shape[0] * est.shape[1]))
+            i00, i01, i10, i11 = self.inverse
+            for lo in range(0, est.shape[0], step):
+                block = slice(lo, lo + step)
+                ra, rc = residual[block][:, a], residual[block][:, c]
+                # the residuals of each pair left out of the fit
+                ea, ec = i00 * ra + i01 * rc, i10 * ra + i11 * rc
+                t = ea[:, :, None] * self.eff_a[None] + ec[:, :, None] * self.eff_c[None]
+                # each pair's part of the residual's index, unscaled
+                part = ra[:, :, None] * self.W0a[None] + rc[:, :, None] * self.W0c[None]
+                for (at, factor), (table, share, dep) in zip(self.draws.groups,
+                                                             self.strata):
+                    sub = t[:, at]
+                    dev = sub - sub.mean(axis=1, keepdims=True)
+                    v = factor * np.einsum("ruk,ruk->rk", dev, dev)
+                    agree = rounding(v, spread[block, None]) & dep[None, :]
+                    bound = (table[None, :] * gap[block, None]
+                             + share * np.abs(part[:, at].mean(axis=1)))
+                    v = np.where(agree, 0.0, v)
+                    var[block] += v
+                    per_dof[block] += v * v / (at.size - 1.0)
+                    floor[block] += np.where(agree, (bound / _Z95) ** 2, 0.0)
+        # the t interval (Welch-Satterthwaite over the layers), each term's
+        # variance moderated towards the mean of the terms of its size: an
+        # estimate far off often comes with draws that hardly spread
+        se = np.zeros_like(est)
+        for size in np.unique(self.term_size):
+            at = np.flatnonzero((self.term_size == size) & ~self.exact)
+            if at.size:
+                se[:, at] = moderated_se(
+                    var[:, at, None], per_dof[:, at, None],
+                    np.ones((est.shape[0], at.size), dtype=bool),
+                    floor[:, at, None])[:, :, 0]
+        # exact terms: their jackknife is rounding
+        return est, se
 
 
 def sampled_interactions(game, X, spec, order, budget, seed, errors=True):
     """Index values (n_rows, n_terms, n_out) from ``budget`` coalitions per row.
 
-    With ``errors``, also their standard errors (0 when every coalition is
-    evaluated). ``seed`` fixes the draws, shared by all rows.
+    With ``errors``, also their standard errors (0 where the value is exact:
+    every coalition is evaluated, or every coalition the term depends on;
+    ``_Design.estimate``). ``seed`` fixes the draws, shared by all rows.
+    Terms that depend only on the coalitions inside them (``is_local``:
+    Moebius) are computed exactly from the coalitions of at most ``order``
+    groups.
     """
     K = game.n_groups
     prediction = game.predict(X)
     n_rows, n_out = prediction.shape
     terms = index_terms(K, order)
     full = budget >= n_coalitions(K)
+    local = not full and is_local(spec, K, order)
     if full:
         Z = all_coalitions(K)
         design = None
+    elif local:
+        # the coalitions inside the terms give them exactly
+        Z = _local_coalitions(K, order)
+        design = None
+        weights = _term_weights(spec, Z, terms, order, np.ones(Z.shape[0]))
     else:
         design = _Design(spec, K, order, budget, np.random.RandomState([seed, _SEED_ID]))
         Z = design.Z
@@ -355,6 +522,9 @@ def sampled_interactions(game, X, spec, order, budget, seed, errors=True):
         if full:
             est = index_values(moebius_transform(flat), spec.name, order)
             var = np.zeros_like(est)
+        elif local:
+            est = flat @ weights
+            var = np.zeros_like(est)
         else:
             est, var = design.estimate(flat, errors)
         out[rows] = est.reshape(rows.size, n_out, -1).transpose(0, 2, 1)
@@ -365,7 +535,7 @@ def sampled_interactions(game, X, spec, order, budget, seed, errors=True):
     return (out, se) if errors else out
 
 
-def index_budget(order, n_groups, tree, n_samples, default):
+def index_budget(order, n_groups, tree, n_samples, default, spec=None):
     """Coalitions per row of a query, or None for the exact values.
 
     ``n_samples`` (the call's) forces the estimate; ``default`` (the
@@ -380,7 +550,7 @@ def index_budget(order, n_groups, tree, n_samples, default):
     if n_samples is None and exact_indices(order, n_groups, tree):
         return None
     budget = n_samples or default or max(DEFAULT_BUDGET, 2 * _n_basis(n_groups, order))
-    budget = check_index_budget(n_groups, order, budget)
+    budget = check_index_budget(n_groups, order, budget, spec)
     n_terms = _n_basis(n_groups, order) + 1
     held = n_terms * min(budget + 2, 1 << n_groups)
     if held > _MAX_HELD:
