@@ -78,13 +78,14 @@ def test_path_records_the_trade_off():
         assert after["n_groups"] == before["n_groups"] - 1
         assert after["largest_share"] >= before["largest_share"]
         assert after["model_evaluations"] <= g.model_calls_
+    assert path[-1]["n_groups"] < g.n_groups_  # the path goes past the stop
     for entry in path:
         # the shares of the groups of the partition with n groups along the path
-        lm = g.cut_label_map(entry["n_groups"]) if entry["n_groups"] >= g.n_groups_ else None
-        if lm is not None:
-            p = np.bincount(lm.ravel()) / lm.size
-            assert entry["largest_share"] == pytest.approx(p.max())
-            assert entry["effective_n_groups"] == pytest.approx(np.exp(-np.sum(p * np.log(p))))
+        lm = g.cut_label_map(entry["n_groups"])
+        assert lm.max() + 1 == entry["n_groups"]
+        p = np.bincount(lm.ravel()) / lm.size
+        assert entry["largest_share"] == pytest.approx(p.max())
+        assert entry["effective_n_groups"] == pytest.approx(np.exp(-np.sum(p * np.log(p))))
 
 
 def test_paper_rule_still_available():

@@ -167,9 +167,14 @@ class ImageAgreedMixin:
                 "chosen": t == n_kept,
             })
 
+    def _image_tree(self, image):
+        """The merges of an image, past the stop for the first (``path_``)."""
+        tree = self._trees[image]
+        return tree.with_tail() if image in (0, -len(self._trees)) else tree
+
     def _cut_map(self, image, n_groups):
         """Label map of an image with ``n_groups`` groups along its merges."""
-        _, labels = cut(self._trees[image], n_groups)
+        _, labels = cut(self._image_tree(image), n_groups)
         return relabel(labels[self.initial_label_maps_[image]])
 
     def cut_label_map(self, n_groups, image=0):
@@ -178,7 +183,8 @@ class ImageAgreedMixin:
         Parameters
         ----------
         n_groups : int
-            Between the image's final and initial numbers of groups.
+            Between the image's final and initial numbers of groups; for the
+            first image, any partition of ``path_``, past the stop too.
         image : int, default=0
             Index of the image among those passed to :meth:`fit`.
 
@@ -193,7 +199,7 @@ class ImageAgreedMixin:
             raise ValueError(
                 f"image={image!r} is not the index of one of the {n_images} fitted images."
             )
-        tree = self._trees[image]
+        tree = self._image_tree(image)
         n_initial = tree.n_leaves
         n_final = n_initial - tree.n_merges
         if (
