@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import skdecomp._methods._sampled as sampled  # noqa: E402
 from skdecomp import Explainer  # noqa: E402
-from skdecomp._methods._errors import Draws  # noqa: E402
+from skdecomp._methods._errors import Draws, Reach  # noqa: E402
 from skdecomp._methods._kernels import (  # noqa: E402
     coalition_gram,
     coalition_moments,
@@ -85,7 +85,7 @@ def kernel_batches(budget):
         solve, _ = sampled._kernel_solver(Z, w)
         batch = np.random.RandomState(0).permutation(pairs.shape[0]) % B
 
-        def terms(values, base, phi):
+        def terms(values, base, phi, spread):
             out = []
             for b in range(B):
                 wb = w.copy()
@@ -96,7 +96,9 @@ def kernel_batches(budget):
                     coalition_gram(Z, wb), moments, phi.sum(axis=1)
                 )
                 out.append(est / B)
-            return np.stack(out, axis=1)
+            t = np.stack(out, axis=1)
+            # a batch estimate within the range of the game's values
+            return t, Reach(np.full(t.shape, 1.0 / B), np.zeros(t.shape[::2]), spread)
 
         return Z, solve, terms, None if draws is None else Draws(np.zeros(B), [np.inf])
     return estimator
@@ -111,7 +113,12 @@ def permutation_alternative(kind):
             def solve(values, base, total):
                 return sampled.permutation_attributions(orders, index, values)
 
-            def terms(values, base, phi):
+            def terms(values, base, phi, spread):
+                t = _terms(values)
+                return t, Reach(np.full(t.shape, 1.0 / n), np.zeros(t.shape[::2]),
+                                spread)
+
+            def _terms(values):
                 steps = values[:, index[:, 1:]] - values[:, index[:, :-1]]
                 c = np.take_along_axis(steps, rank[None], axis=2) / orders.shape[0]
                 if kind == "orders":

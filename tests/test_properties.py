@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeRegressor
 
 from skdecomp import Explainer
+from skdecomp._methods._registry import min_samples
 
 from . import _naive
 
@@ -246,7 +247,8 @@ def test_a_group_the_model_ignores_gets_zero(data):
     # kernel_shap once its budget covers the 2**K - 2 coalitions (below that, its
     # weighted least squares on random coalitions need not give the dummy 0)
     budgets = {
-        "permutation_shap": data.draw(st.integers(2 * K, 40)),
+        "permutation_shap": data.draw(
+            st.integers(min_samples("permutation_shap", K), 40)),
         "kernel_shap": data.draw(st.integers((1 << K) - 2, 40)),
     }
     for method, n_samples in budgets.items():

@@ -131,7 +131,7 @@ def test_budget_counts_model_calls(data):
         return _model(X)
 
     bg = data[:3]
-    for method, budget in [("kernel_shap", 30), ("permutation_shap", 16), ("lime", 12),
+    for method, budget in [("kernel_shap", 30), ("permutation_shap", 24), ("lime", 12),
                            ("rise", 7)]:
         ex = Explainer(f, method=method, background=bg, n_samples=budget, random_state=0)
         ex.fit(data)
@@ -148,7 +148,7 @@ def test_additive_model_exact_at_any_budget():
     ex = Explainer(lambda X: X @ beta, background=X[:5], method="kernel_shap",
                    random_state=0).fit(X)
     target = (X[:4] - X[:5].mean(axis=0)) * beta
-    for method, budget in [("kernel_shap", 160), ("permutation_shap", 76), ("lime", 60)]:
+    for method, budget in [("kernel_shap", 160), ("permutation_shap", 114), ("lime", 60)]:
         phi = ex.set_params(method=method, n_samples=budget).transform(X[:4])
         np.testing.assert_allclose(phi, target, atol=1e-8, err_msg=method)
 
@@ -167,7 +167,7 @@ def test_random_state_reproducible_and_rows_independent(data):
 
 
 def test_explain_matches_transform(data):
-    ex = Explainer(_model, method="lime", background=data[:3], n_samples=16,
+    ex = Explainer(_model, method="lime", background=data[:3], n_samples=24,
                    method_params={"p": 0.4}, random_state=0).fit(data)
     res = ex.explain(data[:3], methods=["rise", "lime", "permutation_shap"])
     np.testing.assert_array_equal(res.lime, ex.transform(data[:3]))
@@ -337,7 +337,9 @@ def test_256_groups_other_methods(method):
     X, y = _image_data(30, rng)
     clf = LogisticRegression(C=0.1, max_iter=200).fit(X, y)
     ex = Explainer(clf, groups=_patches(), background=np.zeros((1, X.shape[1])),
-                   method=method, n_samples=1024, random_state=0,
+                   # three pairs of permutations: 6 (K - 1) coalitions
+                   method=method, random_state=0,
+                   n_samples=1530 if method == "permutation_shap" else 1024,
                    method_params={"n_steps": 2} if method == "integrated_gradients" else None)
     phi = ex.fit(X).transform(X[:1])
     assert phi.shape == (1, 256) and np.all(np.isfinite(phi))
@@ -407,8 +409,8 @@ def test_errors(data):
     # 5 groups: KernelSHAP's smallest budget, 8 K, is every coalition (30)
     with pytest.raises(ValueError, match="at least n_samples=30"):
         Explainer(_model, method="kernel_shap", n_samples=29).fit(data)
-    with pytest.raises(ValueError, match="at least n_samples=16"):
-        Explainer(_model, method="permutation_shap", n_samples=15).fit(data)
+    with pytest.raises(ValueError, match="at least n_samples=24"):
+        Explainer(_model, method="permutation_shap", n_samples=23).fit(data)
     with pytest.raises(ValueError, match="at least n_samples=12"):
         Explainer(_model, method="lime", n_samples=11).fit(data)
     with pytest.raises(ValueError, match="at least n_samples=6"):
@@ -433,7 +435,7 @@ def test_errors(data):
     wide = np.random.RandomState(0).normal(size=(10, MAX_EXACT_GROUPS + 1))
     with pytest.raises(ValueError, match="'kernel_shap', 'permutation_shap'"):
         Explainer(lambda X: X.sum(axis=1), method="shapley").fit(wide)
-    ex = Explainer(lambda X: X.sum(axis=1), method="permutation_shap", n_samples=64).fit(wide)
+    ex = Explainer(lambda X: X.sum(axis=1), method="permutation_shap", n_samples=96).fit(wide)
     assert ex.transform(wide[:2]).shape == (2, MAX_EXACT_GROUPS + 1)
     with pytest.raises(ValueError, match="enumerates all"):
         ex.explain(wide[:2], methods=["shapley"])

@@ -19,11 +19,16 @@ background row; each game's variance comes from its own draws and the
 variances add up, so two draws per game give one degree of freedom per
 background row. With few degrees of freedom the standard errors are scaled
 by t_{0.975, nu} / 1.96 (``t_scale``), so that ``value +- 1.96 se`` is the
-t interval. Draws that all agree do not show that a term is constant: a
-permutation SHAP group whose pairs all agree in a game gets the variance of
-one more draw that disagrees, and a RISE group whose terms all agree the
-spread of v(M) / p. ``benchmarks/bench_coverage.py`` and ``benchmarks/
-bench_standard_errors.py`` measure the coverage of the intervals.
+t interval; a group's variance is moderated towards the mean of its row's
+(``moderated_se``). A standard error is 0 only for an exact value: draws
+that all agree, to rounding (``rounding``), do not show that a term is
+constant, and their stratum adds the interval of a bound instead
+(``agreeing_bound``): with 95 % confidence at most a share 1 - 0.05**(1/n)
+(about 3/n, the rule of three) of the draws differ, by at most what the
+range of the game's evaluated values allows. ``benchmarks/
+bench_coverage.py``, ``benchmarks/bench_coverage_games.py`` and
+``benchmarks/bench_standard_errors.py`` measure the coverage of the
+intervals.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -32,7 +37,9 @@ import numpy as np
 from scipy.stats import t as student_t
 
 __all__ = [
+    "Agreeing",
     "Draws",
+    "Reach",
     "agreeing_bound",
     "differ_chance",
     "fill_range",
@@ -44,17 +51,20 @@ __all__ = [
     "rise_variances",
     "rounding",
     "t_scale",
-    "value_range",
+    "value_scale",
+    "widen",
 ]
 
 _Z95 = 1.959963984540054
 
-# a standard error below this share of the scale of the game's values is rounding
-ROUNDING = 1e-12
+# a standard error below this share of the scale of the game's values is
+# rounding: that of the values (1e-16), amplified by the solves of the fits
+# (up to 1e-12 measured in the jackknife of the interaction indices)
+ROUNDING = 1e-9
 
 # prior degrees of freedom of the mean variance of a row's groups, for a
 # group without degrees of freedom of its own (moderated_se)
-PRIOR_DOF = 6.0
+PRIOR_DOF = 3.0
 
 # floats held at once by the per-draw terms of one block of rows
 _MAX_TERMS = 1 << 22
@@ -105,39 +115,114 @@ class Draws:
             out += factor * np.einsum("...uk,...uk->...k", dev, dev)
         return out
 
-    def split(self, terms, bounds, scale):
-        """Measured variances and the bounds of the strata whose draws agree.
+    def split(self, terms, reach, scale):
+        """Measured variances, and what the strata whose draws agree leave open.
 
-        ``terms`` (..., n_draws, k) are the draws' terms, ``bounds`` (...,
-        n_draws, k) a bound on how far the term of a draw like each (of its
-        stratum) could be from 0, ``scale`` (...,) the scale of the game's
-        values. A stratum whose measured variance is of rounding size
-        (``rounding``) measures no spread, which does not show that its
-        terms are constant: a tree may use a group only in orders that were
-        not drawn, a game may change only on coalitions that were not drawn.
-        It adds the bound of ``agreeing_bound`` instead: its n draws agree on
-        a term c, and one that differs is at most ``bound + |c|`` from it.
+        ``terms`` (..., n_draws, k) are the draws' terms; ``reach`` a
+        ``Reach``: how far the term of a draw like each (of its stratum)
+        could be from 0, per unit of the scale of a differing draw;
+        ``scale`` (...,) the scale of the game's values (``value_scale``).
+        A stratum whose measured variance is of rounding size (``rounding``)
+        measures no spread, which does not show that its terms are
+        constant: a tree may use a group only in orders that were not
+        drawn, a game may change only on coalitions that were not drawn.
+        Its n draws agree on a term c, and one that differs is at most
+        ``unit s + |c|`` from it, s the scale of a differing draw: were a
+        share p of its draws to differ, its part of the estimate would be
+        off by at most ``p (a s + b)``, ``a = n max unit``, ``b = n |c|``
+        (``Agreeing``).
 
         Returns the measured variance of the other strata, the sum over
         them of its square over their degrees of freedom (their
-        Welch-Satterthwaite degrees of freedom, ``t_scale``), and the sum of
-        those bounds, all (..., k).
+        Welch-Satterthwaite degrees of freedom, ``t_scale``), all (..., k),
+        and the ``Agreeing`` strata.
         """
         shape = terms.shape[:-2] + terms.shape[-1:]
-        var, per_dof, floor = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        var, per_dof = np.zeros(shape), np.zeros(shape)
+        agreeing = Agreeing(shape)
+        agreeing.seen = np.broadcast_to(reach.seen, shape).copy()
         scale = np.asarray(scale)[..., None]
+        fallback = np.asarray(reach.fallback)[..., None]
         for at, factor in self.groups:
             sub = terms[..., at, :]
             mean = sub.mean(axis=-2)
             dev = sub - mean[..., None, :]
             v = factor * np.einsum("...uk,...uk->...k", dev, dev)
             agree = rounding(v, scale)
-            spread = at.size * (bounds[..., at, :].max(axis=-2) + np.abs(mean))
+            a = at.size * reach.unit[..., at, :].max(axis=-2)
             v = np.where(agree, 0.0, v)
             var += v
             per_dof += v * v / (at.size - 1.0)
-            floor += np.where(agree, agreeing_bound(at.size, spread), 0.0)
-        return var, per_dof, floor
+            agreeing.add(agree, at.size, a, at.size * np.abs(mean), fallback)
+        return var, per_dof, agreeing
+
+
+class Reach:
+    """How far the term of a draw that differs could be, per unit of a scale s.
+
+    ``unit`` (..., n_draws, k): the term of a draw like each, per unit of
+    s; ``seen`` (..., k): the scale this game's draws were seen to move by
+    (0 where none moved); ``fallback`` (...,): the scale where no game of
+    the row saw any, from the range of the game's values.
+    """
+
+    def __init__(self, unit, seen, fallback):
+        self.unit, self.seen, self.fallback = unit, seen, fallback
+
+
+class Agreeing:
+    """Strata whose n_j draws all agree, each off by at most ``p_j D_j``.
+
+    A share p_j of stratum j's draws may differ without any of its n_j
+    draws showing it with probability ``(1 - p_j)**n_j``; the strata are
+    independent, so all agree with probability ``prod (1 - p_j)**n_j <=
+    exp(-sum n_j p_j)``. With 95 % confidence, then, ``sum n_j p_j <= ln
+    20`` (about 3: the rule of three, over every stratum at once) and each
+    ``p_j <= 1 - 0.05**(1/n_j)``, so the estimate, off by at most ``sum p_j
+    D_j``, is off by at most ``min(ln 20 max_j D_j / n_j, sum_j (1 -
+    0.05**(1/n_j)) D_j)``. The first term does not grow with the number of
+    strata that agree (the games of many background rows); the second is
+    the exact bound of a single one. Its variance is that bound over 1.96,
+    squared (``variance``): ``value +- 1.96 se`` is the interval of the
+    bound, which is not scaled by t.
+
+    ``D_j = a_j s + b_j``, s the scale of a differing draw: the largest
+    the row's games saw their draws move by (``seen``, the largest over the
+    games added), else each game's own ``fallback``.
+    """
+
+    def __init__(self, shape):
+        z = np.zeros
+        self.A, self.B, self.F = z(shape), z(shape), z(shape)  # sums of q a, q b, q D0
+        self.ra, self.rb, self.rf = z(shape), z(shape), z(shape)  # max a/n, b/n, D0/n
+        self.seen = z(shape)
+
+    def add(self, agree, n, a, b, fallback):
+        """Add strata (a mask ``agree``) of n draws each, ``D = a s + b``."""
+        q = np.where(agree, differ_chance(n), 0.0)
+        d0 = a * fallback + b
+        self.A += q * a
+        self.B += q * b
+        self.F += q * d0
+        self.ra = np.maximum(self.ra, np.where(agree, a / n, 0.0))
+        self.rb = np.maximum(self.rb, np.where(agree, b / n, 0.0))
+        self.rf = np.maximum(self.rf, np.where(agree, d0 / n, 0.0))
+
+    def merge(self, other, where):
+        """Add another's strata (of other games) at the index ``where``."""
+        for name in ("A", "B", "F"):
+            getattr(self, name)[where] += getattr(other, name)
+        for name in ("ra", "rb", "rf", "seen"):
+            mine = getattr(self, name)
+            mine[where] = np.maximum(mine[where], getattr(other, name))
+
+    def variance(self):
+        """The bound over 1.96, squared."""
+        seen = self.seen > 0
+        total = np.where(seen, self.A * self.seen + self.B, self.F)
+        ratio = np.where(seen, self.ra * self.seen + self.rb, self.rf)
+        bound = np.minimum(np.log(20.0) * ratio, total)
+        return (bound / _Z95) ** 2
 
 
 def differ_chance(n):
@@ -154,13 +239,18 @@ def rounding(var, scale):
     """Whether variances are of rounding size: se <= ``ROUNDING`` * scale.
 
     Such a variance measures no spread: the draws agree, to rounding.
+    ``scale`` is that of the game's values (``value_scale``).
     """
     return np.asarray(var) <= (ROUNDING * np.asarray(scale)) ** 2
 
 
-def value_range(values, axis=-1):
-    """Range (max - min) of a game's evaluated values, 0 where they all agree."""
-    return np.ptp(values, axis=axis)
+def value_scale(lo, hi):
+    """Scale of a game's values in ``[lo, hi]``: their range or largest magnitude.
+
+    Rounding in sums of values of magnitude s is of order 1e-16 s, whatever
+    their range.
+    """
+    return np.maximum(np.asarray(hi) - lo, np.maximum(np.abs(lo), np.abs(hi)))
 
 
 def fill_range(R, values):
@@ -181,18 +271,30 @@ def fill_range(R, values):
     return np.where(R > 0, R, fallback)
 
 
+def widen(lo, hi, values):
+    """``[lo, hi]`` with each empty range (all values equal) widened by ``fill_range``.
+
+    A game whose evaluated values all agree bounds nothing by itself: its
+    range is taken, on both sides, as that of the other games of the call.
+    """
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    R = hi - lo
+    pad = np.where(R > 0, 0.0, fill_range(R, values))
+    return lo - pad, hi + pad
+
+
 def agreeing_bound(n, spread):
     """Variance standing for the error of an estimate whose n draws all agreed.
 
     Draws that agree measure no spread, yet a draw not made may differ: with
     95 % confidence at most a share ``q = differ_chance(n)`` of the draws
-    differ (the rule of three), and one that differs moves the estimate by
-    at most ``spread`` (a bound on the range of a draw's term, read from
-    the game's evaluated values, in the units of the estimate, times the
-    number of draws). So the estimate is within ``q * spread`` of its
-    expectation, and the variance is that bound over 1.96, squared: ``value
-    +- 1.96 se`` is the interval of the bound. It is not scaled by t: it is
-    already an interval.
+    differ (the rule of three), and were every draw to differ the estimate
+    would move by at most ``spread`` (from a bound on the range of a draw's
+    term, read from the game's evaluated values, in the units of the
+    estimate). So the estimate is within ``q * spread`` of its expectation,
+    and the variance is that bound over 1.96, squared: ``value +- 1.96 se``
+    is the interval of the bound. It is not scaled by t: it is already an
+    interval. For several independent strata at once, ``Agreeing``.
     """
     return (differ_chance(n) * np.asarray(spread) / _Z95) ** 2
 
@@ -225,14 +327,15 @@ def moderated_se(var, var_per_dof, live, floor=0.0):
     each row, with Welch-Satterthwaite degrees of freedom ``nu = var**2 /
     var_per_dof``; ``live`` (n_rows, k) the groups in play. Each is shrunk
     towards the mean variance m of the live groups of its row, as the
-    moderated variance of Smyth (2004) with ``PRIOR_DOF`` prior degrees of
-    freedom, ``(nu var + nu0 m) / (nu + nu0)`` on ``nu + nu0`` degrees of
-    freedom, and the larger of its t interval and the group's own is kept:
-    a group's variance from one or two degrees of freedom is unreliable,
-    and the marginal contributions of a group are skewed and discrete, so
-    that draws which happen to land close together understate it (single
-    games at two pairs of permutations covered 56 to 90 % of the exact
-    values, 86 to 98 % moderated). ``floor`` (the bounds of agreeing
+    moderated variance of Smyth (2004), ``(nu var + nu0 m) / (nu + nu0)``
+    on ``nu + nu0`` degrees of freedom with ``nu0 = PRIOR_DOF**2 / (nu +
+    PRIOR_DOF)`` prior degrees of freedom, which fade as the group's own
+    grow, and the larger of its t interval and the group's own is kept: a
+    group's variance from one or two degrees of freedom is unreliable, and
+    the marginal contributions of a group are skewed and discrete, so that
+    draws which happen to land close together understate it (single games
+    of 8 groups at two pairs of permutations covered 70 to 90 % of the
+    exact values, 92 to 98 % moderated). ``floor`` (the bounds of agreeing
     strata, ``Draws.split``) is added after the t scaling.
     """
     var = np.asarray(var, dtype=np.float64)
@@ -285,14 +388,16 @@ def pair_terms(Z, w, pairs, values, base, phi, gram):
     return a[:, :, None] * Q[None, :, :]
 
 
-def pair_bounds(Z, w, pairs, phi, gram, spread):
-    """Bounds on the KernelSHAP term of a pair like each drawn one, (n_rows, n_draws, k).
+def pair_bounds(Z, w, pairs, values, base, phi, gram, spread):
+    """How far the KernelSHAP term of a pair like each drawn one could be: a ``Reach``.
 
     A pair (S, complement) of the layer of a drawn pair adds ``w (r_S -
-    r_~S) M z_S`` (``pair_terms``, without the leverage of a drawn pair);
-    ``|r_S - r_~S| <= spread + sum_k |phi_k|``, ``spread`` the range of the
-    game's values, and ``|(M z_S)_k|`` is at most the largest magnitude of a
-    sum of |S| entries of row k of M.
+    r_~S) M z_S`` (``pair_terms``, without the leverage of a drawn pair).
+    ``|(M z_S)_k|`` is at most the largest magnitude of a sum of |S|
+    entries of row k of M (``unit``, per unit of ``|r_S - r_~S|``); the
+    scale ``|r_S - r_~S|`` is the largest seen among the game's drawn pairs
+    (``seen``), or, where every drawn pair fits, ``spread + sum_k |phi_k|``
+    (``spread`` the range of the game's values).
     """
     inv = np.linalg.inv(gram)
     ones = inv.sum(axis=1)
@@ -304,9 +409,16 @@ def pair_bounds(Z, w, pairs, phi, gram, spread):
     bottom = np.c_[np.zeros(K), np.cumsum(row, axis=1)]
     largest = np.maximum(np.abs(top), np.abs(bottom)).T  # (K + 1, k)
     size = Z[pairs[:, 0]].sum(axis=1)
-    reach = w[pairs[:, 0]][:, None] * largest[size]  # (n_draws, k)
-    gap = np.asarray(spread) + np.abs(phi).sum(axis=1)
-    return gap[:, None, None] * reach[None, :, :]
+    unit = w[pairs[:, 0]][:, None] * largest[size]  # (n_draws, k)
+    S = Z[pairs[:, 0]].astype(np.float64)
+    fitted_S = phi @ S.T
+    fitted_C = phi.sum(axis=1, keepdims=True) - fitted_S
+    seen = np.abs((values[:, pairs[:, 0]] - fitted_S)
+                  - (values[:, pairs[:, 1]] - fitted_C)).max(axis=1, initial=0.0)
+    spread = np.asarray(spread, dtype=np.float64)
+    seen = np.where(seen > ROUNDING * spread, seen, 0.0)
+    return Reach(np.broadcast_to(unit[None], (phi.shape[0],) + unit.shape),
+                 seen[:, None], spread + np.abs(phi).sum(axis=1))
 
 
 def permutation_terms(orders, index, values):
@@ -328,7 +440,7 @@ def permutation_terms(orders, index, values):
 
 
 def lime_variances(design, w, counts, n_draws, gram, coef, y, ridge, lo, hi,
-                   kernel_ratio=1.0):
+                   kernel_ratio=1.0, base=0.0):
     """Variances of LIME's coefficients (n_rows, k + 1) from i.i.d. Bernoulli draws.
 
     The weighted ridge regression solves ``sum_d omega_d h_d = 0`` with
@@ -362,7 +474,8 @@ def lime_variances(design, w, counts, n_draws, gram, coef, y, ridge, lo, hi,
         h[:, :, 1:] -= ridge * b[:, None, 1:]
         t = h @ inv
         out[block] = np.einsum("u,ruk->rk", a, t * t)
-    agree = rounding(out, fill_range(hi - lo, y)[:, None])
+    # rounding relative to the values themselves, y + base
+    agree = rounding(out, fill_range(value_scale(lo + base, hi + base), y)[:, None])
     # the t interval with the residual degrees of freedom of the fit, the
     # coefficients' variances moderated towards their mean
     dof = max(n_draws - X.shape[1], 1)
@@ -374,8 +487,8 @@ def lime_variances(design, w, counts, n_draws, gram, coef, y, ridge, lo, hi,
         # residuals off the fit: the values against the range of the fit
         fit_lo = coef[:, 0] + np.minimum(coef[:, 1:], 0.0).sum(axis=1)
         fit_hi = coef[:, 0] + np.maximum(coef[:, 1:], 0.0).sum(axis=1)
-        gap = np.maximum(hi - fit_lo, fit_hi - lo)
-        gap = fill_range(np.maximum(gap, 0.0), y)
+        wide_lo, wide_hi = widen(lo, hi, y)
+        gap = np.maximum(wide_hi - fit_lo, fit_hi - wide_lo)
         # max over coalitions x of |(G^-1 x)_k|, x_0 = 1
         row = inv[:, 1:]
         reach = np.maximum(np.abs(inv[:, 0] + np.maximum(row, 0.0).sum(axis=1)),
@@ -409,9 +522,10 @@ def rise_variances(Z, w, n_draws, y, scores, mean, p, lo, hi):
     mean_var = (dev * dev) @ w
     dof = n_draws - 1.0
     out, mean_var = out / dof, mean_var / dof
-    spread = fill_range(hi - lo, y)
+    spread = fill_range(value_scale(lo, hi), y)
     agree = rounding(out, spread[:, None])
     floor = np.zeros(out.shape)
+    lo, hi = widen(lo, hi, y)
     if agree.any():
         reach = np.maximum(np.abs(scores), np.maximum(
             np.abs(hi[:, None] / p - scores), np.abs(lo[:, None] / p - scores)))

@@ -53,7 +53,10 @@ import pandas as pd
 from .._game._game import run_blocks
 from ._dummy import differing_groups, dummy_groups, zero_dummy_groups
 from ._errors import (
+    ROUNDING,
+    Agreeing,
     Draws,
+    Reach,
     fill_range,
     lime_variances,
     moderated_se,
@@ -61,7 +64,7 @@ from ._errors import (
     pair_terms,
     permutation_terms,
     rise_variances,
-    t_scale,
+    value_scale,
 )
 from ._gradients import gradient_integrated_gradients, resolve_ig_scheme
 from ._kernels import (
@@ -575,12 +578,15 @@ class _Variances:
 
     A stratum whose draws all agree in a game, to rounding (``Draws.split``:
     a permutation SHAP group whose pairs agree, a KernelSHAP layer whose
-    pairs all fit), measures no spread. It adds instead the variance of
-    ``_errors.agreeing_bound``: with 95 % confidence at most a share
-    ``1 - 0.05**(1/n)`` (about 3/n) of its draws differ, by at most a bound
-    read from the range of the game's evaluated values. That bound is
-    already an interval: it is added after the t scaling of the measured
-    variances. It is positive whenever the estimate is not the closed form.
+    pairs all fit), measures no spread. The strata that agree, over all
+    games of a row, add instead the variance of ``_errors.Agreeing``: with
+    95 % confidence the shares of their draws that differ are small (about
+    3 over their draws in all), each draw by as much as the row's games saw
+    draws move (``_errors.Reach``: a permutation SHAP group's own pair
+    terms, a KernelSHAP game's residuals), else by a bound from the range of
+    its game's evaluated values. That bound is already an interval: it is
+    added after the t scaling of the measured variances. It is positive
+    whenever the estimate is not the closed form.
 
     With few draws a game, a group's own variance is itself uncertain, and
     the marginal contributions are skewed and discrete: draws that happen
@@ -592,7 +598,7 @@ class _Variances:
     def __init__(self, n_rows, K, n_out):
         self.var = np.zeros((n_rows, K, n_out))
         self.var_per_dof = np.zeros((n_rows, K, n_out))
-        self.floor = np.zeros((n_rows, K, n_out))
+        self.agreeing = Agreeing((n_rows, K, n_out))
         self.live = np.zeros((n_rows, K), dtype=bool)  # in play in some game
 
     def add(self, seg, terms, draws, flat, base, est):
@@ -602,32 +608,37 @@ class _Variances:
         # included (their values sum the estimates up)
         empty = np.reshape(base, -1)
         full = empty + est.sum(axis=1)
-        spread = fill_range(
-            np.maximum(flat.max(axis=1), np.maximum(empty, full))
-            - np.minimum(flat.min(axis=1), np.minimum(empty, full)), flat)
+        lo = np.minimum(flat.min(axis=1), np.minimum(empty, full))
+        hi = np.maximum(flat.max(axis=1), np.maximum(empty, full))
+        spread = fill_range(hi - lo, flat).reshape(n_b, n_out)
+        scale = fill_range(value_scale(lo, hi), flat).reshape(n_b, n_out)
         flat = flat.reshape(n_b, n_out, -1)
         base = base.reshape(n_b, n_out)
         est = est.reshape(n_b, n_out, k)
-        spread = spread.reshape(n_b, n_out)
         for j in np.unique(seg.background_rows):
             at = np.flatnonzero(seg.background_rows == j)
-            t, bounds = terms(flat[at].reshape(at.size * n_out, -1),
-                              base[at].reshape(-1), est[at].reshape(at.size * n_out, k),
-                              spread[at].reshape(-1))
-            v, per_dof, floor = (
-                a.reshape(at.size, n_out, k).transpose(0, 2, 1)
-                for a in draws.split(t, bounds, spread[at].reshape(-1)))
+            t, reach = terms(flat[at].reshape(at.size * n_out, -1),
+                             base[at].reshape(-1), est[at].reshape(at.size * n_out, k),
+                             spread[at].reshape(-1))
+            v, per_dof, agreeing = draws.split(t, reach, scale[at].reshape(-1))
+
+            def by_group(a):
+                return a.reshape(at.size, n_out, k).transpose(0, 2, 1)
+
             rows = seg.rows[at]
             # a row meets each z once, so no index repeats
             where = (rows[:, None], seg.groups[at])
-            self.var[where] += v
-            self.var_per_dof[where] += per_dof
-            self.floor[where] += floor
+            self.var[where] += by_group(v)
+            self.var_per_dof[where] += by_group(per_dof)
+            for name, value in vars(agreeing).items():
+                setattr(agreeing, name, by_group(value))
+            self.agreeing.merge(agreeing, where)
             self.live[where] = True
 
     def standard_errors(self, n_bg):
         """The standard errors (n_rows, K, n_out) of the mean over n_bg games."""
-        return moderated_se(self.var, self.var_per_dof, self.live, self.floor) / n_bg
+        return moderated_se(self.var, self.var_per_dof, self.live,
+                            self.agreeing.variance()) / n_bg
 
 
 def _kernel_solver(Z, w):
@@ -651,7 +662,7 @@ def _kernel_estimator(budget):
 
         def terms(values, base, phi, spread):
             return (pair_terms(Z, w, pairs, values, base, phi, gram),
-                    pair_bounds(Z, w, pairs, phi, gram, spread))
+                    pair_bounds(Z, w, pairs, values, base, phi, gram, spread))
 
         return Z, solve, terms, draws
 
@@ -670,10 +681,15 @@ def _permutation_estimator(budget):
         n_pairs = orders.shape[0] // 2
 
         def terms(values, base, phi, spread):
-            # a pair's term is the mean of two marginal contributions over
-            # the number of pairs, each within the range of the game's values
+            # a pair's term is the mean of two marginal contributions over the
+            # number of pairs; one that differs from the others moves as far
+            # as the group's pair terms were seen to move in the row's games,
+            # or, where they never moved, within the range of the game's values
             t = permutation_terms(orders, index, values)
-            return t, np.broadcast_to((spread / n_pairs)[:, None, None], t.shape)
+            # how far each group's pair terms moved, as a pair's term
+            moved = np.abs(t - t.mean(axis=1, keepdims=True)).max(axis=1) * n_pairs
+            moved = np.where(moved > ROUNDING * spread[:, None], moved, 0.0)
+            return t, Reach(np.full(t.shape, 1.0 / n_pairs), moved, spread)
 
         return Z, solve, terms, Draws(np.zeros(n_pairs), [np.inf])
 
@@ -794,7 +810,7 @@ def _lime(game, X, prediction, dummy, budget, seed, seed_id, p, kernel,
             d = 1.0 - np.sqrt(Z.sum(axis=1) / k)
             ratio = budget / (counts @ np.sqrt(np.exp(-(d**2) / kernel_width**2)))
         var = lime_variances(design_matrix, w, counts, budget, gram, coef, y, alpha,
-                             lo, hi, ratio)
+                             lo, hi, ratio, np.tile(game.expected_value, n_b))
         return est, None, _by_group(np.sqrt(var[:, 1:]), n_b, n_out), None
 
     out = _reduced(
