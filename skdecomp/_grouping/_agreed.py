@@ -25,7 +25,7 @@ from .._image import (
 from .._partition import resolve_groups
 from ._base import _MODEL_CONSTRAINT, _BaseGrouper, _progress
 from ._agreed_images import ImageAgreedMixin
-from ._merge import _ATOL, cut, greedy_merges
+from ._merge import _ATOL, check_cut, cut, greedy_merges
 
 __all__ = ["AdaptiveGrouper"]
 
@@ -871,17 +871,6 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
         """
         check_is_fitted(self)
         tree = getattr(self, "_path_tree", self._trees[0])
-        n_initial = len(self.initial_groups_)
-        n_end = n_initial - tree.n_merges
-        if (
-            not isinstance(n_groups, Integral)
-            or isinstance(n_groups, bool)
-            or not n_end <= n_groups <= n_initial
-        ):
-            raise ValueError(
-                f"n_groups={n_groups!r} is outside the merge path, which goes "
-                f"from {n_initial} to {n_end} groups; refit with a "
-                "smaller n_groups (or rel_tol=0) to go further."
-            )
+        check_cut(tree, n_groups)
         _, labels = cut(tree, n_groups)
         return self._cut_groups(labels)

@@ -25,7 +25,7 @@ from .._image import (
     wrap_runtime,
 )
 from ._image import agreed_images, image_response, initial_label_maps
-from ._merge import cut
+from ._merge import check_cut, cut
 
 __all__ = ["ImageAgreedMixin"]
 
@@ -199,17 +199,5 @@ class ImageAgreedMixin:
             raise ValueError(
                 f"image={image!r} is not the index of one of the {n_images} fitted images."
             )
-        tree = self._image_tree(image)
-        n_initial = tree.n_leaves
-        n_final = n_initial - tree.n_merges
-        if (
-            not isinstance(n_groups, Integral)
-            or isinstance(n_groups, bool)
-            or not n_final <= n_groups <= n_initial
-        ):
-            raise ValueError(
-                f"n_groups={n_groups!r} is outside the merge history of image "
-                f"{image}, which goes from {n_initial} to {n_final} groups; refit "
-                "with a smaller n_groups (or rel_tol=0) to go further."
-            )
+        check_cut(self._image_tree(image), n_groups, f"merge history of image {image}")
         return self._cut_map(image, n_groups)

@@ -34,10 +34,11 @@ AGREED (see :ref:`agreed`).
 # SPDX-License-Identifier: BSD-3-Clause
 
 import bisect
+from numbers import Integral
 
 import numpy as np
 
-__all__ = ["MergeTree", "greedy_merges", "cut"]
+__all__ = ["MergeTree", "check_cut", "cut", "greedy_merges"]
 
 # Losses below this fraction of the output variance count as zero.
 _ATOL = 1e-9
@@ -152,6 +153,29 @@ class MergeTree:
         for a, b in self.children:
             out.append(min(out[a], out[b]))
         return out
+
+
+def check_cut(tree, n_groups, where="merge path"):
+    """Refuse a number of groups that ``tree`` does not reach.
+
+    Parameters
+    ----------
+    tree : MergeTree
+        The merges.
+    n_groups : object
+        The number of groups asked for.
+    where : str, default="merge path"
+        What the tree is, in the message.
+    """
+    n_initial = tree.n_leaves
+    n_end = n_initial - tree.n_merges
+    if (not isinstance(n_groups, Integral) or isinstance(n_groups, bool)
+            or not n_end <= n_groups <= n_initial):
+        raise ValueError(
+            f"n_groups={n_groups!r} is outside the {where}, which goes from "
+            f"{n_initial} to {n_end} groups; refit with a smaller n_groups (or "
+            "rel_tol=0) to go further."
+        )
 
 
 def cut(tree, n_groups):
