@@ -126,6 +126,9 @@ def test_refusals_are_clear():
     with pytest.raises(ValueError, match="n_samples must be a positive int"):
         ex.interactions(X[:1], index="k-SII", max_order=2, n_samples=0)
     with pytest.raises(ValueError, match="lower max_order or n_samples"):
+        ex.interactions(X[:1], index="k-SII", max_order=8, n_samples=300_000)
+    # order 8 takes the layers of 1 to 7 groups whole: 4096 is too few
+    with pytest.raises(ValueError, match="n_samples=275982: every coalition of 1 to 7"):
         ex.interactions(X[:1], index="k-SII", max_order=8, n_samples=4096)
     res = ex.interactions(X[:1], index="BII", max_order=1, n_samples=112)
     with pytest.raises(ValueError, match="standard_errors have shape"):

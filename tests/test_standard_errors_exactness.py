@@ -10,14 +10,17 @@ baseline). Oracles: the exact Shapley values for ``kernel_shap`` and
 and ``rise``, the exact index values for the interaction indices.
 """
 
+import itertools
+
 import numpy as np
 import pytest
 
 import skdecomp._methods._sampled as sampled
 from skdecomp import Explainer
-from skdecomp._methods._indices import INDICES
+from skdecomp._methods._indices import INDICES, index_terms
 from skdecomp._methods._registry import min_samples
 from skdecomp._methods._sampled_indices import (
+    min_budget,
     sampled_interactions,
     smallest_index_budget,
 )
@@ -235,3 +238,85 @@ def test_intervals_cover_at_the_smallest_budget(method):
         if method in INDICES:
             inside = inside[:, :, 1:]  # the empty term is v({}) or a constant
         assert inside.mean() >= 0.90, (game, n_bg, inside.mean())
+
+
+ORDER3 = ["SII", "k-SII", "STII", "FSII", "BII", "FBII"]
+
+
+def _layers_whole_then_four_pairs(K, top):
+    """Coalitions of 1 to top groups and of all but 1 to top, then 4 pairs a layer."""
+    sizes = {s for t in range(1, top + 1) for s in (t, K - t)}
+    whole = sum(1 for S in itertools.product((0, 1), repeat=K) if sum(S) in sizes)
+    return whole + 8 * (K // 2 - top)
+
+
+def test_order_three_takes_the_layers_of_one_and_two_groups_whole():
+    assert [min_budget(K, 3) for K in (6, 8, 10)] == [
+        _layers_whole_then_four_pairs(K, 2) for K in (6, 8, 10)] == [50, 88, 134]
+    assert min_budget(10, 2) == _layers_whole_then_four_pairs(10, 1) == 52
+    ex, rows, scale = _problem("majority", 4)
+    for index in ORDER3:
+        with pytest.raises(ValueError, match=r"n_samples=50: every coalition of 1 "
+                                             r"to 2 groups .* rest mostly on those"):
+            ex.interactions(rows, index=index, max_order=3, n_samples=49)
+    # STII's singletons and pairs are Moebius components: exact from those layers
+    exact = np.asarray(ex.interactions(rows, index="STII", max_order=3).values)
+    res = ex.set_params(random_state=0).interactions(rows, index="STII", max_order=3,
+                                                     n_samples=50)
+    value, se = np.asarray(res.values), np.asarray(res.standard_errors)
+    low = slice(1, 1 + K + K * (K - 1) // 2)
+    np.testing.assert_allclose(value[:, low], exact[:, low], atol=1e-12)
+    np.testing.assert_array_equal(se[:, low], 0.0)
+    assert np.all(se[:, low.stop:] > 1e-12 * scale)
+
+
+@pytest.mark.parametrize("index", ORDER3)
+def test_no_inexact_order_three_value_has_a_zero_standard_error(index):
+    for game, n_bg in CASES:
+        ex, rows, scale = _problem(game, n_bg)
+        target = np.asarray(ex.interactions(rows, index=index, max_order=3).values)
+        for budget in (50, 56):
+            res = ex.set_params(random_state=0).interactions(
+                rows, index=index, max_order=3, n_samples=budget)
+            value, se = np.asarray(res.values), np.asarray(res.standard_errors)
+            inexact = np.abs(value - target) > 1e-9 * scale
+            assert np.all(se[inexact] > 1e-12 * scale), (game, n_bg, budget)
+
+
+def test_kernel_shap_counts_the_degrees_of_freedom_its_fit_spends():
+    # the leverages of all coalitions in the constrained fit sum to K - 1
+    # (the trace of its hat matrix): the drawn ones spend part of that
+    for k in (6, 8):
+        Z, w, pairs, draws = sampled._kernel_design(k, 8 * k, np.random.RandomState(0))
+        estimator = sampled._kernel_estimator(8 * k)(k, np.random.RandomState(0))
+        gram = Z.T.astype(float) @ (w[:, None] * Z)
+        inv = np.linalg.inv(gram)
+        M = inv - np.outer(inv.sum(axis=1), inv.sum(axis=0)) / inv.sum()
+        lev = w * np.einsum("uk,kj,uj->u", Z.astype(float), M, Z.astype(float))
+        assert lev.sum() == pytest.approx(k - 1)
+        fitted = estimator[3].fitted
+        assert fitted == pytest.approx(lev[pairs.ravel()].sum())
+        assert 0 < fitted < k - 1
+        assert estimator[3].spent() == pytest.approx(1 - fitted / estimator[3].dof)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", ORDER3)
+def test_order_three_intervals_cover_each_size_of_term(index):
+    # 40 seeds x 6 rows x the terms of each size, per game; measured in
+    # benchmarks/bench_coverage_games.py (0.927 to 1.00); 0.82 to 0.89 for
+    # the singletons of k-SII, FSII and FBII with 28 coalitions
+    sizes = np.array([len(t) for t in index_terms(K, 3)])
+    budget = min_budget(K, 3)
+    for game, n_bg in CASES:
+        ex, rows, scale = _problem(game, n_bg)
+        target = np.asarray(ex.interactions(rows, index=index, max_order=3).values)
+        inside = []
+        for seed in range(40):
+            value, se = sampled_interactions(ex.game_, rows, INDICES[index], 3,
+                                             budget, seed)
+            miss = np.abs(value[..., 0] - target)
+            inside.append((miss <= 1e-9 * scale) | (miss <= 1.96 * se[..., 0]))
+        inside = np.array(inside)
+        for s in (1, 2, 3):
+            assert inside[:, :, sizes == s].mean() >= 0.90, (game, n_bg, s)

@@ -105,6 +105,21 @@ class Draws:
         self.n_draws = strata.size
         # degrees of freedom of the variance estimate
         self.dof = float(sum(at.size - 1 for at, _ in self.groups))
+        # parameters a fit on the same draws spends on them (``spent``)
+        self.fitted = 0.0
+
+    def spent(self):
+        """Share of each stratum's degrees of freedom left after the fit, in (0, 1].
+
+        Terms from the residuals of a fit on the same draws spread less than
+        independent ones: the fit spends ``fitted`` degrees of freedom on the
+        draws (the sum of their leverages), as the residual degrees of
+        freedom ``n - tr(H)`` of a regression, shared by the strata in
+        proportion to their own.
+        """
+        if not self.fitted or not self.dof:
+            return 1.0
+        return max(1.0 - self.fitted / self.dof, 0.25)
 
     def variance(self, terms):
         """Variance of the sum of ``terms`` (..., n_draws, k) over the draws."""
@@ -143,6 +158,7 @@ class Draws:
         agreeing.seen = np.broadcast_to(reach.seen, shape).copy()
         scale = np.asarray(scale)[..., None]
         fallback = np.asarray(reach.fallback)[..., None]
+        left = self.spent()
         for at, factor in self.groups:
             sub = terms[..., at, :]
             mean = sub.mean(axis=-2)
@@ -152,7 +168,7 @@ class Draws:
             a = at.size * reach.unit[..., at, :].max(axis=-2)
             v = np.where(agree, 0.0, v)
             var += v
-            per_dof += v * v / (at.size - 1.0)
+            per_dof += v * v / ((at.size - 1.0) * left)
             agreeing.add(agree, at.size, a, at.size * np.abs(mean), fallback)
         return var, per_dof, agreeing
 

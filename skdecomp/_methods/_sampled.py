@@ -198,8 +198,12 @@ def kernel_shap_design(n_groups, budget, rng):
     return _kernel_design(n_groups, budget, rng)[:2]
 
 
-def _kernel_design(n_groups, budget, rng):
-    """``kernel_shap_design`` and its draws: the rows of each drawn pair, their strata."""
+def _kernel_design(n_groups, budget, rng, whole=1):
+    """``kernel_shap_design`` and its draws: the rows of each drawn pair, their strata.
+
+    The layers of sizes 1 to ``whole`` (and their complements) are taken
+    whole whatever the equal shares give, as far as the budget allows.
+    """
     K = n_groups
     if budget >= n_coalitions(K):
         Z = all_coalitions(K, nontrivial=True)
@@ -217,7 +221,7 @@ def _kernel_design(n_groups, budget, rng):
     n_full = 0
     for i, s in enumerate(sizes):
         size = 2 * n_pairs[i]
-        if size > left or (i > 0 and left / (sizes.size - i) < size - 1e-8):
+        if size > left or (i >= whole and left / (sizes.size - i) < size - 1e-8):
             break
         Z = _layer(K, int(s))
         Z = np.vstack([Z, ~Z]) if paired[i] else Z
@@ -659,6 +663,15 @@ def _kernel_estimator(budget):
     def estimator(k, rng):
         Z, w, pairs, draws = _kernel_design(k, budget, rng)
         solve, gram = _kernel_solver(Z, w)
+        if draws is not None:
+            # the leverages of the drawn coalitions in the constrained fit:
+            # the degrees of freedom it spends on them (``Draws.spent``)
+            inv = np.linalg.inv(gram)
+            ones = inv.sum(axis=1)
+            M = inv - np.outer(ones, ones) / ones.sum()
+            drawn = Z[pairs.ravel()].astype(np.float64)
+            draws.fitted = float(np.sum(w[pairs.ravel()]
+                                        * np.einsum("uk,kj,uj->u", drawn, M, drawn)))
 
         def terms(values, base, phi, spread):
             return (pair_terms(Z, w, pairs, values, base, phi, gram),

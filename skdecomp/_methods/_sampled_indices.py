@@ -48,8 +48,10 @@ coefficient). With few drawn pairs a layer the spread itself is uncertain:
 the standard errors are scaled by t_{0.975, nu} / 1.96, nu the drawn pairs
 less one a layer, so that ``value +- 1.96 se`` is the t interval, and a
 budget must give each layer not taken whole at least 4 pairs
-(``min_budget``). ``benchmarks/bench_coverage_interactions.py`` measures the
-coverage.
+(``min_budget``). At order 3 and above the layers of 1 to order - 1 groups
+(and their complements) are taken whole, and a fit of at most that order is
+made from them alone (``whole_layers``). ``benchmarks/
+bench_coverage_interactions.py`` measures the coverage.
 
 A standard error is 0 only for an exact value: a term whose weighted
 coalitions all lie in layers taken whole (``_Design._agreeing``). A layer
@@ -120,16 +122,40 @@ def surrogate_order(n_groups, order, budget):
     return q
 
 
-def min_budget(n_groups):
-    """Smallest budget: the singletons and their complements, then 4 pairs a layer.
+def whole_layers(order):
+    """Layers of sizes 1 to ``order - 1`` (and their complements), always taken whole.
 
-    Each layer of sizes s and K - s (2 <= s <= K / 2) not taken whole
-    measures its own spread from its drawn pairs; with fewer than 4 pairs a
-    layer the 95 % intervals covered less than 90 % of the exact values on
-    the coverage benchmark. At least every coalition (the exact values).
+    At order 3 and above the terms of fewer groups than the order weigh a
+    few coalitions of the smallest and largest sizes far more than the
+    others (k-SII's pair {i, j} puts 0.64 on v({i, j}) and at most 0.024 on
+    the other coalitions of two groups over 8 groups; STII's pairs are
+    Moebius components, which rest on that one coalition): drawn, those
+    coalitions are mostly missed, and the spread of the drawn pairs does not
+    show it (pairs and singletons covered 71 to 87 % at 4 pairs a layer).
+    A fit of at most order - 1 is made from those layers alone: fitted on
+    the draws too, it bent towards them and their residuals shrank (FSII's
+    and FBII's singletons covered 41 to 60 % over 8 groups).
+    """
+    return max(order - 1, 1)
+
+
+def _layer_size(K, s):
+    return comb(K, s) if 2 * s == K else 2 * comb(K, s)
+
+
+def min_budget(n_groups, order=2):
+    """Smallest budget: the layers taken whole (``whole_layers``), then 4 pairs a layer.
+
+    Each layer of sizes s and K - s not taken whole measures its own spread
+    from its drawn pairs; with fewer than 4 pairs a layer the 95 %
+    intervals covered less than 90 % of the exact values on the coverage
+    benchmark. At order 2 and below only the singletons and their
+    complements are taken whole. At least every coalition (the exact values).
     """
     K = n_groups
-    return min(2 * K + 2 * _MIN_PAIRS * max(K // 2 - 1, 0), n_coalitions(K))
+    top = min(whole_layers(order), K // 2)
+    whole = sum(_layer_size(K, s) for s in range(1, top + 1))
+    return min(whole + 2 * _MIN_PAIRS * max(K // 2 - top, 0), n_coalitions(K))
 
 
 def is_local(spec, n_groups, order):
@@ -161,7 +187,7 @@ def smallest_index_budget(n_groups, spec, order):
     if is_local(spec, n_groups, order):
         K = n_groups
         return min(sum(comb(K, j) for j in range(1, min(order, K) + 1)), n_coalitions(K))
-    return min_budget(n_groups)
+    return min_budget(n_groups, order)
 
 
 def check_index_budget(n_groups, order, budget, spec=None):
@@ -178,14 +204,21 @@ def check_index_budget(n_groups, order, budget, spec=None):
                 "single coalitions that the draws mostly miss."
             )
         return int(budget)
-    low = min_budget(n_groups)
+    low = min_budget(n_groups, order)
     if budget < low:
+        top = min(whole_layers(order), n_groups // 2)
+        whole = (f"the {2 * n_groups} coalitions of one group and of all but one"
+                 if top == 1 else
+                 f"every coalition of 1 to {top} groups and of all but 1 to {top}")
+        why = ("" if top == 1 else
+               f" (terms of fewer than {order} groups rest mostly on those "
+               "coalitions, which draws would mostly miss)")
         raise ValueError(
-            f"n_samples={budget} is too small for interaction indices over "
-            f"{n_groups} groups; give at least n_samples={low}: the {2 * n_groups} "
-            f"coalitions of one group and of all but one, then {_MIN_PAIRS} pairs "
-            "of a coalition and its complement for each other size, so that "
-            "each size measures its own spread for the standard errors (about "
+            f"n_samples={budget} is too small for interaction indices of order "
+            f"{order} over {n_groups} groups; give at least n_samples={low}: "
+            f"{whole}{why}, then {_MIN_PAIRS} pairs of a coalition and its "
+            "complement for each other size, so that each size measures its own "
+            "spread for the standard errors (about "
             f"{2 * _n_basis(n_groups, order)} fit the terms of order {order})."
         )
     return int(budget)
@@ -274,9 +307,13 @@ class _Design:
 
     def __init__(self, spec, n_groups, order, budget, rng):
         K = n_groups
-        Z, w, pairs, draws = _kernel_design(K, budget, rng)
+        Z, w, pairs, draws = _kernel_design(K, budget, rng, whole_layers(order))
         self.terms = index_terms(K, order)
         q = surrogate_order(K, order, Z.shape[0])
+        if 2 <= q <= whole_layers(order) and draws is not None:
+            # the layers taken whole fix the Moebius terms of up to q groups:
+            # the fit leaves the drawn coalitions out (see ``whole_layers``)
+            w = np.where(np.isin(np.arange(Z.shape[0]), pairs), 0.0, w)
         self.basis = _basis(K, q)
         # the empty and the full coalition last
         self.Z = np.vstack([Z, np.zeros((1, K), bool), np.ones((1, K), bool)])
@@ -556,7 +593,8 @@ def index_budget(order, n_groups, tree, n_samples, default, spec=None):
 
     ``n_samples`` (the call's) forces the estimate; ``default`` (the
     explainer's ``n_samples``) sets its budget when the exact values are
-    out of reach, else 4096 or twice the number of terms, if larger.
+    out of reach, else 4096, twice the number of terms or the smallest
+    budget, whichever is largest.
     """
     if n_samples is not None and (
         not isinstance(n_samples, Integral) or isinstance(n_samples, bool)
@@ -565,7 +603,9 @@ def index_budget(order, n_groups, tree, n_samples, default, spec=None):
         raise ValueError(f"n_samples must be a positive int or None, got {n_samples!r}.")
     if n_samples is None and exact_indices(order, n_groups, tree):
         return None
-    budget = n_samples or default or max(DEFAULT_BUDGET, 2 * _n_basis(n_groups, order))
+    budget = n_samples or default or max(DEFAULT_BUDGET, 2 * _n_basis(n_groups, order),
+                                         smallest_index_budget(n_groups, spec, order)
+                                         if spec is not None else 0)
     budget = check_index_budget(n_groups, order, budget, spec)
     n_terms = _n_basis(n_groups, order) + 1
     held = n_terms * min(budget + 2, 1 << n_groups)
