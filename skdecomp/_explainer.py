@@ -276,9 +276,15 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
           differences per column at the step midpoints and sums them over
           each group, which converges faster for smooth models but is
           complete only up to the discretisation error. Both converge to
-          the gradient-based Integrated Gradients of a smooth model.
+          the gradient-based Integrated Gradients of a smooth model;
+        - ``"owen"``: ``estimator`` beyond the exact coalitions:
+          ``"permutation"`` (default, sampled orders, standard errors) or
+          ``"partition"``: shap's PartitionExplainer recursion, largest
+          contributions first, the rest spread by group size; deterministic,
+          from the root's ``2**m - 2`` coalitions up (m children), for binary
+          trees such as :meth:`~skdecomp.AdaptiveGrouper.linkage`.
 
-        :meth:`explain` passes every sampled method the keys it takes.
+        :meth:`explain` passes every method the keys it takes.
 
     verbose : int, default=0
         Show a progress bar over chunks of model calls when positive. Silent by
@@ -882,7 +888,8 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
                 # leaf by leaf on the tree path, else the hierarchy's coalitions
                 out.update(hierarchical_attributions(
                     self.game_, X, getattr(self, "hierarchy_", None), hierarchical,
-                    check_random_state(self.random_state), self.n_samples, errors))
+                    check_random_state(self.random_state), self.n_samples, errors,
+                    self.method_params))
                 hierarchical = []
             if tree and by_size:
                 canon = {m: canonical(m) for m in by_size}

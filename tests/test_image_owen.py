@@ -242,6 +242,55 @@ def test_the_sampled_owen_value_on_images(net, image, fitted):
                                atol=1e-12)
 
 
+# -- the binary tree of linkage() and the partition recursion -------------------------
+def test_linkage_is_agreeds_merges_then_adjacent_pairs_up_to_one_group(net, image):
+    grouper = agreed(ImageModel(net.module), target=TARGET, baseline="blur").fit(image[None])
+    Z = grouper.linkage()
+    assert Z.shape == (15, 4)
+    h = Explainer(net.module, method="owen", groups=PatchGrouper(8), hierarchy=Z,
+                  baseline="blur", target=TARGET).fit(image[None]).hierarchy_
+    assert all(len(ch) == 2 for ch in h.children)
+    channels = image.shape[2]
+
+    def pixels(nodes):
+        return {frozenset(int(c) // channels for k in h.leaves[a]
+                          for c in grouper.initial_groups_[k]) for a in nodes}
+
+    # along AGREED's merges (and its path past the stop) every cut is its partition
+    lowest = min(p["n_groups"] for p in grouper.path_)
+    for n in range(lowest, 17):
+        assert pixels(h.cut(n)) == pixel_sets(grouper.cut_label_map(n))
+    # above them, every merge joins two groups that touch
+    lm = grouper.initial_label_maps_[0]
+    for a in range(16 + 16 - lowest, h.n_nodes):
+        left, right = (np.isin(lm, h.leaves[c]) for c in h.children[a - 16])
+        sideways = (left[:, 1:] & right[:, :-1]) | (left[:, :-1] & right[:, 1:])
+        vertical = (left[1:, :] & right[:-1, :]) | (left[:-1, :] & right[1:, :])
+        assert sideways.any() or vertical.any()
+
+
+def test_the_partition_recursion_over_linkage_on_images(net, image):
+    grouper = agreed(ImageModel(net.module), target=TARGET, baseline="blur").fit(image[None])
+    Z = grouper.linkage()
+    exact = owen_explainer(net, image, hierarchy=Z)
+    phi_exact = exact.transform(image[None])[0]
+    errors = []
+    for budget in (2, 20, 60):
+        e = owen_explainer(net, image, hierarchy=Z, n_samples=budget,
+                           method_params={"estimator": "partition"})
+        net.reset()
+        res = e.explain(image[None], methods=["owen"])["owen"]
+        assert net.images <= budget + 1 and net.dtypes == {torch.float32}
+        assert res.standard_errors is None
+        assert abs(res.values.sum() - phi_exact.sum()) < 1e-10
+        # the root's two children are exact
+        for child in e.hierarchy_.children[-1]:
+            leaves = e.hierarchy_.leaves[child]
+            assert abs(res.values[0, leaves].sum() - phi_exact[leaves].sum()) < 1e-10
+        errors.append(np.abs(res.values[0] - phi_exact).sum())
+    assert errors[-1] < errors[0]
+
+
 # -- groups=None and (d) errors --------------------------------------------------------
 def test_groups_none_takes_the_groupers_initial_groups(net, image, fitted):
     explainer, owen = fitted

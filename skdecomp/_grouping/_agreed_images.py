@@ -21,6 +21,7 @@ from .._image import (
     groups_from_label_map,
     image_dtype,
     read_images,
+    region_adjacency,
     relabel,
     wrap_runtime,
 )
@@ -201,3 +202,60 @@ class ImageAgreedMixin:
             )
         check_cut(self._image_tree(image), n_groups, f"merge history of image {image}")
         return self._cut_map(image, n_groups)
+
+    def linkage(self, image=0):
+        """Images: an image's merges as a binary tree, a scipy linkage matrix.
+
+        AGREED's merges of the image (for the first image, its ``path_`` past
+        the stop too), then the groups left joined two at a time, the
+        adjacent pair of least area first, up to one group. As
+        ``Explainer(hierarchy=...)`` with ``groups=`` the initial groups,
+        it splits the image in two at every node, which the partition
+        recursion of the Owen value (``method_params={"estimator":
+        "partition"}``) expands at 2 coalitions per node and context.
+
+        Parameters
+        ----------
+        image : int, default=0
+            Index of the image among those passed to :meth:`fit`.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_initial - 1, 4)
+            Per merge: the two clusters (initial groups ``0 .. n_initial -
+            1`` in the order of ``initial_label_maps_``, then the merges in
+            order), the merge's rank (1, 2, ...) and its number of initial
+            groups.
+        """
+        check_is_fitted(self, "label_maps_")
+        n_images = self.label_maps_.shape[0]
+        if not isinstance(image, Integral) or not -n_images <= image < n_images:
+            raise ValueError(
+                f"image={image!r} is not the index of one of the {n_images} fitted images."
+            )
+        tree = self._image_tree(image)
+        lm0 = np.asarray(self.initial_label_maps_[image])
+        K = tree.n_leaves
+        area = np.bincount(lm0.ravel(), minlength=K).astype(np.int64)
+        children = [(int(a), int(b)) for a, b in tree.children]
+        size = [1] * K + [0] * len(children)
+        cell_area = list(area) + [0] * len(children)
+        top = np.arange(K)
+        for t, (a, b) in enumerate(children):
+            size[K + t] = size[a] + size[b]
+            cell_area[K + t] = cell_area[a] + cell_area[b]
+            top[(top == a) | (top == b)] = K + t
+        while len(children) < K - 1:
+            edges = region_adjacency(top[lm0], self.adjacency)
+            total = np.asarray(cell_area)[edges].sum(axis=1)
+            a, b = (int(v) for v in edges[np.lexsort((edges[:, 1], edges[:, 0], total))[0]])
+            new = K + len(children)
+            children.append((a, b))
+            size.append(size[a] + size[b])
+            cell_area.append(cell_area[a] + cell_area[b])
+            top[(top == a) | (top == b)] = new
+        Z = np.empty((K - 1, 4))
+        Z[:, :2] = children
+        Z[:, 2] = np.arange(1, K)
+        Z[:, 3] = size[K:]
+        return Z

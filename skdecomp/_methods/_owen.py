@@ -43,6 +43,7 @@ from scipy import sparse
 from .._config import MAX_EXACT_GROUPS, working_memory_bytes
 from ._errors import Draws, permutation_terms, t_scale
 from ._kernels import permutation_attributions
+from ._owen_partition import check_partition_budget, partition_owen_attributions
 from ._registry import (
     REGISTRY,
     _largest_budget,
@@ -332,8 +333,12 @@ def owen_plan(hierarchy, n_samples, n_background=1, n_outputs=1):
 
 
 def owen_attributions(game, X, hierarchy, rng, n_samples=None, errors=False,
-                      prediction=None):
-    """Owen/Winter values through model calls, exact or sampled by :func:`owen_plan`.
+                      prediction=None, estimator="permutation"):
+    """Owen/Winter values through model calls, exact, sampled or by the partition recursion.
+
+    Exact when the hierarchy's coalitions fit the budget (:func:`owen_plan`);
+    beyond it, sampled orders (``estimator="permutation"``) or the partition
+    recursion (``"partition"``, see ``_owen_partition``).
 
     Parameters
     ----------
@@ -348,14 +353,29 @@ def owen_attributions(game, X, hierarchy, rng, n_samples=None, errors=False,
     errors : bool, default=False
         Whether to give the standard errors of a sampled value.
     prediction : ndarray of shape (n_rows, n_outputs) or None, default=None
+    estimator : {"permutation", "partition"}, default="permutation"
 
     Returns
     -------
     phi : ndarray of shape (n_rows, K) or (n_rows, K, n_outputs)
     se : ndarray of the shape of ``phi``, or None
-        Standard errors of a sampled value with ``errors``; None when exact.
+        Standard errors of a sampled value with ``errors``; None when exact
+        or by the partition recursion (deterministic).
     """
     seed = int(rng.randint(np.iinfo(np.int32).max))
+    K = hierarchy.n_players
+    count = owen_coalition_count(hierarchy)
+    limit = DEFAULT_EXACT_COALITIONS if n_samples is None else int(n_samples)
+    if estimator == "partition" and count > limit and K > 1:
+        budget = check_partition_budget(
+            hierarchy, 2 * K + 2048 if n_samples is None else int(n_samples), game.n_outputs)
+        if prediction is None:
+            prediction = game.predict(X)
+        from ._dummy import dummy_groups
+
+        dummy = dummy_groups(game, X) if game.anchored else None
+        phi = partition_owen_attributions(game, X, hierarchy, budget, prediction, dummy)
+        return (phi[:, :, 0].copy() if phi.shape[2] == 1 else phi), None
     # a budget that cannot fit in the working memory is refused before any work
     kind, budget = owen_plan(
         hierarchy, n_samples, game.background.shape[0] if game.anchored else 1,
@@ -363,7 +383,6 @@ def owen_attributions(game, X, hierarchy, rng, n_samples=None, errors=False,
     if prediction is None:
         prediction = game.predict(X)
     n_out = prediction.shape[1]
-    K = hierarchy.n_players
     se = None
     if K == 1:
         phi = (prediction - game.expected_value[None, :])[:, None, :]
@@ -381,7 +400,7 @@ def owen_attributions(game, X, hierarchy, rng, n_samples=None, errors=False,
 
 
 def hierarchical_attributions(game, X, hierarchy, methods, rng, n_samples=None,
-                              errors=None):
+                              errors=None, method_params=None):
     """Dict method -> Owen/Winter values, for ``owen`` and aliases.
 
     On the tree path, exact leaf by leaf for any number of groups. Through
@@ -402,8 +421,9 @@ def hierarchical_attributions(game, X, hierarchy, methods, rng, n_samples=None,
             game.labels, game.n_groups, hierarchy, n_jobs=game.n_jobs,
         )
         return {m: phi.copy() for m in methods}
+    estimator = (method_params or {}).get("estimator", "permutation")
     phi, se = owen_attributions(game, X, hierarchy, rng, n_samples=n_samples,
-                                errors=errors is not None)
+                                errors=errors is not None, estimator=estimator)
     out = {}
     for m in methods:
         out[m] = phi.copy()

@@ -155,8 +155,8 @@ _ENTRIES = (
                label="PDP/Arch", color="#CC79A7",
                defaults=("exact", "wide", "report_wide"), comparison=0),
     # sampled beyond its exact coalitions, with a random stream of its own
-    MethodSpec("owen", "exact", seed_id=101, label="Owen/Winter",
-               color="#117733", efficient=True, hierarchical=True),
+    MethodSpec("owen", "exact", seed_id=101, params={"estimator": "permutation"},
+               label="Owen/Winter", color="#117733", efficient=True, hierarchical=True),
     MethodSpec("kernel_shap", "sampled", seed_id=0, estimates="shapley",
                label="Kernel SHAP", color="#56B4E9", defaults=("wide", "report_wide"),
                lead=1),
@@ -194,8 +194,9 @@ SINGLE_GROUP_METHODS = tuple(
     if spec.single_group
     for name in (spec.name, *spec.aliases)
 )
-#: Options of each sampled method and their defaults.
-METHOD_PARAMS = {spec.name: dict(spec.params) for spec in _ENTRIES if spec.kind == "sampled"}
+#: Options of each sampled method (and of Owen's estimator) and their defaults.
+METHOD_PARAMS = {spec.name: dict(spec.params) for spec in _ENTRIES
+                 if spec.kind == "sampled" or spec.params}
 
 _SEEDED = [spec for spec in _ENTRIES if spec.kind == "sampled" or spec.seed_id is not None]
 if len({spec.seed_id for spec in _SEEDED}) != len(_SEEDED) or any(
@@ -335,6 +336,12 @@ def check_method_params(method, method_params):
                 "between 0 and 1."
             )
         out["p"] = float(p)
+    if method == "owen" and out["estimator"] not in ("permutation", "partition"):
+        raise ValueError(
+            f"method_params['estimator']={out['estimator']!r}; choose 'permutation' "
+            "(sampled orders, with standard errors) or 'partition' (the partition "
+            "recursion of shap's PartitionExplainer, deterministic)."
+        )
     if method == "lime":
         if out["kernel"] not in ("constant", "distance"):
             raise ValueError(

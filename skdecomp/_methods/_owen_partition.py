@@ -1,0 +1,194 @@
+"""Owen values at a budget by the partition recursion, as shap's PartitionExplainer.
+
+Read top-down, the Owen value of a node in a context C (a coalition made of
+whole nodes above it) is ``v(C ∪ node) - v(C)``; expanding the node splits
+it among its m children by their Shapley values in the quotient game of the
+children, with C added: child j gets, for every subset S of its siblings,
+``w(|S|, m) * (v(C ∪ S ∪ j) - v(C ∪ S))``, ``w`` the Shapley weight, so child
+j meets ``2**(m - 1)`` contexts ``C ∪ S`` of its own. An expansion costs the
+``2**m - 2`` new coalitions ``C ∪ S`` (the empty and the full S are the
+context's). Expanded to the players in every context, this is the exact
+Owen value (Owen 1977; Lopez and Saboya 2009).
+
+At a budget, the (node, context) pairs are expanded largest ``|w (v(C ∪
+node) - v(C))|`` first, in batches, as shap does; what is left unexpanded
+when the budget is spent stays with its node and is spread over the node's
+players in proportion to their sizes (their numbers of columns: pixels of
+an image). So the players' values always add up to ``f(x) - E_B f``, and
+the total of a node is its exact Owen value as soon as its parent was
+expanded in all of its contexts. The values are deterministic: no standard
+errors, like the quadrature of Integrated Gradients; the finer structure
+below the unexpanded nodes is not estimated at all.
+
+The cost is counted in coalitions per explained row, each evaluated with
+every background row (like LIME's and RISE's); the explained rows are
+expanded one by one, each by its own priorities.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import heapq
+from math import factorial
+
+import numpy as np
+
+from .._config import working_memory_bytes
+
+__all__ = ["partition_min_budget", "partition_owen_attributions"]
+
+# coalitions evaluated at once for one explained row
+_BATCH = 64
+
+
+def _root_cost(hierarchy):
+    return (1 << len(hierarchy.children[-1])) - 2 if hierarchy.children else 0
+
+
+def partition_min_budget(hierarchy):
+    """Smallest budget: the root's expansion, ``2**m - 2`` for m children of the root."""
+    return _root_cost(hierarchy)
+
+
+def _entry_bytes(K):
+    # a heap entry: its context mask, two value arrays and the tuple
+    return K + 200
+
+
+def check_partition_budget(hierarchy, budget, n_outputs=1):
+    """The budget as an int, or a ValueError naming the smallest or largest that works."""
+    K = hierarchy.n_players
+    low = partition_min_budget(hierarchy)
+    widest = max(len(ch) for ch in hierarchy.children)
+    if budget < low:
+        raise ValueError(
+            f"n_samples={budget} is below the {low} coalitions of the first split of "
+            f"the hierarchy (its root has {len(hierarchy.children[-1])} children, "
+            f"2**{len(hierarchy.children[-1])} - 2 coalitions): pass n_samples >= "
+            f"{low}, or a hierarchy whose root has fewer children (a binary one, such "
+            "as a linkage, splits in 2)."
+        )
+    # every coalition evaluated adds at most m * 2**(m-1) / (2**m - 2) <= widest entries
+    per = widest * _entry_bytes(K) * (1 + int(n_outputs))
+    if budget * per > working_memory_bytes():
+        largest = max(low, working_memory_bytes() // per)
+        raise ValueError(
+            f"n_samples={budget} with the partition recursion over {K} groups would "
+            f"hold about {budget * per / 2**30:.1f} GiB; the largest budget that fits "
+            f"the working memory is n_samples={largest}."
+        )
+    return int(budget)
+
+
+def _shapley_weights(m):
+    return np.array([factorial(s) * factorial(m - 1 - s) / factorial(m) for s in range(m)])
+
+
+def _one_row(value, hierarchy, budget, f0, f1, spread):
+    """Values of the players for one explained row; ``value(masks)`` -> (n, n_out)."""
+    K = hierarchy.n_players
+    n_nodes = hierarchy.n_nodes
+    n_out = f0.shape[0]
+    node_mask = np.zeros((n_nodes, K), dtype=bool)
+    for a in range(n_nodes):
+        node_mask[a, hierarchy.leaves[a]] = True
+    phi = np.zeros((K, n_out))
+    left = np.zeros((n_nodes, n_out))  # unexpanded contributions, per node
+    tick = 0
+    heap = []
+
+    def push(node, ctx, lo, hi, w):
+        nonlocal tick
+        delta = (hi - lo) * w
+        if node < K:  # a player: its contribution is exact
+            phi[node] += delta
+            return
+        heapq.heappush(heap, (-float(np.abs(delta).max()), tick, node, ctx, lo, hi, w))
+        tick += 1
+
+    push(hierarchy.root, np.zeros(K, dtype=bool), f0, f1, 1.0)
+    spent = 0
+    while heap:
+        batch, masks = [], []
+        while heap and len(masks) < _BATCH:
+            item = heapq.heappop(heap)
+            node, ctx = item[2], item[3]
+            ch = hierarchy.children[node - K]
+            m = len(ch)
+            cost = (1 << m) - 2
+            if spent + len(masks) + cost > budget:
+                left[node] += (item[5] - item[4]) * item[6]
+                continue
+            subsets = ((np.arange(1, (1 << m) - 1)[:, None] >> np.arange(m)) & 1).astype(bool)
+            union = (subsets.astype(np.int64) @ node_mask[ch].astype(np.int64)) > 0
+            batch.append((item, len(masks), subsets))
+            masks.extend(ctx[None, :] | union)
+        if not batch:
+            break
+        out = value(np.asarray(masks))
+        spent += len(masks)
+        for (_, _, node, ctx, lo, hi, w), start, subsets in batch:
+            ch = hierarchy.children[node - K]
+            m = len(ch)
+            full = (1 << m) - 1
+            # v(ctx ∪ S) for every subset S by its bitmask
+            v = np.empty((1 << m, n_out))
+            v[0], v[full] = lo, hi
+            bits = (subsets.astype(np.int64) << np.arange(m)).sum(axis=1)
+            v[bits] = out[start:start + subsets.shape[0]]
+            sw = _shapley_weights(m)
+            for j, c in enumerate(ch):
+                for s in range(1 << m):
+                    if s >> j & 1:
+                        continue
+                    ctx_s = ctx.copy()
+                    for i in range(m):
+                        if s >> i & 1:
+                            ctx_s |= node_mask[ch[i]]
+                    push(c, ctx_s, v[s], v[s | 1 << j], w * sw[bin(s).count("1")])
+    for item in heap:
+        left[item[2]] += (item[5] - item[4]) * item[6]
+    for a in np.flatnonzero(np.abs(left).sum(axis=1) > 0):
+        players = hierarchy.leaves[a]
+        share = spread[players]
+        total = share.sum()
+        share = share / total if total > 0 else np.full(players.size, 1.0 / players.size)
+        phi[players] += share[:, None] * left[a][None, :]
+    return phi
+
+
+def partition_owen_attributions(game, X, hierarchy, budget, prediction, dummy=None):
+    """Owen values by the partition recursion within ``budget`` coalitions per row.
+
+    Parameters
+    ----------
+    game : CoalitionGame
+    X : ndarray or DataFrame
+        Checked rows in the model's input form.
+    hierarchy : Hierarchy
+    budget : int
+        Coalitions evaluated per explained row (checked by
+        :func:`check_partition_budget`).
+    prediction : ndarray of shape (n_rows, n_outputs)
+    dummy : ndarray of shape (n_rows, K), bool, or None
+        Groups on which a row equals every background row: they get no share
+        of the unexpanded values (their exact value is 0).
+
+    Returns
+    -------
+    phi : ndarray of shape (n_rows, K, n_outputs)
+    """
+    K = hierarchy.n_players
+    sizes = np.bincount(game.labels, minlength=K).astype(np.float64)
+    f0 = np.asarray(game.expected_value, dtype=np.float64).reshape(-1)
+    n_rows = prediction.shape[0]
+    phi = np.zeros((n_rows, K, prediction.shape[1]))
+    for i in range(n_rows):
+        row = X.iloc[i:i + 1] if hasattr(X, "iloc") else X[i:i + 1]
+
+        def value(masks, row=row, i=i):
+            return game.values(row, masks, prediction=prediction[i:i + 1])[0]
+
+        spread = sizes if dummy is None else sizes * ~dummy[i]
+        phi[i] = _one_row(value, hierarchy, budget, f0,
+                          np.asarray(prediction[i], dtype=np.float64), spread)
+    return phi
