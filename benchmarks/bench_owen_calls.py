@@ -110,7 +110,7 @@ def main():
         print(f"shap Partition {shap_coal:9.0f}   {t_shap:9.1f}")
 
     print("sampled, 40 seeds   coverage   rmse   time/seed (s)")
-    for n_samples in (4 * (K - 1), 16 * (K - 1)):
+    for n_samples in (8 * (K - 1), 16 * (K - 1)):
         cover, err, t = [], [], time.perf_counter()
         for seed in range(40):
             res = Explainer(f, background=bg, method="owen", hierarchy=Z,

@@ -210,7 +210,7 @@ def test_64_groups_exact_and_sampled():
     assert np.mean(np.abs(values - exact) <= 1.96 * res.standard_errors) >= 0.85
     # a flat hierarchy of 64 groups is the Shapley value, sampled by default
     flat = Explainer(f, background=bg[:2], method="owen", hierarchy=[list(range(K))],
-                     n_samples=252).fit(X)
+                     n_samples=504).fit(X)
     res = flat.explain(X[10:11], methods=["owen"])["owen"]
     assert res.standard_errors is not None
     np.testing.assert_allclose(np.asarray(res.values).sum() + flat.expected_value_,
@@ -265,3 +265,41 @@ def test_equals_shap_coalition_explainer_on_a_non_binary_partition():
     explainer = Explainer(g, background=bg, method="owen", hierarchy=H).fit(X)
     ours = explainer.transform(X[10:14])
     np.testing.assert_allclose(ours, theirs.values, rtol=0, atol=1e-8)
+
+
+# -- the smallest budget and standard errors that are 0 only when exact ------------
+def test_smallest_budget_is_four_pairs_of_orders_per_game():
+    assert [min_samples("owen", K) for K in (2, 6, 8, 12)] == [2, 40, 56, 88]
+    X = np.random.default_rng(8).normal(size=(10, 6))
+    H = [0, [1, [2, [3, [4, 5]]]]]  # 62 coalitions exact: 39 is sampled
+    with pytest.raises(ValueError, match=r"at least n_samples=40, .*four consistent "
+                                         r"orders and their reverses per game"):
+        Explainer(smooth(6), background=X[:1], method="owen", hierarchy=H,
+                  n_samples=39).fit(X).transform(X[:2])
+
+
+@pytest.mark.parametrize("n_background", [1, 4])
+def test_agreeing_orders_get_a_bound_not_a_standard_error_of_0(n_background):
+    # a majority game: most drawn orders agree on most players' contributions
+    K = 6
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(30, K)) + 0.8
+    bg = -np.abs(rng.normal(size=(n_background, K)))
+
+    def f(Z):
+        return (np.sum(np.asarray(Z) > 0, axis=1) >= 4).astype(float)
+
+    H = [0, [1, [2, [3, [4, 5]]]]]
+    rows = X[:8]
+    exact = Explainer(f, background=bg, method="owen", hierarchy=H).fit(X).transform(rows)
+    inexact_at_0, held = 0, []
+    for seed in range(6):
+        res = Explainer(f, background=bg, method="owen", hierarchy=H,
+                        n_samples=min_samples("owen", K), random_state=seed).fit(X).explain(
+            rows, methods=["owen"])["owen"]
+        miss = np.abs(np.asarray(res.values) - exact)
+        se = res.standard_errors
+        inexact_at_0 += np.sum((miss > 1e-9) & (se <= 1e-12))
+        held.append(np.mean(miss <= 1.96 * se + 1e-9))
+    assert inexact_at_0 == 0
+    assert np.mean(held) >= 0.9

@@ -20,6 +20,7 @@ from skdecomp import Explainer
 from skdecomp._methods._indices import INDICES, index_terms
 from skdecomp._methods._registry import min_samples
 from skdecomp._methods._sampled_indices import (
+    check_index_budget,
     min_budget,
     sampled_interactions,
     smallest_index_budget,
@@ -320,3 +321,17 @@ def test_order_three_intervals_cover_each_size_of_term(index):
         inside = np.array(inside)
         for s in (1, 2, 3):
             assert inside[:, :, sizes == s].mean() >= 0.90, (game, n_bg, s)
+
+
+def test_order_2_fsii_and_fbii_need_six_pairs_a_layer():
+    # their singletons weigh every size; with 4 pairs a layer they covered 87 %
+    for name in ("FSII", "FBII"):
+        spec = INDICES[name]
+        # 2K coalitions whole, then 6 pairs for each of the K // 2 - 1 other sizes
+        assert [smallest_index_budget(K, spec, 2) for K in (6, 8)] == [12 + 24, 16 + 36]
+        assert smallest_index_budget(6, spec, 3) == min_budget(6, 3) == 50
+    assert smallest_index_budget(6, INDICES["SII"], 2) == min_budget(6, 2) == 28
+    with pytest.raises(ValueError, match=r"at least n_samples=36: .* then 6 pairs .*"
+                                         r"FSII's singletons weigh every size"):
+        check_index_budget(6, 2, 35, INDICES["FSII"])
+    check_index_budget(6, 2, 35, INDICES["BII"])

@@ -28,9 +28,10 @@ Beyond a budget the value is sampled: pairs of a consistent order and its
 reverse (also consistent), drawn for each background row's own game
 (v_x,z(S) = f(x_S, z_-S)), as permutation SHAP does; each order's marginal
 contributions add up to ``f(x) - f(z)``, so the estimate is efficient. Its
-standard errors come from the spread of the antithetic pairs within each
-background row's game, the variances of the independent games added up,
-scaled by t / 1.96 for their Welch-Satterthwaite degrees of freedom.
+standard errors are permutation SHAP's: the spread of the antithetic pairs
+within each background row's game, the variances of the independent games
+added up, scaled by t / 1.96 for their Welch-Satterthwaite degrees of
+freedom, and pairs that all agree bounded rather than taken as exact.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -41,7 +42,7 @@ import numpy as np
 from scipy import sparse
 
 from .._config import MAX_EXACT_GROUPS, working_memory_bytes
-from ._errors import Draws, permutation_terms, t_scale
+from ._errors import Draws
 from ._kernels import permutation_attributions
 from ._owen_partition import check_partition_budget, partition_owen_attributions
 from ._registry import (
@@ -52,7 +53,15 @@ from ._registry import (
     min_samples,
     resolve_budget,
 )
-from ._sampled import _evaluate, _rows_first, _Segment, _unique_rows, prefix_design
+from ._sampled import (
+    _evaluate,
+    _rows_first,
+    _Segment,
+    _unique_rows,
+    _Variances,
+    order_terms,
+    prefix_design,
+)
 
 __all__ = [
     "hierarchical_attributions",
@@ -218,7 +227,15 @@ def _exact(game, X, prediction, hierarchy):
 
 
 def _sampled(game, X, prediction, hierarchy, budget, seed, errors=False):
-    """Mean over the background rows of each one's sampled game; optional errors."""
+    """Mean over the background rows of each one's sampled game; optional errors.
+
+    The standard errors are those of permutation SHAP (``_sampled._Variances``):
+    each game's variance from its own pairs, a group's variance moderated
+    towards its row's, and a group whose pairs all agree in a game bounded
+    by the rule of three rather than taken as exact. A group out of play in
+    a game (the explained row and the background row agree on it) adds
+    nothing there: its contributions are 0 in every order.
+    """
     from ._dummy import differing_groups
 
     K = hierarchy.n_players
@@ -227,21 +244,16 @@ def _sampled(game, X, prediction, hierarchy, budget, seed, errors=False):
     if game.anchored:
         n_bg = game.background.shape[0]
         differ = differing_groups(game, X) if errors else None
+        bg_pred = game.background_prediction
     else:  # one game, the imputer's own
         n_bg = 1
         differ = np.ones((n_rows, 1, K), dtype=bool) if errors else None
+        bg_pred = game.expected_value[None, :]
     designs = [_order_design(hierarchy, n_pairs, np.random.RandomState(
         [seed, OWEN_SEED_ID, j])) for j in range(n_bg)]
     phi = np.zeros((n_rows, K, n_out))
-    var = np.zeros((n_rows, K, n_out))
-    var_per_dof = np.zeros((n_rows, K, n_out))
-    floor = np.zeros((n_rows, K, n_out))
-    floor_per_dof = np.zeros((n_rows, K, n_out))
-    spread_sum = np.zeros((n_rows, n_out))
-    spread_count = np.zeros(n_rows)
+    acc = _Variances(n_rows, K, n_out) if errors and n_pairs >= 2 else None
     draws = Draws(np.zeros(n_pairs), [np.inf])
-    n = float(n_pairs)
-    floor_weight = n / (n + 1.0) ** 2
     per_row = max(1, n_bg * designs[0][1].shape[0] * n_out)
     step = max(1, _MAX_VALUES // per_row)
     groups_all = np.arange(K)
@@ -249,38 +261,21 @@ def _sampled(game, X, prediction, hierarchy, budget, seed, errors=False):
         rows = np.arange(lo, min(n_rows, lo + step))
         segments = [_Segment(Z, rows, np.broadcast_to(groups_all, (rows.size, K)),
                              np.full(rows.size, j)) for j, (_, Z, _) in enumerate(designs)]
-        for j, ((orders, Z, index), values) in enumerate(
-                zip(designs, _evaluate(game, X, prediction, segments))):
+        for j, (seg, (orders, Z, index), values) in enumerate(
+                zip(segments, designs, _evaluate(game, X, prediction, segments))):
             flat = _rows_first(values)
             est = permutation_attributions(orders, index, flat)
             phi[rows] += est.reshape(rows.size, n_out, K).transpose(0, 2, 1)
-            if not errors or n_pairs < 2:
-                continue
-            t = permutation_terms(orders, index, flat)
-            v = draws.variance(t).reshape(rows.size, n_out, K).transpose(0, 2, 1)
-            dev = t - t.mean(axis=-2, keepdims=True)
-            spread = np.einsum("...uk,...uk->...k", dev, dev)
-            agree = (spread <= 1e-20 * np.einsum("...uk,...uk->...k", t, t))
-            agree = agree.reshape(rows.size, n_out, K).transpose(0, 2, 1)
-            live = differ[rows, j][:, :, None]  # groups in play in this game
-            spread_sum[rows] += (v * live).sum(axis=1)
-            spread_count[rows] += live[:, :, 0].sum(axis=1)
-            # a group in play whose draws agree gets the floor of permutation SHAP
-            agree = agree & live
-            v = np.where(agree, 0.0, v)
-            var[rows] += v
-            var_per_dof[rows] += v * v / draws.dof
-            floor[rows] += agree * floor_weight
-            floor_per_dof[rows] += agree * (floor_weight * floor_weight / draws.dof)
+            if acc is not None:
+                base = np.broadcast_to(bg_pred[j], (rows.size, n_out)).reshape(-1)
+                acc.add(seg, order_terms(orders, index), draws, flat, base, est,
+                        play=differ[rows, j])
     phi /= n_bg
     if not errors:
         return phi
-    if n_pairs < 2:  # pragma: no cover - min_samples asks for two pairs
+    if acc is None:  # pragma: no cover - min_samples asks for three pairs
         return phi, np.full(phi.shape, np.inf)
-    mean = (spread_sum / np.maximum(spread_count, 1.0)[:, None])[:, None, :]
-    var = var + floor * mean
-    var_per_dof = var_per_dof + floor_per_dof * mean * mean
-    return phi, np.sqrt(var) / n_bg * t_scale(var, var_per_dof)
+    return phi, acc.standard_errors(n_bg)
 
 
 def _exact_bytes(hierarchy, count, n_outputs=1):

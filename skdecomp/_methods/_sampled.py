@@ -605,7 +605,8 @@ class _Variances:
         self.agreeing = Agreeing((n_rows, K, n_out))
         self.live = np.zeros((n_rows, K), dtype=bool)  # in play in some game
 
-    def add(self, seg, terms, draws, flat, base, est):
+    def add(self, seg, terms, draws, flat, base, est, play=None):
+        """Add the games of a segment; ``play`` (n_b, k): the groups in play in each."""
         n_b, k = seg.groups.shape
         n_out = self.var.shape[2]
         # the range of each game's values, the empty and the full coalition
@@ -630,14 +631,16 @@ class _Variances:
                 return a.reshape(at.size, n_out, k).transpose(0, 2, 1)
 
             rows = seg.rows[at]
-            # a row meets each z once, so no index repeats
+            # a row meets each z once, so no index repeats; a group out of
+            # play adds nothing (its contributions are 0 in every order)
             where = (rows[:, None], seg.groups[at])
-            self.var[where] += by_group(v)
-            self.var_per_dof[where] += by_group(per_dof)
+            keep = np.ones((at.size, k, 1)) if play is None else play[at][:, :, None]
+            self.var[where] += by_group(v) * keep
+            self.var_per_dof[where] += by_group(per_dof) * keep
             for name, value in vars(agreeing).items():
-                setattr(agreeing, name, by_group(value))
+                setattr(agreeing, name, by_group(value) * keep)
             self.agreeing.merge(agreeing, where)
-            self.live[where] = True
+            self.live[where] |= keep[:, :, 0] > 0
 
     def standard_errors(self, n_bg):
         """The standard errors (n_rows, K, n_out) of the mean over n_bg games."""
@@ -692,21 +695,29 @@ def _permutation_estimator(budget):
             return permutation_attributions(orders, index, values)
 
         n_pairs = orders.shape[0] // 2
-
-        def terms(values, base, phi, spread):
-            # a pair's term is the mean of two marginal contributions over the
-            # number of pairs; one that differs from the others moves as far
-            # as the group's pair terms were seen to move in the row's games,
-            # or, where they never moved, within the range of the game's values
-            t = permutation_terms(orders, index, values)
-            # how far each group's pair terms moved, as a pair's term
-            moved = np.abs(t - t.mean(axis=1, keepdims=True)).max(axis=1) * n_pairs
-            moved = np.where(moved > ROUNDING * spread[:, None], moved, 0.0)
-            return t, Reach(np.full(t.shape, 1.0 / n_pairs), moved, spread)
-
-        return Z, solve, terms, Draws(np.zeros(n_pairs), [np.inf])
+        return Z, solve, order_terms(orders, index), Draws(np.zeros(n_pairs), [np.inf])
 
     return estimator
+
+
+def order_terms(orders, index):
+    """``terms(values, base, phi, spread)`` of antithetic orders, for ``_Variances``.
+
+    A pair's term is the mean of its two marginal contributions over the
+    number of pairs; one that differs from the others moves as far as the
+    group's pair terms were seen to move in the row's games, or, where they
+    never moved, within the range of the game's values.
+    """
+    n_pairs = orders.shape[0] // 2
+
+    def terms(values, base, phi, spread):
+        t = permutation_terms(orders, index, values)
+        # how far each group's pair terms moved, as a pair's term
+        moved = np.abs(t - t.mean(axis=1, keepdims=True)).max(axis=1) * n_pairs
+        moved = np.where(moved > ROUNDING * spread[:, None], moved, 0.0)
+        return t, Reach(np.full(t.shape, 1.0 / n_pairs), moved, spread)
+
+    return terms
 
 
 def _kernel_shap(game, X, prediction, differ, budget, seed, seed_id, errors=False):
