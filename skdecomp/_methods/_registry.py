@@ -431,7 +431,8 @@ _SMALLEST_BECAUSE = {
     "owen": "four consistent orders and their reverses per game; with three, "
             "a player whose contribution turns on one choice of the hierarchy "
             "saw every pair make the same choice too often, and its intervals "
-            "covered too little",
+            "covered too little; method_params={'estimator': 'partition'} takes "
+            "smaller budgets on a binary hierarchy, without standard errors",
 }
 
 
