@@ -104,3 +104,37 @@ def test_a_number_of_groups_takes_the_papers_rule():
     lazy = AdaptiveGrouper(model, initial_groups=PatchGrouper(4), n_groups=3,
                            strategy="pairs").fit(image)
     assert lazy.strategy_ == "pairs" and lazy.n_groups_ == 3
+
+
+class QuadrantPair(torch.nn.Module):
+    """The top-left and top-right quadrants interact; the rest is additive."""
+
+    def forward(self, x):  # NCHW
+        q = torch.nn.functional.avg_pool2d(x.mean(dim=1, keepdim=True), SIZE // 2)
+        q = q.reshape(len(x), 4)  # top-left, top-right, bottom-left, bottom-right
+        return (torch.tanh(q).sum(dim=1) * 0.1 + 4.0 * q[:, 0] * q[:, 1])[:, None]
+
+
+def test_agreed_from_superpixels_merges_the_interacting_segments():
+    from skdecomp import SuperpixelGrouper
+
+    # four flat quadrants of distinct colours: SLIC finds them
+    image = np.zeros((1, SIZE, SIZE, 3))
+    h = SIZE // 2
+    for (r, c), colour in zip([(0, 0), (0, 1), (1, 0), (1, 1)],
+                              [(0.9, 0.1, 0.1), (0.1, 0.9, 0.1), (0.1, 0.1, 0.9),
+                               (0.9, 0.9, 0.1)]):
+        image[0, r * h:(r + 1) * h, c * h:(c + 1) * h] = colour
+    model = ImageModel(QuadrantPair().eval(), output="logit")
+    slic = SuperpixelGrouper("slic", segmentation_params={"n_segments": 4,
+                                                          "compactness": 10})
+    g = AdaptiveGrouper(model, initial_groups=slic, baseline="zeros",
+                        max_group_size=SIZE * SIZE).fit(image)
+    initial = g.initial_label_maps_[0]
+    assert np.unique(initial).size == 4
+    top = {int(initial[0, 0]), int(initial[0, -1])}
+    assert g.n_groups_ == 3
+    merged = [k for k in range(g.n_groups_) if np.unique(initial[g.label_map_ == k]).size > 1]
+    assert len(merged) == 1
+    assert set(np.unique(initial[g.label_map_ == merged[0]]).tolist()) == top
+    assert g.remaining_share_ < 1e-6
