@@ -1,5 +1,7 @@
 """ImageModel: torch modules, ONNX sessions and callables on images, as they are."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -340,3 +342,24 @@ def test_hostile_image_inputs(cnn):
     phi = ex.transform(images)
     with pytest.raises(ValueError, match="label_map"):
         SaliencyDisplay.from_result(images[0], np.zeros((31, 32), int), {"shapley": phi})
+
+
+def test_float_images_in_0_1_for_a_0_255_preprocessing_warn_once():
+    def net(images):  # NHWC float32 -> two logits
+        return np.stack([images.mean(axis=(1, 2, 3)), -images.mean(axis=(1, 2, 3))], axis=1)
+
+    rng = np.random.default_rng(0)
+    photo = rng.integers(0, 256, size=(2, 8, 8, 3)).astype(np.uint8)
+    model = ImageModel(net, preprocess=(127.0, 128.0), output="logit")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(photo)  # uint8
+        model.predict(photo.astype(np.float64))  # floats 0..255
+        model.predict(np.zeros((1, 8, 8, 3)))  # a black baseline
+        ImageModel(net, preprocess=(0.5, 0.25), output="logit").predict(photo / 255.0)
+    with pytest.warns(UserWarning, match="multiply the images by 255"):
+        wrong = model.predict(photo / 255.0)
+    assert np.allclose(wrong[:, 0], (photo / 255.0 - 127.0).mean(axis=(1, 2, 3)) / 128.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(photo / 255.0)  # once per model

@@ -14,6 +14,7 @@ torch and onnxruntime are imported only when such a model is given.
 
 import copy
 import sys
+import warnings
 from contextlib import contextmanager
 from numbers import Integral
 
@@ -117,7 +118,9 @@ class ImageModel:
         std)`` of numbers or per-channel sequences gives ``(x - mean) /
         std``. A callable gets a numpy array; for the gradients of a torch
         module (``integrated_gradients``) it gets a torch tensor, so write it
-        with operators both support.
+        with operators both support. With a mean above 1 (pixels from 0 to
+        255), float images in 0..1 get a warning: they are almost surely
+        scaled otherwise than the model expects.
     output : {"probability", "logit"} or callable, default="probability"
         The explained output: "probability" is the softmax of the model's
         output over the classes, "logit" the model's output as it is; a
@@ -503,6 +506,23 @@ class ImageModel:
             X = X[..., None]
         return X
 
+    def _check_scale(self, images):
+        """Warn once when float images in 0..1 meet a (mean, std) made for 0..255."""
+        if (getattr(self, "_scale_warned", False) or callable(self.preprocess)
+                or self.preprocess is None or images.dtype.kind != "f" or not images.size):
+            return
+        mean, _ = self._mean_std()
+        top = float(np.max(images))
+        if float(np.max(mean)) > 1.0 and 0.0 < top <= 1.0:
+            self._scale_warned = True
+            warnings.warn(
+                f"The images are floats from 0 to {top:.3g}, but preprocess="
+                f"{self.preprocess!r} expects pixels from 0 to 255: multiply the "
+                "images by 255 (or pass them as uint8), or the model sees nearly "
+                "constant images and every explanation is meaningless.",
+                UserWarning, stacklevel=3,
+            )
+
     def _prepare(self, batch):
         """float32 images in the model's layout, preprocessed (numpy)."""
         x = np.asarray(batch, dtype=np.float32)
@@ -621,6 +641,7 @@ class ImageModel:
             The explained output (see ``output`` and ``target``), float64.
         """
         images = self._as_images(X)
+        self._check_scale(images)
         n = images.shape[0]
         step = self.batch_rows(int(np.prod(images.shape[1:])))
         outs = []
