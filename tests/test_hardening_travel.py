@@ -109,16 +109,22 @@ def test_to_shap_of_flat_explanations_draws(data, plots, method, n_samples):
 
 
 @pytest.mark.parametrize("name", list(HIERARCHIES))
-@pytest.mark.parametrize("n_samples", [None, 40], ids=["exact", "sampled"])
-def test_to_shap_of_owen_values_at_every_cut_draws(data, plots, name, n_samples):
+@pytest.mark.parametrize("n_samples, estimator", [(None, "permutation"), (56, "permutation"),
+                                                  (12, "partition")],
+                         ids=["exact", "sampled", "partition"])
+def test_to_shap_of_owen_values_at_every_cut_draws(data, plots, name, n_samples, estimator):
     from scipy.cluster.hierarchy import cophenet, is_monotonic, is_valid_linkage
+
+    from skdecomp._methods._owen import owen_coalition_count
 
     shap, plt = plots
     X = data
-    res = Explainer(f, background=X[:4], method="owen", hierarchy=HIERARCHIES[name],
-                    n_samples=n_samples, random_state=0).fit(X).explain(
-        X[10:13], methods=["owen"])["owen"]
-    assert (res.standard_errors is not None) == (n_samples is not None)
+    explainer = Explainer(f, background=X[:4], method="owen", hierarchy=HIERARCHIES[name],
+                          n_samples=n_samples, random_state=0,
+                          method_params={"estimator": estimator}).fit(X)
+    res = explainer.explain(X[10:13], methods=["owen"])["owen"]
+    sampled = n_samples is not None and owen_coalition_count(explainer.hierarchy_) > n_samples
+    assert (res.standard_errors is not None) == (sampled and estimator == "permutation")
     sizes = res.hierarchy.cut_sizes()
     assert sizes[0] == 1 and sizes[-1] == 8
     for n_groups in sizes:

@@ -69,7 +69,10 @@ def test_uint8_photo_is_drawn_as_it_is(model, photo):
 
 
 @pytest.mark.parametrize("scale", [1.0, 255.0])
-def test_float_photo_is_drawn_in_its_own_scale(model, photo, scale):
+def test_float_photo_is_drawn_in_its_own_scale(net, photo, scale):
+    # the preprocessing of the photo's scale (0..1 photos would warn otherwise)
+    model = ImageModel(net, preprocess=(127.0 / 255.0 * scale, 128.0 / 255.0 * scale),
+                       class_names=CLASSES)
     image = photo / 255.0 * scale
     disp = _explain(model, image)
     shown = disp.images_["image"].get_array()
