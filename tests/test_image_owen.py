@@ -330,3 +330,15 @@ def test_pixels_as_initial_groups_raise_before_agreed_runs(net, image):
 def test_an_image_grouper_without_merge_tree_raises(net, image):
     with pytest.raises(ValueError, match="keeps no merge path"):
         owen_explainer(net, image, hierarchy=PatchGrouper(8))
+
+
+def test_linkage_and_cut_label_map_of_a_grouper_fitted_on_a_table():
+    from sklearn.linear_model import LinearRegression
+
+    X = np.random.default_rng(0).normal(size=(40, 4))
+    grouper = AdaptiveGrouper(LinearRegression().fit(X, X[:, 0] * X[:, 1])).fit(X)
+    for method in ("linkage", "cut_label_map"):
+        args = () if method == "linkage" else (2,)
+        with pytest.raises(ValueError, match=rf"{method}\(\) is for a grouper fitted on "
+                           "images"):
+            getattr(grouper, method)(*args)

@@ -168,6 +168,22 @@ class ImageAgreedMixin:
                 "chosen": t == n_kept,
             })
 
+    def _check_image_index(self, image, what):
+        """The number of fitted images, once ``image`` is one of them."""
+        check_is_fitted(self)
+        if not hasattr(self, "label_maps_"):
+            raise ValueError(
+                f"{what}() is for a grouper fitted on images; this one was fitted on a "
+                "table. Its merges are in path_ (pass the grouper itself as "
+                "Explainer(hierarchy=...))."
+            )
+        n_images = self.label_maps_.shape[0]
+        if not isinstance(image, Integral) or not -n_images <= image < n_images:
+            raise ValueError(
+                f"image={image!r} is not the index of one of the {n_images} fitted images."
+            )
+        return n_images
+
     def _image_tree(self, image):
         """The merges of an image, past the stop for the first (``path_``)."""
         tree = self._trees[image]
@@ -194,12 +210,7 @@ class ImageAgreedMixin:
         label_map : ndarray of shape (H, W)
             Group ids in order of each group's first pixel (row by row).
         """
-        check_is_fitted(self, "label_maps_")
-        n_images = self.label_maps_.shape[0]
-        if not isinstance(image, Integral) or not -n_images <= image < n_images:
-            raise ValueError(
-                f"image={image!r} is not the index of one of the {n_images} fitted images."
-            )
+        n_images = self._check_image_index(image, "cut_label_map")
         check_cut(self._image_tree(image), n_groups, f"merge history of image {image}")
         return self._cut_map(image, n_groups)
 
@@ -227,12 +238,7 @@ class ImageAgreedMixin:
             order), the merge's rank (1, 2, ...) and its number of initial
             groups.
         """
-        check_is_fitted(self, "label_maps_")
-        n_images = self.label_maps_.shape[0]
-        if not isinstance(image, Integral) or not -n_images <= image < n_images:
-            raise ValueError(
-                f"image={image!r} is not the index of one of the {n_images} fitted images."
-            )
+        self._check_image_index(image, "linkage")
         tree = self._image_tree(image)
         lm0 = np.asarray(self.initial_label_maps_[image])
         K = tree.n_leaves
