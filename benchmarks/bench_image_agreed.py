@@ -15,6 +15,9 @@ probability) against its blurred self (``baseline="blur"``).
   ``path_`` whose effective number of groups is closest to 60;
 * ``AGREED/32``: the same from ``PatchGrouper(32)`` (49 patches of 32 pixels:
   the coarse resolution), at its default and at ``K_eff`` closest to 20;
+* ``AGREED/slic200``, ``AGREED/slic50`` (with ``--from-superpixels``): the
+  same from the SLIC partitions below (n = 200 and 50) as initial groups:
+  AGREED's merges applied to superpixels instead of squares;
 * ``SQUARE``: ``PatchGrouper(s)``, s = 16, 23, 32, 45 pixels (196, 100, 49,
   25 groups; the last row and column shrink when s does not divide 224);
 * ``SLIC``: ``SuperpixelGrouper("slic", segmentation_params={"n_segments":
@@ -92,9 +95,10 @@ the photos.
 family (16 and 32 px, n = 200 and 50, the finest and the third quickshift),
 AGREED at its defaults only, ``rise`` at ``4 (K + 1)`` and 96 INFD
 coalitions (about 15 minutes, 55,000 evaluations). The full run took 35
-minutes on one thread of two shared cores (167,000 evaluations).
+minutes on one thread of two shared cores (167,000 evaluations); with
+``--from-superpixels``, 36 minutes (208,000 evaluations).
 
-Run: python benchmarks/bench_image_agreed.py [--quick] [--figure PATH]
+Run: python benchmarks/bench_image_agreed.py [--quick] [--from-superpixels] [--figure PATH]
      [--photos cat daisy] [--kernel-shap 8] [--lime 3] [--rise 5]
      [--infd-samples 128] [--json PATH]
 """
@@ -132,6 +136,21 @@ _QS = {
 QUICKSHIFT = {"full": tuple(_QS), "quick": ("k3 d6", "k4 d16")}
 # AGREED: initial patch size -> K_eff targets of the partitions cut past the stop
 AGREED = {"full": {16: (60,), 32: (20,)}, "quick": {16: (), 32: ()}}
+# --from-superpixels: AGREED from SLIC superpixels (n_segments) as well
+AGREED_SLIC = {"full": {"slic200": (60,), "slic50": (20,)},
+               "quick": {"slic200": (), "slic50": ()}}
+
+
+def initial_grouper(key):
+    """The initial groups of AGREED: square patches (an int, pixels) or SLIC ("slicN")."""
+    if isinstance(key, int):
+        return PatchGrouper(key)
+    return SuperpixelGrouper("slic", segmentation_params={
+        "n_segments": int(key[4:]), "compactness": 10})
+
+
+def resolution_name(key):
+    return f"{key} px patches" if isinstance(key, int) else f"SLIC n={key[4:]}"
 
 
 class Counter:
@@ -198,8 +217,8 @@ def fixed_partitions(image, mode):
 
 
 def agreed_partitions(cnn, counter, image, label, patch, targets):
-    """AGREED from ``patch``-pixel patches: its default partition and cuts along path_."""
-    grouper = AdaptiveGrouper(cnn, initial_groups=PatchGrouper(patch), baseline="blur",
+    """AGREED from ``patch`` (see ``initial_grouper``): its default partition and cuts along path_."""
+    grouper = AdaptiveGrouper(cnn, initial_groups=initial_grouper(patch), baseline="blur",
                               target=label)
     before, start = counter.n, time.perf_counter()
     grouper.fit(image[None])
@@ -207,7 +226,8 @@ def agreed_partitions(cnn, counter, image, label, patch, targets):
     fit = {"evaluations": counter.n - before, "model_calls": int(grouper.model_calls_),
            "seconds": seconds, "n_groups": int(grouper.n_groups_),
            "stop": grouper.stop_reason_, "useful": bool(grouper.useful_partition_),
-           "path_end": int(grouper.path_[-1]["n_groups"])}
+           "path_end": int(grouper.path_[-1]["n_groups"]),
+           "n_initial": len(grouper.initial_groups_)}
     family = f"AGREED/{patch}"
     out = [(family, "default", grouper.label_map_)]
     past = [e for e in grouper.path_ if e["n_groups"] < grouper.n_groups_]
@@ -366,12 +386,12 @@ def photo_table(name, rows):
               f"{r['seconds']:>6.0f}", flush=True)
 
 
-def comparisons(rows, photos):
+def comparisons(rows, photos, keys):
     """Per photo and resolution: AGREED's default against each fixed family at its K_eff."""
     table = []
     for photo in photos:
         mine = [r for r in rows if r["photo"] == photo]
-        for patch in (16, 32):
+        for patch in keys:
             agreed = [r for r in mine if r["family"] == f"AGREED/{patch}"
                       and r["size"] == "default"]
             if not agreed:
@@ -394,7 +414,7 @@ def comparisons(rows, photos):
     return table
 
 
-def print_comparisons(table, photos, agreed_fits):
+def print_comparisons(table, photos, agreed_fits, keys):
     print("\n== AGREED's default against each fixed family at AGREED's K_eff "
           "(interpolated in log K_eff; * = nearest end of the curve) ==")
     print(f"{'photo':<11}{'res':>4}{'family':>12}{'K_eff':>7}"
@@ -411,7 +431,7 @@ def print_comparisons(table, photos, agreed_fits):
           "family at equal K_eff ==")
     print(f"{'resolution':<14}{'family':<12}{'excess D':>10}{'INFD excess':>13}"
           f"{'both':>7}{'  (closest partition: D, INFD)':>32}")
-    for patch in (16, 32):
+    for patch in keys:
         for fam in FIXED:
             sel = [e for e in table if e["resolution"] == patch and e["family"] == fam]
             if not sel:
@@ -423,15 +443,15 @@ def print_comparisons(table, photos, agreed_fits):
                      and e["INFD_excess"][0] < e["INFD_excess"][1] for e in sel)
             cd = sum(e["D_excess"][0] < e["closest"][2] for e in sel)
             ci = sum(e["INFD_excess"][0] < e["closest"][3] for e in sel)
-            print(f"{f'{patch} px patches':<14}{fam:<12}{f'{wd}/{n}':>10}{f'{wi}/{n}':>13}"
+            print(f"{resolution_name(patch):<14}{fam:<12}{f'{wd}/{n}':>10}{f'{wi}/{n}':>13}"
                   f"{f'{wb}/{n}':>7}{f'{cd}/{n}, {ci}/{n}':>32}")
     print("\n== AGREED's cost per photo (fit, with its path past the stop) ==")
-    print(f"{'photo':<11}{'patches':>8}{'groups':>8}{'stop':>16}{'useful':>8}"
+    print(f"{'photo':<11}{'initial':>8}{'groups':>8}{'stop':>16}{'useful':>8}"
           f"{'path to':>8}{'evals':>7}{'seconds':>9}{'evals/s':>9}")
     for photo in photos:
-        for patch in (16, 32):
+        for patch in keys:
             f = agreed_fits[photo][patch]
-            print(f"{photo:<11}{(SIZE // patch) ** 2:>8}{f['n_groups']:>8}{f['stop']:>16}"
+            print(f"{photo:<11}{f['n_initial']:>8}{f['n_groups']:>8}{f['stop']:>16}"
                   f"{f['useful']!s:>8}{f['path_end']:>8}{f['evaluations']:>7}"
                   f"{f['seconds']:>9.1f}{f['evaluations'] / f['seconds']:>9.1f}")
 
@@ -443,9 +463,11 @@ def figure(rows, photos, path):
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    families = ["AGREED/16", "AGREED/32", *FIXED]
     style = {"AGREED/16": ("C3", "o"), "AGREED/32": ("C1", "o"), "SQUARE": ("C0", "s"),
-             "SLIC": ("C2", "^"), "QUICKSHIFT": ("C4", "v")}
+             "SLIC": ("C2", "^"), "QUICKSHIFT": ("C4", "v"),
+             "AGREED/slic200": ("C5", "D"), "AGREED/slic50": ("C6", "D")}
+    present = {r["family"] for r in rows}
+    families = [f for f in style if f in present]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     titles = {"D_excess": "mean pairwise l2 disagreement - noise floor",
               "INFD_excess": "infidelity (INFD) - noise floor"}
@@ -498,6 +520,8 @@ def main():
     parser.add_argument("--infd-samples", type=int, default=None,
                         help="INFD coalitions per partition (default 128; 96 with --quick)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--from-superpixels", action="store_true",
+                        help="AGREED from SLIC superpixels (n=200, n=50) as well")
     parser.add_argument("--figure", default=None, help="save the figure to this path")
     parser.add_argument("--json", default=None, help="save every row to this path")
     args = parser.parse_args()
@@ -520,6 +544,9 @@ def main():
           f"rise {budgets['rise']} (K + 1) (centred), INFD {n_infd} coalitions (p = {P})",
           flush=True)
     rows, agreed_fits, checked = [], {}, None
+    agreed_keys = dict(AGREED[mode])
+    if args.from_superpixels:
+        agreed_keys.update(AGREED_SLIC[mode])
     start_all = time.perf_counter()
     for image, label, name in zip(photos.images, photos.labels, photos.names):
         label = int(label)
@@ -527,14 +554,16 @@ def main():
         ig_pixels = integrated_gradients_pixels(torch_cnn, image, label)
         ig_seconds = time.perf_counter() - t0
         parts, agreed_fits[name] = [], {}
-        for patch, targets in AGREED[mode].items():
+        for patch, targets in agreed_keys.items():
             found, agreed_fits[name][patch] = agreed_partitions(
                 cnn, counter, image, label, patch, targets)
             parts += found
         parts += fixed_partitions(image, mode)
         print(f"\n[{time.perf_counter() - start_all:6.0f} s] {name} (class {label}): "
-              f"IG per pixel {ig_seconds:.0f} s; AGREED/16 {agreed_fits[name][16]['seconds']:.0f} s, "
-              f"AGREED/32 {agreed_fits[name][32]['seconds']:.0f} s; {len(parts)} partitions",
+              f"IG per pixel {ig_seconds:.0f} s; "
+              + ", ".join(f"AGREED/{k} {f['seconds']:.0f} s"
+                          for k, f in agreed_fits[name].items())
+              + f"; {len(parts)} partitions",
               flush=True)
         photo_rows = []
         for family, size, label_map in parts:
@@ -575,8 +604,8 @@ def main():
                       for m in METHODS))
     print("RISE's constant E_M[v(M)] / (f(x) - f(b)), median: "
           f"{np.median([r['rise_constant'] / (r['fx'] - r['fb']) for r in rows]):.2f}")
-    table = comparisons(rows, names)
-    print_comparisons(table, names, agreed_fits)
+    table = comparisons(rows, names, list(agreed_keys))
+    print_comparisons(table, names, agreed_fits, list(agreed_keys))
     if args.figure:
         figure(rows, names, args.figure)
     if args.json:
