@@ -251,7 +251,10 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
         starts from one group per column (one group per pixel for images).
         For images also an image grouper such as ``PatchGrouper(4)`` or
         ``SuperpixelGrouper()`` (fitted on the images), or a label map of
-        shape (H, W).
+        shape (H, W). On photos, superpixels that follow the objects' edges
+        (``SuperpixelGrouper("slic", segmentation_params={"n_segments":
+        200, "compactness": 10})``) give maps more faithful by infidelity
+        than squares do; see :ref:`agreed`.
 
     response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds", "margin"}, default="auto"
         Model output to group on. "auto" groups a model on the scale on
