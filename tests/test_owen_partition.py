@@ -153,3 +153,30 @@ def test_no_standard_errors_and_clear_refusals(data):
     assert check_partition_budget(chain, 10**4) == 10**4
     with pytest.raises(ValueError, match="largest budget that fits"):
         check_partition_budget(chain, 10**13)
+
+
+def test_several_outputs_and_rows_each_add_up_and_follow_their_own_priorities():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(120, 6))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int) + (X[:, 2] > 0.5)
+    model = LogisticRegression(max_iter=500).fit(X, y)  # three classes
+    Z = linkage(rng.normal(size=(6, 3)), "complete")
+    exact = Explainer(model, method="owen", hierarchy=Z, background=X[:3],
+                      response_method="predict_proba").fit(X)
+    got = Explainer(model, method="owen", hierarchy=Z, background=X[:3], n_samples=6,
+                    response_method="predict_proba",
+                    method_params={"estimator": "partition"}).fit(X)
+    phi, phi_exact = got.transform(X[:4]), exact.transform(X[:4])
+    assert phi.shape == phi_exact.shape == (4, 6, 3)
+    np.testing.assert_allclose(phi.sum(axis=1), phi_exact.sum(axis=1), atol=1e-12)
+    h = got.hierarchy_
+    for child in h.children[-1]:
+        leaves = h.leaves[child]
+        np.testing.assert_allclose(phi[:, leaves].sum(axis=1),
+                                   phi_exact[:, leaves].sum(axis=1), atol=1e-12)
+    # each row alone gives its own values (its own priorities)
+    for i in range(4):
+        np.testing.assert_allclose(got.transform(X[i:i + 1])[0], phi[i], atol=1e-15)
+    assert np.abs(phi - phi_exact).max() > 1e-6  # 6 coalitions do not expand everything
