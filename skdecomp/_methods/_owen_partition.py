@@ -8,7 +8,7 @@ children, with C added: child j gets, for every subset S of its siblings,
 j meets ``2**(m - 1)`` contexts ``C ∪ S`` of its own. An expansion costs the
 ``2**m - 2`` new coalitions ``C ∪ S`` (the empty and the full S are the
 context's). Expanded to the players in every context, this is the exact
-Owen value (Owen 1977; Lopez and Saboya 2009).
+Owen value (Owen, "Values of games with a priori unions", 1977).
 
 At a budget, the (node, context) pairs are expanded largest ``|w (v(C ∪
 node) - v(C))|`` first, in batches, as shap does; what is left unexpanded
