@@ -468,7 +468,7 @@ def figure(rows, photos, path):
              "AGREED/slic200": ("C5", "D"), "AGREED/slic50": ("C6", "D")}
     present = {r["family"] for r in rows}
     families = [f for f in style if f in present]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), layout="constrained")
     titles = {"D_excess": "mean pairwise l2 disagreement - noise floor",
               "INFD_excess": "infidelity (INFD) - noise floor"}
     for ax, metric in zip(axes, ("D_excess", "INFD_excess")):
@@ -498,7 +498,9 @@ def figure(rows, photos, path):
         ax.set_ylabel("excess / (f(x) - f(b))$^2$")
         ax.set_title(titles[metric], fontsize="medium")
         ax.axhline(0, color="0.6", linewidth=0.8)
-    axes[0].legend(fontsize="small", title="star: AGREED's default", title_fontsize="small")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels),
+               fontsize="small", title="star: AGREED's default", title_fontsize="small")
     fig.suptitle(f"EfficientNet-Lite0, {len(photos)} photo{'s' * (len(photos) > 1)}, "
                  "blurred baseline; occlusion, arch, KernelSHAP, LIME, RISE, IG "
                  "(medians over the photos)", fontsize="medium")
