@@ -36,7 +36,7 @@ from ._image import (
     read_images,
     wrap_runtime,
 )
-from ._methods._owen import hierarchical_attributions
+from ._methods._owen import check_owen_budget, hierarchical_attributions
 from ._methods import (
     EXACT_METHODS,
     SAMPLED_METHODS,
@@ -687,6 +687,8 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         )
         game.check_finite(X, "X")
         self.game_ = game
+        if is_hierarchical(method) and tree is None:  # refused in fit, not in transform
+            check_owen_budget(game, self.hierarchy_, self.n_samples, self.method_params)
         self.background_ = bg
         self.n_outputs_ = game.n_outputs
         base = game.expected_value
@@ -697,9 +699,8 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         """Rows per model call: ``batch_size``, or the image model's batch."""
         if self.batch_size != "auto":
             return self.batch_size
-        if isinstance(self.estimator_, ImageModel):
-            return self.estimator_.batch_rows(n_features)
-        return None
+        est = self.estimator_
+        return est.batch_rows(n_features) if isinstance(est, ImageModel) else None
 
     @property
     def method_(self):

@@ -238,8 +238,12 @@ def test_sampled_owen_budget_beyond_memory_refused_naming_one_that_runs(wide):
     X, model, calls = wide
     # two blocks of 20: the exact value needs about 4 million coalitions per row
     H = [list(range(20)), list(range(20, 40))]
+    with pytest.raises(ValueError, match="working_memory"):  # in fit
+        Explainer(model, method="owen", hierarchy=H, background=3, random_state=0,
+                  n_samples=10**9).fit(X)
     explainer = Explainer(model, method="owen", hierarchy=H, background=3,
-                          random_state=0, n_samples=10**9).fit(X)
+                          random_state=0, n_samples=1000).fit(X)
+    explainer.set_params(n_samples=10**9)  # and in explain, set after fit
     calls.clear()
     start = time.perf_counter()
     with pytest.raises(ValueError, match="working_memory") as info:

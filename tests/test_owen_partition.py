@@ -144,7 +144,10 @@ def test_no_standard_errors_and_clear_refusals(data):
     e = partition(model, X, [[0, 1, 2], [3, 4, 5]], 2)  # the root needs 2 coalitions
     assert e.explain(X[:2], methods=["owen"])["owen"].standard_errors is None
     with pytest.raises(ValueError, match=r"root has 3 children.*n_samples >= 6"):
-        partition(model, X, [[0, 1], [2, 3], [4, 5]], 4).transform(X[:1])
+        partition(model, X, [[0, 1], [2, 3], [4, 5]], 4)  # refused in fit
+    e = partition(model, X, [[0, 1], [2, 3], [4, 5]], 6).set_params(n_samples=4)
+    with pytest.raises(ValueError, match=r"root has 3 children.*n_samples >= 6"):
+        e.transform(X[:1])  # and in transform, when set after fit
     with pytest.raises(ValueError, match="choose 'permutation'"):
         Explainer(model, method="owen", hierarchy=NESTED,
                   method_params={"estimator": "tree"}).fit(X)

@@ -64,6 +64,7 @@ from ._sampled import (
 )
 
 __all__ = [
+    "check_owen_budget",
     "hierarchical_attributions",
     "owen_attributions",
     "owen_coalition_count",
@@ -327,6 +328,25 @@ def owen_plan(hierarchy, n_samples, n_background=1, n_outputs=1):
                                      n_outputs=n_outputs, depth=hierarchy.depth)
 
 
+def check_owen_budget(game, hierarchy, n_samples, method_params=None):
+    """``(kind, budget)`` of the Owen value through model calls, or a ValueError.
+
+    ``kind`` is "exact", "sampled" or "partition" (``method_params``'s
+    ``estimator`` beyond the exact coalitions); a budget too small for its
+    kind, or beyond the working memory, is refused (see :func:`owen_plan`
+    and :func:`~skdecomp._methods._owen_partition.check_partition_budget`).
+    """
+    estimator = (method_params or {}).get("estimator", "permutation")
+    K = hierarchy.n_players
+    limit = DEFAULT_EXACT_COALITIONS if n_samples is None else int(n_samples)
+    if estimator == "partition" and K > 1 and owen_coalition_count(hierarchy) > limit:
+        return "partition", check_partition_budget(
+            hierarchy, 2 * K + 2048 if n_samples is None else int(n_samples),
+            game.n_outputs)
+    return owen_plan(hierarchy, n_samples,
+                     game.background.shape[0] if game.anchored else 1, game.n_outputs)
+
+
 def owen_attributions(game, X, hierarchy, rng, n_samples=None, errors=False,
                       prediction=None, estimator="permutation"):
     """Owen/Winter values through model calls, exact, sampled or by the partition recursion.
@@ -359,11 +379,9 @@ def owen_attributions(game, X, hierarchy, rng, n_samples=None, errors=False,
     """
     seed = int(rng.randint(np.iinfo(np.int32).max))
     K = hierarchy.n_players
-    count = owen_coalition_count(hierarchy)
-    limit = DEFAULT_EXACT_COALITIONS if n_samples is None else int(n_samples)
-    if estimator == "partition" and count > limit and K > 1:
-        budget = check_partition_budget(
-            hierarchy, 2 * K + 2048 if n_samples is None else int(n_samples), game.n_outputs)
+    # a budget that cannot run or fit in the working memory is refused before any work
+    kind, budget = check_owen_budget(game, hierarchy, n_samples, {"estimator": estimator})
+    if kind == "partition":
         if prediction is None:
             prediction = game.predict(X)
         from ._dummy import dummy_groups
@@ -371,10 +389,6 @@ def owen_attributions(game, X, hierarchy, rng, n_samples=None, errors=False,
         dummy = dummy_groups(game, X) if game.anchored else None
         phi = partition_owen_attributions(game, X, hierarchy, budget, prediction, dummy)
         return (phi[:, :, 0].copy() if phi.shape[2] == 1 else phi), None
-    # a budget that cannot fit in the working memory is refused before any work
-    kind, budget = owen_plan(
-        hierarchy, n_samples, game.background.shape[0] if game.anchored else 1,
-        game.n_outputs)
     if prediction is None:
         prediction = game.predict(X)
     n_out = prediction.shape[1]
