@@ -89,6 +89,12 @@ preprocessing and the NCHW copy (``ImageModel._prepare``, 3.5 %) and, in
 on 150,528 columns, 3 %). integrated_gradients is above 1 GB because the
 module's autograd on 32 images needs 1.9 GB on its own.
 
+The tables above were measured with 32 MiB batches. With the 4 MiB batches
+of the CPU default (``--quick --section memory``, one photo): occlusion,
+arch, the sampled methods and AGREED peak 91-98 MB above one forward batch
+and 47-54 MB above the runtime's steady peak; integrated_gradients 547 MB
+above one batch (its gradients in batches of the same bytes).
+
 Run: python benchmarks/bench_image_models.py [--quick] [--section all]
      [--repeat 3] [--memory-runtime onnx]
 """
