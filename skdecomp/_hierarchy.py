@@ -122,6 +122,13 @@ class Hierarchy:
         return all(len(ch) == self.n_players or all(c < self.n_players for c in ch)
                    for ch in self.children) and len(self.children) <= 1
 
+    def node_matrix(self):
+        """Players under every node, shape (n_nodes, K), bool."""
+        out = np.zeros((self.n_nodes, self.n_players), dtype=bool)
+        for a in range(self.n_nodes):
+            out[a, self.leaves[a]] = True
+        return out
+
     def leaf_masks(self):
         """Bitmask of the players under every node (K <= 62)."""
         return np.array([int(np.sum(np.left_shift(1, self.leaves[a].astype(np.int64))))

@@ -169,7 +169,7 @@ class ImageAgreedMixin:
             })
 
     def _check_image_index(self, image, what):
-        """The number of fitted images, once ``image`` is one of them."""
+        """Check that ``image`` is the index of a fitted image."""
         check_is_fitted(self)
         if not hasattr(self, "label_maps_"):
             raise ValueError(
@@ -182,7 +182,6 @@ class ImageAgreedMixin:
             raise ValueError(
                 f"image={image!r} is not the index of one of the {n_images} fitted images."
             )
-        return n_images
 
     def _image_tree(self, image):
         """The merges of an image, past the stop for the first (``path_``)."""
@@ -210,7 +209,7 @@ class ImageAgreedMixin:
         label_map : ndarray of shape (H, W)
             Group ids in order of each group's first pixel (row by row).
         """
-        n_images = self._check_image_index(image, "cut_label_map")
+        self._check_image_index(image, "cut_label_map")
         check_cut(self._image_tree(image), n_groups, f"merge history of image {image}")
         return self._cut_map(image, n_groups)
 
@@ -251,8 +250,11 @@ class ImageAgreedMixin:
             size[K + t] = size[a] + size[b]
             cell_area[K + t] = cell_area[a] + cell_area[b]
             top[(top == a) | (top == b)] = K + t
+        initial_edges = region_adjacency(lm0, self.adjacency)
         while len(children) < K - 1:
-            edges = region_adjacency(top[lm0], self.adjacency)
+            # the edges between the current groups, from those of the initial ones
+            edges = np.sort(top[initial_edges], axis=1)
+            edges = np.unique(edges[edges[:, 0] != edges[:, 1]], axis=0)
             total = np.asarray(cell_area)[edges].sum(axis=1)
             a, b = (int(v) for v in edges[np.lexsort((edges[:, 1], edges[:, 0], total))[0]])
             new = K + len(children)

@@ -36,7 +36,6 @@ freedom, and pairs that all agree bounded rather than taken as exact.
 
 # SPDX-License-Identifier: BSD-3-Clause
 
-from math import factorial
 
 import numpy as np
 from scipy import sparse
@@ -44,7 +43,12 @@ from scipy import sparse
 from .._config import MAX_EXACT_GROUPS, working_memory_bytes
 from ._errors import Draws
 from ._kernels import permutation_attributions
-from ._owen_partition import check_partition_budget, partition_owen_attributions
+from ._owen_partition import (
+    check_partition_budget,
+    children_subsets,
+    partition_owen_attributions,
+    shapley_weights,
+)
 from ._registry import (
     REGISTRY,
     _largest_budget,
@@ -132,9 +136,7 @@ def owen_coalitions(hierarchy):
         ``phi = v @ weights`` for the values ``v`` of ``coalitions``.
     """
     K = hierarchy.n_players
-    leaf = np.zeros((hierarchy.n_nodes, K), dtype=bool)
-    for a in range(hierarchy.n_nodes):
-        leaf[a, hierarchy.leaves[a]] = True
+    node_matrix = hierarchy.node_matrix()
     blocks, rows, cols, vals = [], [], [], []
     start = 0
     # (node, contexts (n_ctx, K), their weights (n_ctx,))
@@ -143,13 +145,11 @@ def owen_coalitions(hierarchy):
         a, ctx, w = stack.pop()
         ch = hierarchy.children[a - K]
         m = len(ch)
-        subsets = ((np.arange(1 << m)[:, None] >> np.arange(m)[None, :]) & 1).astype(bool)
+        subsets, union = children_subsets(node_matrix, ch)
         sizes = subsets.sum(axis=1)
-        union = (subsets.astype(np.int64) @ leaf[ch].astype(np.int64)) > 0
         coal = ctx[:, None, :] | union[None, :, :]  # (n_ctx, 2**m, K)
         blocks.append(coal.reshape(-1, K))
-        shapley = np.array([factorial(s) * factorial(m - 1 - s) / factorial(m)
-                            for s in range(m)])
+        shapley = shapley_weights(m)
         where = start + np.arange(ctx.shape[0])[:, None] * (1 << m)
         for j, c in enumerate(ch):
             without = np.flatnonzero(~subsets[:, j])

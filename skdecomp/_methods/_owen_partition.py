@@ -34,7 +34,8 @@ import numpy as np
 
 from .._config import working_memory_bytes
 
-__all__ = ["partition_min_budget", "partition_owen_attributions"]
+__all__ = ["children_subsets", "partition_min_budget", "partition_owen_attributions",
+           "shapley_weights"]
 
 # coalitions evaluated at once for one explained row
 _BATCH = 64
@@ -79,20 +80,29 @@ def check_partition_budget(hierarchy, budget, n_outputs=1):
     return int(budget)
 
 
-def _shapley_weights(m):
+def shapley_weights(m):
+    """Shapley weight ``|S|! (m - 1 - |S|)! / m!`` of a subset of each size 0 .. m-1."""
     return np.array([factorial(s) * factorial(m - 1 - s) / factorial(m) for s in range(m)])
+
+
+def children_subsets(node_matrix, children):
+    """Every subset S of the children (row S by its bitmask) and the players of each.
+
+    Returns ``subsets`` of shape (2**m, m) and ``union`` of shape (2**m, K), bool.
+    """
+    m = len(children)
+    subsets = ((np.arange(1 << m)[:, None] >> np.arange(m)[None, :]) & 1).astype(bool)
+    union = (subsets.astype(np.int64) @ node_matrix[children].astype(np.int64)) > 0
+    return subsets, union
 
 
 def _one_row(value, hierarchy, budget, f0, f1, spread):
     """Values of the players for one explained row; ``value(masks)`` -> (n, n_out)."""
     K = hierarchy.n_players
-    n_nodes = hierarchy.n_nodes
     n_out = f0.shape[0]
-    node_mask = np.zeros((n_nodes, K), dtype=bool)
-    for a in range(n_nodes):
-        node_mask[a, hierarchy.leaves[a]] = True
+    node_matrix = hierarchy.node_matrix()
     phi = np.zeros((K, n_out))
-    left = np.zeros((n_nodes, n_out))  # unexpanded contributions, per node
+    left = np.zeros((hierarchy.n_nodes, n_out))  # unexpanded contributions, per node
     tick = 0
     heap = []
 
@@ -113,38 +123,27 @@ def _one_row(value, hierarchy, budget, f0, f1, spread):
             item = heapq.heappop(heap)
             node, ctx = item[2], item[3]
             ch = hierarchy.children[node - K]
-            m = len(ch)
-            cost = (1 << m) - 2
-            if spent + len(masks) + cost > budget:
+            if spent + len(masks) + (1 << len(ch)) - 2 > budget:
                 left[node] += (item[5] - item[4]) * item[6]
                 continue
-            subsets = ((np.arange(1, (1 << m) - 1)[:, None] >> np.arange(m)) & 1).astype(bool)
-            union = (subsets.astype(np.int64) @ node_mask[ch].astype(np.int64)) > 0
-            batch.append((item, len(masks), subsets))
-            masks.extend(ctx[None, :] | union)
+            subsets, union = children_subsets(node_matrix, ch)
+            coalitions = ctx[None, :] | union  # ctx ∪ S for every subset S
+            batch.append((item, len(masks), subsets, coalitions))
+            masks.extend(coalitions[1:-1])  # the empty and the full S are known
         if not batch:
             break
         out = value(np.asarray(masks))
         spent += len(masks)
-        for (_, _, node, ctx, lo, hi, w), start, subsets in batch:
+        for (_, _, node, _, lo, hi, w), start, subsets, coalitions in batch:
             ch = hierarchy.children[node - K]
             m = len(ch)
-            full = (1 << m) - 1
             # v(ctx ∪ S) for every subset S by its bitmask
-            v = np.empty((1 << m, n_out))
-            v[0], v[full] = lo, hi
-            bits = (subsets.astype(np.int64) << np.arange(m)).sum(axis=1)
-            v[bits] = out[start:start + subsets.shape[0]]
-            sw = _shapley_weights(m)
+            v = np.concatenate([lo[None], out[start:start + (1 << m) - 2], hi[None]])
+            sizes = subsets.sum(axis=1)
+            sw = shapley_weights(m)
             for j, c in enumerate(ch):
-                for s in range(1 << m):
-                    if s >> j & 1:
-                        continue
-                    ctx_s = ctx.copy()
-                    for i in range(m):
-                        if s >> i & 1:
-                            ctx_s |= node_mask[ch[i]]
-                    push(c, ctx_s, v[s], v[s | 1 << j], w * sw[bin(s).count("1")])
+                for s in np.flatnonzero(~subsets[:, j]):
+                    push(c, coalitions[s], v[s], v[s | 1 << j], w * sw[sizes[s]])
     for item in heap:
         left[item[2]] += (item[5] - item[4]) * item[6]
     for a in np.flatnonzero(np.abs(left).sum(axis=1) > 0):
