@@ -13,7 +13,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import HasMethods, Interval, StrOptions, validate_params
 from .._decomposition import Decomposition
-from .._config import MAX_MASK_GROUPS as _MAX_MASK_GROUPS
 from .._methods import shapley_kernel
 from .._model import LazyFrames, to_pandas
 
@@ -31,80 +30,77 @@ _COMMON_P = {**_COMMON, "p": [Interval(Real, 0, 1, closed="neither")]}
 
 
 # -- coalition designs --------------------------------------------------------
+# Coalitions are boolean membership matrices (n_coalitions, K), for any number
+# of groups K; int64 bitmasks (bit k for group k) only index the closed-form
+# coalition values of a Decomposition, whose K is small.
 def _to_masks(members):
-    """int64 bitmasks from a boolean (n_masks, K) membership array."""
+    """int64 bitmasks from a boolean (n_masks, K) membership array (K <= 62)."""
     members = np.asarray(members, dtype=bool)
     bits = np.left_shift(np.int64(1), np.arange(members.shape[1], dtype=np.int64))
     return (members.astype(np.int64) * bits[None, :]).sum(axis=1).astype(np.int64)
 
 
-def _popcount(masks):
-    masks = np.asarray(masks, dtype=np.int64).copy()
-    out = np.zeros(masks.shape, dtype=np.int64)
-    while np.any(masks):
-        out += masks & 1
-        masks >>= 1
-    return out
+def _indicator(masks, K):
+    """Boolean (n_masks, K) membership of each group in each bitmask."""
+    return ((masks[:, None] >> np.arange(K, dtype=np.int64)[None, :]) & 1).astype(bool)
+
+
+def _all_coalitions(K, *, first=0, stop=None):
+    """The coalitions with bitmasks ``first .. stop - 1`` (all 2**K by default)."""
+    stop = (1 << K) if stop is None else stop
+    return _indicator(np.arange(first, stop, dtype=np.int64), K)
 
 
 def _design(kind, K, *, n_samples, rng, p=0.5, size=1):
     """Coalitions and their weights for a coalition distribution pi.
 
-    Returns ``(masks, weights)`` with weights summing to 1: the exact support
-    of pi when it has at most ``n_samples`` coalitions, else ``n_samples``
-    draws from pi with equal weights.
+    Returns ``(members, weights)``: a boolean (n_coalitions, K) matrix, one
+    coalition per row, for any number of groups K, and weights summing to
+    1: the exact support of pi when it has at most ``n_samples`` coalitions
+    (in the order of their bitmasks), else ``n_samples`` draws from pi with
+    equal weights.
 
     kind : "singletons" (uniform over one-group coalitions), "size" (uniform
     over coalitions of ``size`` groups), "bernoulli" (each group in S
     independently with probability ``p``; all 2**K coalitions) or "shapley"
     (the Shapley kernel over coalitions with 1 <= |S| <= K - 1).
     """
-    if K > _MAX_MASK_GROUPS:
-        raise ValueError(
-            f"{K} groups are more than the {_MAX_MASK_GROUPS} a coalition "
-            "bitmask holds; merge columns into fewer groups."
-        )
     if kind == "singletons":
         kind, size = "size", 1
     if kind == "size":
         if comb(K, size) <= n_samples:
-            masks = np.array(
-                [sum(1 << k for k in c) for c in itertools.combinations(range(K), size)],
-                dtype=np.int64,
-            )
-            return masks, np.full(masks.size, 1.0 / masks.size)
+            combos = list(itertools.combinations(range(K), size))
+            members = np.zeros((len(combos), K), dtype=bool)
+            for i, c in enumerate(combos):
+                members[i, list(c)] = True
+            return members, np.full(len(combos), 1.0 / len(combos))
         members = np.zeros((n_samples, K), dtype=bool)
         for i in range(n_samples):
             members[i, rng.choice(K, size=size, replace=False)] = True
-        return _to_masks(members), np.full(n_samples, 1.0 / n_samples)
+        return members, np.full(n_samples, 1.0 / n_samples)
     if kind == "bernoulli":
         if (1 << K) <= n_samples:
-            masks = np.arange(1 << K, dtype=np.int64)
-            s = _popcount(masks)
+            members = _all_coalitions(K)
+            s = members.sum(axis=1)
             w = p**s * (1.0 - p) ** (K - s)
-            return masks, w / w.sum()
+            return members, w / w.sum()
         members = rng.random_sample((n_samples, K)) < p
-        return _to_masks(members), np.full(n_samples, 1.0 / n_samples)
+        return members, np.full(n_samples, 1.0 / n_samples)
     if kind == "shapley":
         if K < 2:
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
+            return np.zeros((0, K), dtype=bool), np.zeros(0)
         if (1 << K) - 2 <= n_samples:
-            masks = np.arange(1, (1 << K) - 1, dtype=np.int64)
-            w = shapley_kernel(K, _popcount(masks))
-            return masks, w / w.sum()
+            members = _all_coalitions(K, first=1, stop=(1 << K) - 1)
+            w = shapley_kernel(K, members.sum(axis=1))
+            return members, w / w.sum()
         sizes = np.arange(1, K)
         size_p = 1.0 / (sizes * (K - sizes))
         drawn = rng.choice(sizes, size=n_samples, p=size_p / size_p.sum())
         members = np.zeros((n_samples, K), dtype=bool)
         for i, s in enumerate(drawn):
             members[i, rng.choice(K, size=int(s), replace=False)] = True
-        return _to_masks(members), np.full(n_samples, 1.0 / n_samples)
+        return members, np.full(n_samples, 1.0 / n_samples)
     raise ValueError(f"Unknown coalition distribution {kind!r}.")  # pragma: no cover
-
-
-def _indicator(masks, K):
-    """Boolean (n_masks, K) membership of each group in each coalition."""
-    return ((masks[:, None] >> np.arange(K, dtype=np.int64)[None, :]) & 1).astype(bool)
 
 
 # -- inputs ---------------------------------------------------------------------
@@ -248,37 +244,46 @@ class _Problem:
             raise ValueError("attributions contain NaN or infinity.")
         return phi
 
-    def values(self, masks):
-        """v_x(S) for the given masks: (n_rows, n_masks, n_outputs)."""
-        masks = np.asarray(masks, dtype=np.int64)
-        if self.dec is not None:
-            return self._v[:, masks, :]
-        full = (1 << self.K) - 1
-        out = np.empty((self.n_rows, masks.size, self.n_outputs))
-        out[:, masks == 0, :] = self.baseline[:, None, :]
-        out[:, masks == full, :] = self.prediction[:, None, :]
-        inner = np.unique(masks[(masks != 0) & (masks != full)])
-        todo = [m for m in inner if int(m) not in self._cache]
+    def values(self, members):
+        """v_x(S) for the coalitions ``members`` (n_masks, K): (n_rows, n_masks, n_outputs).
+
+        Each distinct coalition is evaluated once per call and kept for the
+        next: the deletion game asks for complements that the insertion
+        game may already have.
+        """
+        members = np.asarray(members, dtype=bool)
+        if self.dec is not None:  # closed form: the decomposition's K is small
+            return self._v[:, _to_masks(members), :]
+        sizes = members.sum(axis=1)
+        out = np.empty((self.n_rows, members.shape[0], self.n_outputs))
+        out[:, sizes == 0, :] = self.baseline[:, None, :]
+        out[:, sizes == self.K, :] = self.prediction[:, None, :]
+        inner = np.flatnonzero((sizes > 0) & (sizes < self.K))
+        if inner.size == 0:
+            return out
+        keys = [row.tobytes() for row in np.packbits(members[inner], axis=1)]
+        todo = {}  # first position of each coalition not yet evaluated
+        for i, key in zip(inner, keys):
+            if key not in self._cache and key not in todo:
+                todo[key] = i
         if todo:
             vals = self.game.values(
-                self.X, np.asarray(todo, dtype=np.int64), prediction=self.prediction
+                self.X, members[list(todo.values())], prediction=self.prediction
             )
-            for i, m in enumerate(todo):
-                self._cache[int(m)] = vals[:, i, :]
-        for m in inner:
-            out[:, masks == m, :] = self._cache[int(m)][:, None, :]
+            for j, key in enumerate(todo):
+                self._cache[key] = vals[:, j, :]
+        out[:, inner, :] = np.stack([self._cache[key] for key in keys], axis=1)
         return out
 
-    def insertion(self, masks):
-        return self.values(masks) - self.baseline[:, None, :]
+    def insertion(self, members):
+        return self.values(members) - self.baseline[:, None, :]
 
-    def deletion(self, masks):
-        full = (1 << self.K) - 1
-        return self.prediction[:, None, :] - self.values(full ^ np.asarray(masks))
+    def deletion(self, members):
+        return self.prediction[:, None, :] - self.values(~np.asarray(members, dtype=bool))
 
-    def predicted(self, masks):
+    def predicted(self, members):
         """phi(S) = sum_{k in S} phi_k: (n_rows, n_masks, n_outputs)."""
-        ind = _indicator(np.asarray(masks, dtype=np.int64), self.K).astype(np.float64)
+        ind = np.asarray(members, dtype=np.float64)
         return np.einsum("sk,nko->nso", ind, self.phi)
 
 
@@ -385,8 +390,8 @@ def sensitivity_n(
     if n > prob.K:
         raise ValueError(f"n={n} is larger than the number of groups ({prob.K}).")
     rng = check_random_state(random_state)
-    masks, w = _design("size", prob.K, n_samples=n_samples, rng=rng, size=n)
-    pred, target = prob.predicted(masks), prob.deletion(masks)
+    members, w = _design("size", prob.K, n_samples=n_samples, rng=rng, size=n)
+    pred, target = prob.predicted(members), prob.deletion(members)
     r = _weighted_corr(pred, target, w)
     few = _too_few_points(pred, target, w)
     if np.any(few):
@@ -394,7 +399,7 @@ def sensitivity_n(
         warnings.warn(
             f"sensitivity_n: {n_few} of {prob.n_rows} rows have fewer than 3 "
             f"distinct coalition points (n={n} over {prob.K} groups gives "
-            f"{np.unique(masks).size} distinct coalitions); a correlation over "
+            f"{np.unique(members, axis=0).shape[0]} distinct coalitions); a correlation over "
             "2 points is always -1, 0 or 1, so these rows score NaN. Use at "
             "least 3 groups and 1 <= n <= n_groups - 1.",
             RuntimeWarning,
@@ -428,8 +433,8 @@ def _too_few_points(a, b, w, rel_tol=1e-10):
     return out
 
 
-def _noise_floor(prob, masks, w):
-    """Expected error of the attributions' noise on the coalitions ``masks``.
+def _noise_floor(prob, members, w):
+    """Expected error of the attributions' noise on the coalitions ``members``.
 
     ``sum_s w_s Var(sum_{k in S_s} e_k)`` per row and output, with the
     errors uncorrelated, or summing to 0 where the attributions are
@@ -438,7 +443,7 @@ def _noise_floor(prob, masks, w):
     if prob.se is None:
         return None
     var = prob.se**2
-    ind = _indicator(np.asarray(masks, dtype=np.int64), prob.K).astype(np.float64)
+    ind = np.asarray(members, dtype=np.float64)
     pi = w @ ind  # share of the weight of the coalitions holding group k
     floor = np.einsum("k,nko->no", pi, var)
     if prob.K >= 2:
@@ -552,9 +557,9 @@ def infidelity(
     prob = _Problem(explainer, X, attributions, decomposition,
                     standard_errors=standard_errors, with_errors=True)
     rng = check_random_state(random_state)
-    masks, w = _design("bernoulli", prob.K, n_samples=n_samples, rng=rng, p=p)
-    result = _result(_weighted_error(prob.predicted(masks), prob.deletion(masks), w))
-    floor = _noise_floor(prob, masks, w)
+    members, w = _design("bernoulli", prob.K, n_samples=n_samples, rng=rng, p=p)
+    result = _result(_weighted_error(prob.predicted(members), prob.deletion(members), w))
+    floor = _noise_floor(prob, members, w)
     if floor is None:
         result.update(noise_floor=None, noise_floors=None, excess=None)
     else:
@@ -628,11 +633,12 @@ def _game_metric(game, summary):
     ):
         prob = _Problem(explainer, X, attributions, decomposition)
         rng = check_random_state(random_state)
-        masks, w = _design(coalitions, prob.K, n_samples=n_samples, rng=rng, p=p)
-        if masks.size == 0:
+        members, w = _design(coalitions, prob.K, n_samples=n_samples, rng=rng, p=p)
+        if members.shape[0] == 0:
             return _result(np.zeros((prob.n_rows, prob.n_outputs)))
-        target = prob.insertion(masks) if game == "insertion" else prob.deletion(masks)
-        pred = prob.predicted(masks)
+        target = (prob.insertion(members) if game == "insertion"
+                  else prob.deletion(members))
+        pred = prob.predicted(members)
         return _result(_weighted_error(pred, target, w, fit_intercept))
 
     metric.__name__ = metric.__qualname__ = f"{game}_error"
@@ -724,11 +730,11 @@ def shapley_weighted_faithfulness(
     K = prob.K
     gap = prob.phi.sum(axis=1) - (prob.prediction - prob.baseline)
     per = gap**2
-    masks, w = _design("shapley", K, n_samples=n_samples, rng=rng)
-    if masks.size:
-        sizes = _popcount(masks).astype(np.float64)
-        pred = prob.predicted(masks) - sizes[None, :, None] / K * gap[:, None, :]
-        per = per + _weighted_error(pred, prob.insertion(masks), w)
+    members, w = _design("shapley", K, n_samples=n_samples, rng=rng)
+    if members.shape[0]:
+        sizes = members.sum(axis=1).astype(np.float64)
+        pred = prob.predicted(members) - sizes[None, :, None] / K * gap[:, None, :]
+        per = per + _weighted_error(pred, prob.insertion(members), w)
     return _result(per)
 
 
@@ -781,8 +787,8 @@ def faithfulness_correlation(
     """
     prob = _Problem(explainer, X, attributions, decomposition)
     rng = check_random_state(random_state)
-    masks, w = _design("bernoulli", prob.K, n_samples=n_samples, rng=rng, p=p)
-    r = _weighted_corr(prob.predicted(masks), prob.deletion(masks), w)
+    members, w = _design("bernoulli", prob.K, n_samples=n_samples, rng=rng, p=p)
+    r = _weighted_corr(prob.predicted(members), prob.deletion(members), w)
     return _result(1.0 - r)
 
 
