@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
+from ._image import label_map_from_groups
 from ._methods import get_method, is_hierarchical, resolve_budget
 from ._model import describe_response
 from ._result_checks import (
@@ -111,6 +112,36 @@ def _shap_clustering(hierarchy):
     return Z
 
 
+def _read_only(a):
+    a = np.array(a, dtype=np.int64)
+    a.flags.writeable = False
+    return a
+
+
+def _check_label_map(label_map, n_groups):
+    """A label map of pixel groups 0..n_groups-1 as a read-only int64 array."""
+    if label_map is None:
+        return None
+    lm = np.asarray(label_map)
+    if lm.ndim != 2 or lm.size == 0:
+        raise ValueError(
+            f"label_map has shape {lm.shape}; expected (H, W), the group of "
+            "every pixel of the explained images."
+        )
+    if not (np.issubdtype(lm.dtype, np.integer) or lm.dtype == bool):
+        raise ValueError(
+            f"label_map holds values of dtype {lm.dtype}; give integer group ids."
+        )
+    present = np.unique(lm)
+    if present.size != n_groups or present[0] != 0 or present[-1] != n_groups - 1:
+        raise ValueError(
+            f"label_map must hold every group id 0..{n_groups - 1} of the "
+            f"{n_groups} groups of values, each on at least one pixel; it holds "
+            f"{present.size} distinct ids from {present[0]} to {present[-1]}."
+        )
+    return _read_only(lm)
+
+
 def _take_rows(raw, rows):
     if raw is None:
         return None
@@ -171,6 +202,11 @@ class Explanation:
     hierarchy : Hierarchy or None, default=None
         The hierarchy over the groups of hierarchical (Owen, Winter) values;
         :meth:`at_level` gives the totals of its cuts.
+    label_map : array-like of int of shape (H, W), default=None
+        For explanations of images: the group (0..n_groups-1) of every
+        pixel, every group holding at least one pixel; :meth:`to_image`
+        maps the values to the pixels. An :class:`~skdecomp.Explainer`
+        fitted on images sets it.
 
     Attributes
     ----------
@@ -221,6 +257,11 @@ class Explanation:
         Shape of ``values``.
     ndim : int
         Number of axes of ``values``.
+    label_map : ndarray of int64 of shape (H, W) or None
+        Read-only. The group of every pixel for explanations of images,
+        None for tables; kept by selections of rows and outputs, dropped
+        by a selection of some groups, mapped to the nodes by
+        :meth:`at_level`.
 
     See Also
     --------
@@ -261,6 +302,7 @@ class Explanation:
         n_samples=None,
         standard_errors=None,
         hierarchy=None,
+        label_map=None,
     ):
         values = real_array(values, "values")
         se = check_standard_errors(standard_errors, values.shape)
@@ -335,6 +377,7 @@ class Explanation:
                 f"hierarchy has {hierarchy.n_players} players for {K} groups of values."
             )
         self.hierarchy = hierarchy
+        self._label_map = _check_label_map(label_map, K)
 
     def _set(self, v, b, d, names, groups, raw, index, outputs, keep):
         self._v, self._b, self._d = v, b, d
@@ -497,6 +540,7 @@ class Explanation:
         # a hierarchy describes all the groups: a selection of some drops it
         whole = keep[1] and len(names) == len(self._names) and names == self._names
         new.hierarchy = self.hierarchy if whole else None
+        new._label_map = self.label_map if whole else None
         return new
 
     def at_level(self, n_groups):
@@ -552,9 +596,56 @@ class Explanation:
         new.method, new.output, new._output_each = self.method, self.output, self._output_each
         new.n_samples, new._se = self.n_samples, se
         new.hierarchy = h.pruned(nodes)
+        new._label_map = None
+        if self.label_map is not None:  # the pixels of a node are its players'
+            node_of = np.empty(len(self._names), dtype=np.int64)
+            for j, a in enumerate(nodes):
+                node_of[h.leaves[a]] = j
+            new._label_map = _read_only(node_of[self.label_map])
         return new
 
+    @property
+    def label_map(self):
+        """Group of every pixel (H, W) for explanations of images, else None."""
+        return getattr(self, "_label_map", None)  # None in older pickles
+
     # -- conversions ------------------------------------------------------------
+    def to_image(self):
+        """The values as maps over the pixels of the explained images.
+
+        The value of a group is spread evenly over its pixels: each pixel
+        of group k gets ``values[..., k] / n_pixels_k``, so the sum over a
+        group's pixels is the group's value and the sum over the image is
+        the sum of the values. The channels of a pixel share it.
+
+        Returns
+        -------
+        image : ndarray of shape (n_rows, H, W) or (n_rows, H, W, n_outputs)
+            One map per row; the output axis is there when ``values`` has
+            one (several outputs), and a dropped row axis is dropped here
+            too.
+
+        Raises
+        ------
+        ValueError
+            If the explanation has no ``label_map``: it explains rows of a
+            table, or some of its groups were selected (select after
+            ``to_image``, or select pixels of the map).
+        """
+        lm = self.label_map
+        if lm is None:
+            raise ValueError(
+                "to_image needs the pixel groups of an explanation of images "
+                "(label_map), and this explanation has none: it explains rows of a "
+                "table, was built without label_map=, or is a selection of some of "
+                "its groups. Explain images with an Explainer fitted on images, and "
+                "call to_image before selecting groups."
+            )
+        counts = np.bincount(lm.ravel(), minlength=self._v.shape[1])
+        per_pixel = self._v / counts[None, :, None]  # (rows, groups, outputs)
+        image = per_pixel[:, lm, :]  # (rows, H, W, outputs)
+        return image[self._first(0) + (slice(None), slice(None)) + self._first(2)]
+
     def to_frame(self, standard_errors=False):
         """The values as a DataFrame of rows by groups.
 
@@ -853,6 +944,10 @@ def explanations_of(explainer, X, attributions, standard_errors=None):
     )
     output = describe_response(method, outputs, model)
     each = [describe_response(method, [o], model) for o in outputs]
+    # explanations of images carry the group of every pixel (to_image)
+    image_shape = getattr(getattr(explainer, "game_", None), "image_shape", None)
+    label_map = (None if image_shape is None
+                 else label_map_from_groups(explainer.groups_, image_shape))
     result = Explanations()
     for m, values in attributions.items():
         result[m] = Explanation(
@@ -861,6 +956,7 @@ def explanations_of(explainer, X, attributions, standard_errors=None):
             n_samples=_budget(explainer, m),
             standard_errors=(standard_errors or {}).get(m),
             hierarchy=getattr(explainer, "hierarchy_", None) if is_hierarchical(m) else None,
+            label_map=label_map,
         )
         result[m]._output_each = each
     return result
