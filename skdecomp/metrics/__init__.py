@@ -1,9 +1,11 @@
 """Faithfulness of grouped attributions and disagreement between explanations.
 
 Every faithfulness metric here is an *unfaithfulness* score: lower is better
-and 0 is perfect. Perturbations act on whole groups against the explainer's
-background (see the user guide, :ref:`why_disagree`). For explained rows x
-and a subset S of groups,
+and 0 is perfect, except the pixel-flipping curves of saliency maps of
+images, :func:`relevance_curves` and :func:`symmetric_relevance_gain`, whose
+symmetric relevance gain is *higher* for better maps. Perturbations act on
+whole groups against the explainer's background (see the user guide,
+:ref:`why_disagree`). For explained rows x and a subset S of groups,
 
 - the insertion game is ``w_ins(S) = v_x(S) - v_x({})``: the change of the
   model when the groups in S are inserted into background rows;
@@ -19,7 +21,8 @@ evaluates the games with model calls; given ``decomposition=`` (the exact
 form from the components instead, ``w_ins(S) = sum_{{} != U subset of S} F_U``
 and ``w_del(S) = sum_{U meets S} F_U``, with no model call. Coalitions are
 enumerated with their exact weights when there are at most ``n_samples`` of
-them, and drawn from the metric's distribution otherwise.
+them, and drawn from the metric's distribution otherwise, for any number of
+groups (coalitions are boolean matrices of groups).
 
 X may also be a polars DataFrame, or a polars LazyFrame, collected once per
 call.
@@ -38,6 +41,7 @@ from ._faithfulness import (
     sensitivity_n,
     shapley_weighted_faithfulness,
 )
+from ._relevance_curves import relevance_curves, symmetric_relevance_gain
 
 __all__ = [
     "deletion_error",
@@ -46,6 +50,8 @@ __all__ = [
     "infidelity",
     "insertion_error",
     "metric_disagreement",
+    "relevance_curves",
     "sensitivity_n",
     "shapley_weighted_faithfulness",
+    "symmetric_relevance_gain",
 ]
