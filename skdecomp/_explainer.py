@@ -26,15 +26,8 @@ from ._partition import group_labels, resolve_groups
 from ._hierarchy import fit_hierarchy, resolve_hierarchy
 from ._tree import MAX_LEAF_ORDER
 from ._image import (
-    ImageModel,
-    SharedRuntimeCloneMixin,
-    check_baseline_values,
-    explainer_image_setup,
-    image_dtype,
-    image_model,
-    is_image_batch,
-    read_images,
-    wrap_runtime,
+    ImageModel, SharedRuntimeCloneMixin, check_baseline_values, explainer_image_setup,
+    image_dtype, image_model, is_image_batch, read_images, wrap_runtime,
 )
 from ._methods._owen import check_owen_budget, hierarchical_attributions
 from ._methods import (
@@ -57,14 +50,7 @@ from ._methods import (
 from ._config import MAX_EXACT_GROUPS
 from ._game import CoalitionGame, agreement_score, make_imputer
 from ._game._background import resolve_background
-from ._model import (
-    FrameContainer,
-    collect,
-    fitted_model,
-    is_fitted,
-    resolve_response,
-    to_pandas,
-)
+from ._model import FrameContainer, collect, fitted_model, is_fitted, resolve_response, to_pandas
 
 __all__ = ["Explainer", "MAX_EXACT_GROUPS"]
 
@@ -243,8 +229,7 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         and RISE evaluate the same ones with every background row). Groups on
         which the row equals every background row get no budget, and exactly
         0 from every method but RISE (whose definition gives them
-        ``E_M[v_x(M)]``). None
-        uses ``2 * K + 2048``. ``"kernel_shap"`` needs at least ``2 * K``,
+        ``E_M[v_x(M)]``). None uses ``2 * K + 2048``. ``"kernel_shap"`` needs at least ``2 * K``,
         ``"permutation_shap"`` ``2 * (K - 1)``, and ``"lime"`` and ``"rise"``
         ``K + 1``. LIME's coalitions are random draws: with few of them
         (below about ``4 * (K + 1)``) they may leave a group's coefficient
@@ -335,6 +320,11 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         nests the explainer's groups, which must be its initial groups
         (``groups=None`` takes them): every patch gets an Owen value, and
         the totals over AGREED's groups are their grouped Shapley values.
+        ``AdaptiveGrouper()`` (its colour tree) with ``n_samples=B`` and
+        ``groups=None``: B is the whole budget per image, AGREED's merges
+        (a fifth) included, and the players are regions of its colour tree,
+        nested by the tree below AGREED's groups and split by the partition
+        recursion (:ref:`image_maps`).
 
     Attributes
     ----------
@@ -611,9 +601,10 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
             groups_ = map(np.asarray, self.grouper_.groups_)
             spec = dict(zip(self.grouper_.group_names_, groups_))
         # images: a grouper's merge tree of the first image
-        hierarchy, spec = fit_hierarchy(
+        hierarchy, spec, plan = fit_hierarchy(
             self.hierarchy, spec, data if image_shape is None else data[:1], y,
-            images=image_shape is not None, **params)
+            images=image_shape is not None, budget=self.n_samples, **params)
+        self._tree_plan = plan  # the budget left after an image grouper's evaluations
         # the user's columns may be labels of a frame with non-string names;
         # a grouper's groups are positions
         labels = (
@@ -688,12 +679,19 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         game.check_finite(X, "X")
         self.game_ = game
         if is_hierarchical(method) and tree is None:  # refused in fit, not in transform
-            check_owen_budget(game, self.hierarchy_, self.n_samples, self.method_params)
+            check_owen_budget(game, self.hierarchy_, *self._owen_args())
         self.background_ = bg
         self.n_outputs_ = game.n_outputs
         base = game.expected_value
         self.expected_value_ = float(base[0]) if self.n_outputs_ == 1 else base.copy()
         return self
+
+    def _owen_args(self):
+        """The Owen value's budget and options, less an image grouper's evaluations."""
+        plan = getattr(self, "_tree_plan", None)
+        if plan is None:
+            return self.n_samples, self.method_params
+        return plan["n_samples"], {"estimator": "partition", **(self.method_params or {})}
 
     def _batch_rows(self, n_features):
         """Rows per model call: ``batch_size``, or the image model's batch."""
@@ -889,8 +887,8 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
                 # leaf by leaf on the tree path, else the hierarchy's coalitions
                 out.update(hierarchical_attributions(
                     self.game_, X, getattr(self, "hierarchy_", None), hierarchical,
-                    check_random_state(self.random_state), self.n_samples, errors,
-                    self.method_params))
+                    check_random_state(self.random_state), *self._owen_args()[:1], errors,
+                    self._owen_args()[1]))
                 hierarchical = []
             if tree and by_size:
                 canon = {m: canonical(m) for m in by_size}

@@ -23,12 +23,25 @@ over its initial groups, which must be the players
 
 # SPDX-License-Identifier: BSD-3-Clause
 
+import copy
 from collections.abc import Mapping
 from numbers import Integral
 
 import numpy as np
 
-__all__ = ["Hierarchy", "fit_hierarchy", "resolve_hierarchy"]
+__all__ = ["Hierarchy", "fit_hierarchy", "resolve_hierarchy", "tree_budget"]
+
+# An explanation's budget on an image (fit_hierarchy): AGREED's merges over
+# the colour tree get this share of it, at least _TREE_MIN_EVALUATIONS; the
+# Owen value's partition recursion the rest, over regions of the colour tree,
+# _LEAVES_PER_EVALUATION per evaluation of the budget (the recursion expands
+# at most one node per two evaluations). See the user guide, "Image maps".
+_TREE_SHARE = 0.2
+_TREE_MIN_EVALUATIONS = 40
+_LEAVES_PER_EVALUATION = 2
+# the explainer's own evaluations of a photo beyond the grouper's and the
+# recursion's: the output probe and f(b) in fit, f(x) in transform
+_EXPLAINER_EVALUATIONS = 3
 
 
 class Hierarchy:
@@ -376,7 +389,8 @@ def _is_unfitted_clustering(est):
             and getattr(est, "children_", None) is None)
 
 
-def fit_hierarchy(hierarchy, groups, data, y=None, *, images=False, **fit_params):
+def fit_hierarchy(hierarchy, groups, data, y=None, *, images=False, budget=None,
+                  **fit_params):
     """Fit a grouper or clustering given as ``hierarchy=``, as ``groups=`` is fitted.
 
     An unfitted grouper is fitted on ``data`` by
@@ -404,15 +418,30 @@ def fit_hierarchy(hierarchy, groups, data, y=None, *, images=False, **fit_params
         Passed on to the grouper's ``fit``.
     images : bool, default=False
         Whether ``data`` holds images.
+    budget : int or None, default=None
+        The explanation's model evaluations per image (``n_samples``). On
+        images, an unfitted grouper that starts from its colour tree
+        (AdaptiveGrouper with ``initial_groups=None``) is then given
+        ``max_evaluations`` from it (:func:`tree_budget`), and the hierarchy
+        is its ``linkage`` reaching below AGREED's groups to the colour
+        tree's regions (``_LEAVES_PER_EVALUATION`` per evaluation), which
+        are the players.
     **fit_params : dict
         Keyword arguments of :func:`~skdecomp._partition.fit_grouper`.
 
     Returns
     -------
     hierarchy : object
-        The fitted grouper or clustering, or ``hierarchy`` as it was.
+        The fitted grouper or clustering, ``hierarchy`` as it was, or a
+        linkage matrix over the colour tree's regions.
     groups : object
-        ``groups``, or a dict of the grouper's initial groups.
+        ``groups``, or a dict of the grouper's initial groups, or of the
+        colour tree's regions.
+    plan : dict or None
+        With a budget and a colour tree: the Owen value's budget left
+        (``n_samples``: the budget less the grouper's evaluations and the
+        explainer's own, f(b) and f(x)), its ``estimator`` ("partition")
+        and ``tree_evaluations``, the grouper's.
     """
     from sklearn.base import clone
 
@@ -428,23 +457,54 @@ def fit_hierarchy(hierarchy, groups, data, y=None, *, images=False, **fit_params
                 "hierarchy as nested lists of columns or a grouper instead."
             ) from None
         transpose = not hasattr(hierarchy, "pooling_func")  # AgglomerativeClustering
-        return clone(hierarchy).fit(values.T if transpose else values), groups
+        return clone(hierarchy).fit(values.T if transpose else values), groups, None
+    plan = None
     if _is_unfitted_grouper(hierarchy):
-        if images:
-            pixels = int(np.prod(data.shape[1:3]))
-            if (isinstance(groups, (list, tuple, Mapping)) and len(groups) != pixels
-                    and "initial_groups" in hierarchy.get_params()
-                    and hierarchy.get_params()["initial_groups"] is None):
-                # AGREED from every pixel would be long, and its tree over the pixels
-                raise ValueError(_mismatch(hierarchy, f"the {pixels} pixels",
-                                           len(groups),
-                                           f"{len(groups)} groups for {pixels} pixels"))
+        colour = images and _starts_from_colour_tree(hierarchy)
+        if colour and groups is not None:
+            raise ValueError(
+                f"hierarchy: the {type(hierarchy).__name__} starts from its colour tree "
+                "(initial_groups=None), whose regions are the players; leave groups=None, "
+                "or give the grouper initial_groups=<the same grouper as groups=>."
+            )
+        if colour and budget is not None and hierarchy.get_params().get(
+                "max_evaluations") == "auto":
+            hierarchy = copy.copy(hierarchy).set_params(
+                max_evaluations=tree_budget(budget))
         hierarchy = fit_grouper(hierarchy, data, y, **fit_params)
+        if colour and budget is not None:
+            # the colour tree below AGREED's groups, binary, down to its leaves
+            n_features = int(np.prod(data.shape[1:]))
+            spent = int(hierarchy.model_calls_)
+            tree = hierarchy._colour_trees[0]
+            K0 = int(hierarchy.initial_label_maps_[0].max()) + 1
+            n_leaves = int(min(tree.n_blocks, max(K0, _LEAVES_PER_EVALUATION * budget)))
+            groups = dict(enumerate(_label_groups(
+                hierarchy.leaf_label_map(n_leaves), n_features)))
+            groups = {f"g{k}": cols for k, cols in groups.items()}
+            hierarchy = hierarchy.linkage(0, n_leaves=n_leaves)
+            plan = {"n_samples": max(1, int(budget) - spent - _EXPLAINER_EVALUATIONS),
+                    "estimator": "partition", "tree_evaluations": spent}
+            return hierarchy, groups, plan
     if images and groups is None and _keeps_image_merges(hierarchy):
         n_features = int(np.prod(data.shape[1:]))
         initial = _label_groups(hierarchy.initial_label_maps_[0], n_features)
         if initial is not None:
             groups = {f"g{k}": cols for k, cols in enumerate(initial)}
+    return hierarchy, groups, plan
+
+
+def _starts_from_colour_tree(est):
+    """An image grouper whose initial groups come from its colour tree (AGREED's default)."""
+    params = est.get_params()
+    return ("initial_groups" in params and params["initial_groups"] is None
+            and "max_evaluations" in params)
+
+
+def tree_budget(budget):
+    """Model evaluations of AGREED's merges within an explanation's budget of ``budget``."""
+    return max(_TREE_MIN_EVALUATIONS, int(_TREE_SHARE * budget))
+
     return hierarchy, groups
 
 

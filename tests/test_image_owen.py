@@ -320,9 +320,10 @@ def test_a_fitted_grouper_over_other_patches_raises(net, image):
         owen_explainer(net, image, hierarchy=grouper, groups=PatchGrouper(4))
 
 
-def test_pixels_as_initial_groups_raise_before_agreed_runs(net, image):
+def test_groups_beside_a_colour_tree_grouper_raise_before_agreed_runs(net, image):
+    # AdaptiveGrouper() starts from its colour tree, whose regions are the players
     net.reset()
-    with pytest.raises(ValueError, match="initial groups are the pixels"):
+    with pytest.raises(ValueError, match="starts from its colour tree"):
         owen_explainer(net, image, hierarchy=AdaptiveGrouper(n_groups=N_GROUPS))
     assert net.images <= 2  # f(b) and f(x) at most: AGREED never ran
 

@@ -18,6 +18,8 @@ from .._image import (
     ImageModel,
     baseline_rows,
     check_image_shape,
+    colour_tree,
+    connected_label_map,
     groups_from_label_map,
     image_dtype,
     read_images,
@@ -36,6 +38,20 @@ _AGREEING_SHARE = 0.05
 
 # Model evaluations per initial group at max_evaluations="auto".
 _EVALUATIONS_PER_GROUP = 10
+
+# Regions of the colour tree that AGREED starts from on an image when
+# initial_groups is None and no budget is set: about 1,300 evaluations per
+# photo, and regions of about 400 pixels at 224x224.
+_INITIAL_REGIONS = 128
+
+
+def initial_regions(max_evaluations, n_pixels):
+    """Regions of the colour tree AGREED starts from: as many as its budget scores."""
+    if isinstance(max_evaluations, Integral) and not isinstance(max_evaluations, bool):
+        k = int(max_evaluations) // _EVALUATIONS_PER_GROUP
+    else:
+        k = _INITIAL_REGIONS
+    return int(min(n_pixels, max(2, k)))
 
 
 class ImageAgreedMixin:
@@ -74,9 +90,20 @@ class ImageAgreedMixin:
         base = "zeros" if self.baseline is None else self.baseline
         baselines = baseline_rows(base, flat, image_shape, reference=reference)
         self.baseline_images_ = np.asarray(baselines).reshape(-1, *image_shape).copy()
-        self.initial_label_maps_ = initial_label_maps(
-            self.initial_groups, flat, image_shape, self.adjacency
-        )
+        if self.initial_groups is None:
+            # a data-aware start: the cut of each image's colour tree
+            n_regions = initial_regions(self.max_evaluations,
+                                        image_shape[0] * image_shape[1])
+            self._colour_trees = [colour_tree(im.reshape(image_shape))
+                                  for im in flat.reshape(-1, *image_shape)]
+            self.initial_label_maps_ = np.stack(
+                [connected_label_map(t.cut(n_regions), self.adjacency)
+                 for t in self._colour_trees])
+        else:
+            self._colour_trees = None
+            self.initial_label_maps_ = initial_label_maps(
+                self.initial_groups, flat, image_shape, self.adjacency
+            )
         n_initial = max(int(m.max()) + 1 for m in self.initial_label_maps_)
         max_size, budget = self.max_group_size, self.max_evaluations
         auto = not paper and not isinstance(self.n_groups, Integral)
@@ -213,7 +240,7 @@ class ImageAgreedMixin:
         check_cut(self._image_tree(image), n_groups, f"merge history of image {image}")
         return self._cut_map(image, n_groups)
 
-    def linkage(self, image=0):
+    def linkage(self, image=0, n_leaves=None):
         """Images: an image's merges as a binary tree, a scipy linkage matrix.
 
         AGREED's merges of the image (for the first image, its ``path_`` past
@@ -224,20 +251,31 @@ class ImageAgreedMixin:
         recursion of the Owen value (``method_params={"estimator":
         "partition"}``) expands at 2 coalitions per node and context.
 
+        With ``n_leaves``, for a grouper that started from its colour tree
+        (``initial_groups=None``), the tree reaches below the initial groups
+        to ``n_leaves`` finer regions of the same colour tree
+        (:meth:`leaf_label_map`): the colour tree's merges that build each
+        initial group from them, then AGREED's merges above, as before.
+
         Parameters
         ----------
         image : int, default=0
             Index of the image among those passed to :meth:`fit`.
+        n_leaves : int or None, default=None
+            Number of leaves below the initial groups; None: the initial
+            groups are the leaves.
 
         Returns
         -------
-        Z : ndarray of shape (n_initial - 1, 4)
-            Per merge: the two clusters (initial groups ``0 .. n_initial -
-            1`` in the order of ``initial_label_maps_``, then the merges in
-            order), the merge's rank (1, 2, ...) and its number of initial
-            groups.
+        Z : ndarray of shape (n_leaves - 1, 4)
+            Per merge: the two clusters (the leaves ``0 .. n_leaves - 1``,
+            the initial groups in the order of ``initial_label_maps_`` or
+            the regions of :meth:`leaf_label_map`, then the merges in
+            order), the merge's rank (1, 2, ...) and its number of leaves.
         """
         self._check_image_index(image, "linkage")
+        if n_leaves is not None:
+            return self._fine_linkage(image, n_leaves)
         tree = self._image_tree(image)
         lm0 = np.asarray(self.initial_label_maps_[image])
         K = tree.n_leaves
@@ -266,4 +304,68 @@ class ImageAgreedMixin:
         Z[:, :2] = children
         Z[:, 2] = np.arange(1, K)
         Z[:, 3] = size[K:]
+        return Z
+
+    def _colour_tree(self, image, what):
+        """The colour tree of an image, or a ValueError for a grouper without one."""
+        self._check_image_index(image, what)
+        trees = getattr(self, "_colour_trees", None)
+        if trees is None:
+            raise ValueError(
+                f"{what}(n_leaves=...) reads the colour tree that the grouper starts "
+                "from with initial_groups=None; this one started from "
+                f"initial_groups={self.initial_groups!r}. Use linkage() without "
+                "n_leaves, whose leaves are the initial groups."
+            )
+        return trees[image]
+
+    def leaf_label_map(self, n_leaves, image=0):
+        """Images: ``n_leaves`` regions of an image's colour tree, a label map.
+
+        For a grouper that started from its colour tree (``initial_groups=
+        None``): the tree's cut into ``n_leaves`` regions, each inside one
+        initial group when ``n_leaves`` is at least their number (the leaves
+        of ``linkage(image, n_leaves)``).
+
+        Parameters
+        ----------
+        n_leaves : int
+            Number of regions, from 1 to the tree's number of leaf blocks.
+        image : int, default=0
+            Index of the image among those passed to :meth:`fit`.
+
+        Returns
+        -------
+        label_map : ndarray of shape (H, W)
+            Region ids in order of each region's first pixel (row by row).
+        """
+        return self._colour_tree(image, "leaf_label_map").cut(n_leaves)
+
+    def _fine_linkage(self, image, n_leaves):
+        tree = self._colour_tree(image, "linkage")
+        initial = np.asarray(self.initial_label_maps_[image])
+        K0 = int(initial.max()) + 1
+        if (not isinstance(n_leaves, Integral) or isinstance(n_leaves, bool)
+                or not K0 <= n_leaves <= tree.n_blocks):
+            raise ValueError(
+                f"n_leaves={n_leaves!r} must be an int from the {K0} initial groups "
+                f"to the {tree.n_blocks} leaf blocks of the image's colour tree."
+            )
+        top = self.linkage(image)  # AGREED's tree over the initial groups
+        if n_leaves == K0:
+            return top
+        below, top_nodes = tree.linkage_between(int(n_leaves), K0)
+        # initial group g is the region of the cut into K0 with the same first pixel
+        cut0 = tree.cut(K0)
+        first = np.unique(initial.ravel(), return_index=True)[1]
+        node = top_nodes[cut0.ravel()[first]]
+        Z = np.empty((n_leaves - 1, 4))
+        Z[: len(below)] = below
+        size = np.concatenate([np.ones(n_leaves), below[:, 3]])
+        offset = n_leaves + len(below)
+        for t, (a, b, _, _) in enumerate(top):
+            a, b = (int(node[int(c)]) if c < K0 else int(c) - K0 + offset for c in (a, b))
+            Z[len(below) + t] = a, b, 0, size[a] + size[b]
+            size = np.append(size, size[a] + size[b])
+        Z[:, 2] = np.arange(1, n_leaves)
         return Z
