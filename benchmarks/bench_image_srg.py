@@ -391,6 +391,9 @@ def key(r):
 def run_network(network, args, variants, out):
     size = SIZES[network]
     instances = photo_instances(size)[: args.photos]
+    if args.shard:
+        i, n = (int(v) for v in args.shard.split("/"))
+        instances = instances[i::n]
     rows = read_rows(out)
     done = {key(r) for r in rows}
     methods = [f"skdecomp:{v}" for v in variants] + [
@@ -543,6 +546,11 @@ def main():
                         help="CSV per network ({network} is replaced)")
     parser.add_argument("--list", action="store_true",
                         help="print the photo list and exit")
+    parser.add_argument("--shard", default=None,
+                        help="I/N: the instances whose index is I modulo N (parallel runs, "
+                             "each with its own --out)")
+    parser.add_argument("--summary", nargs="+", default=None,
+                        help="only print the summary of these CSV files")
     args = parser.parse_args()
     if args.quick:
         args.photos, args.budgets, args.steps, args.networks = 2, [250], 8, ["lite0"]
@@ -551,6 +559,12 @@ def main():
     if args.list:
         names = [n for n, _ in photo_instances(224)]
         print(f"{len(names)} instances:", " ".join(names))
+        return
+    if args.summary:
+        rows = [r for path in args.summary for r in read_rows(Path(path))]
+        photos = {n: {name for name, _ in photo_instances(SIZES[n])[: args.photos]}
+                  for n in args.networks}
+        summary(rows, args.networks, args.budgets, photos)
         return
     variants = []
     for v in args.variants:

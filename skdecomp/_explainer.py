@@ -322,7 +322,7 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         the totals over AGREED's groups are their grouped Shapley values.
         ``AdaptiveGrouper()`` (its colour tree) with ``n_samples=B`` and
         ``groups=None``: B is the whole budget per image, AGREED's merges
-        (a fifth) included, and the players are regions of its colour tree,
+        (a tenth) included, and the players are regions of its colour tree,
         nested by the tree below AGREED's groups and split by the partition
         recursion (:ref:`image_maps`).
 

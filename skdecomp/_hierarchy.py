@@ -36,8 +36,8 @@ __all__ = ["Hierarchy", "fit_hierarchy", "resolve_hierarchy", "tree_budget"]
 # Owen value's partition recursion the rest, over regions of the colour tree,
 # _LEAVES_PER_EVALUATION per evaluation of the budget (the recursion expands
 # at most one node per two evaluations). See the user guide, "Image maps".
-_TREE_SHARE = 0.2
-_TREE_MIN_EVALUATIONS = 40
+_TREE_SHARE = 0.1
+_TREE_MIN_EVALUATIONS = 20
 _LEAVES_PER_EVALUATION = 2
 # the explainer's own evaluations of a photo beyond the grouper's and the
 # recursion's: the output probe and f(b) in fit, f(x) in transform
