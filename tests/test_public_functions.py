@@ -23,6 +23,8 @@ PUBLIC_FUNCTIONS = [
     "skdecomp.metrics.faithfulness_correlation",
     "skdecomp.metrics.disagreement",
     "skdecomp.metrics.metric_disagreement",
+    "skdecomp.metrics.relevance_curves",
+    "skdecomp.metrics.symmetric_relevance_gain",
     "skdecomp.inspection.permutation_importance",
     "skdecomp.inspection.partial_dependence",
     "skdecomp.inspection.importance",
@@ -44,6 +46,11 @@ def _valid_required(name):
                 "partial_dependence": dict(estimator=model, X=X, group=0)}[name]
     if name == "disagreement":
         return dict(attributions=[X, X])
+    if name in ("relevance_curves", "symmetric_relevance_gain"):
+        images = rng.uniform(size=(2, 4, 4, 3))
+        explainer = Explainer(lambda A: A.reshape(len(A), -1).sum(axis=1),
+                              baseline="zeros").fit(images)
+        return dict(explainer=explainer, X=images)
     explainer = Explainer(lambda A: A[:, 0] * A[:, 1], background=X[:4]).fit(X)
     if name in ("importance",):
         return dict(explainer=explainer, X=X[:3])

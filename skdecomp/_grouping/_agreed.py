@@ -248,13 +248,16 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
 
     initial_groups : None, list of lists, dict, grouper or label map, default=None
         Partition to start from (e.g. one-hot blocks kept together); None
-        starts from one group per column (one group per pixel for images).
-        For images also an image grouper such as ``PatchGrouper(4)`` or
-        ``SuperpixelGrouper()`` (fitted on the images), or a label map of
-        shape (H, W). On photos, superpixels that follow the objects' edges
-        (``SuperpixelGrouper("slic", segmentation_params={"n_segments":
-        200, "compactness": 10})``) give maps more faithful by infidelity
-        than squares do; see :ref:`agreed`.
+        starts from one group per column on tables. On images None starts
+        from each image's colour tree (a binary partition tree of its
+        pixels by CIELAB colour and position, built with no model call; see
+        :ref:`image_maps`), cut into ``max_evaluations // 10`` regions (128
+        at ``"auto"``; at most one per pixel, so small images start from
+        their pixels): regions that follow the objects' edges, which merging
+        squares cannot undo. For images also an image grouper such as
+        ``PatchGrouper(4)`` or ``SuperpixelGrouper()`` (fitted on the
+        images), or a label map of shape (H, W); the paper's squares
+        (``PatchGrouper(16)``) reproduce its experiments; see :ref:`agreed`.
 
     response_method : {"auto", "predict", "predict_proba", "decision_function", "log_odds", "margin"}, default="auto"
         Model output to group on. "auto" groups a model on the scale on
