@@ -94,6 +94,9 @@ class ImageAgreedMixin:
             # a data-aware start: the cut of each image's colour tree
             n_regions = initial_regions(self.max_evaluations,
                                         image_shape[0] * image_shape[1])
+            if isinstance(self.n_groups, Integral):  # never fewer than asked for
+                n_regions = min(max(n_regions, int(self.n_groups)),
+                                image_shape[0] * image_shape[1])
             self._colour_trees = [colour_tree(im.reshape(image_shape))
                                   for im in flat.reshape(-1, *image_shape)]
             self.initial_label_maps_ = np.stack(
