@@ -1,14 +1,21 @@
-"""AGREED against fixed partitions on real photos: disagreement and infidelity at equal K_eff.
+"""AGREED against fixed partitions on real photos: disagreement, infidelity, SRG at equal K_eff.
 
 The image experiment of the AGREED paper on real photos with a pretrained
 CNN: EfficientNet-Lite0 on ONNX Runtime, one thread
 (``load_pretrained_cnn("onnx", n_threads=1)``), on the six labelled sample
 photos at 224x224 (``load_sample_photos``: cat, espresso, rocket, motorcycle,
 palace, daisy), each explained for its ImageNet label (the softmax
-probability) against its blurred self (``baseline="blur"``).
+probability) against its blurred self (``baseline="blur"``). ``--photos``
+takes any of the ten (also astronaut, galaxies, retina, tissue): an
+unlabelled photo is explained for the class the network predicts on it.
 
 **Partitions** of every photo:
 
+* ``AGREED/tree``: ``AdaptiveGrouper(cnn, baseline="blur", target=k)``, its
+  defaults (the start of ``initial_groups=None`` on photos: the photo's
+  colour tree, ``skdecomp._image.colour_tree``, cut into
+  ``max_evaluations // 10`` = 128 regions), at its default stop and at the
+  partition along its ``path_`` whose ``K_eff`` is closest to 30;
 * ``AGREED/16``: ``AdaptiveGrouper(cnn, initial_groups=PatchGrouper(16),
   baseline="blur", target=k)`` at its default stop (from 196 patches of 16
   pixels: the fine resolution), and the partition further along its
@@ -18,6 +25,9 @@ probability) against its blurred self (``baseline="blur"``).
 * ``AGREED/slic200``, ``AGREED/slic50`` (with ``--from-superpixels``): the
   same from the SLIC partitions below (n = 200 and 50) as initial groups:
   AGREED's merges applied to superpixels instead of squares;
+* ``TREE``: the colour tree AGREED/tree starts from, without a model:
+  ``colour_tree(photo).cut(n)``, n = 200, 100, 50, 25 (label maps turned
+  into groups as SLIC's are);
 * ``SQUARE``: ``PatchGrouper(s)``, s = 16, 23, 32, 45 pixels (196, 100, 49,
   25 groups; the last row and column shrink when s does not divide 224);
 * ``SLIC``: ``SuperpixelGrouper("slic", segmentation_params={"n_segments":
@@ -73,30 +83,46 @@ compare:
   first photo's 49 patches of 32 pixels (same masks, same formula: the
   largest relative difference is printed).
   ``se`` is the standard error of the mean over the drawn coalitions.
+* ``SRG``: the symmetric relevance gain (Blücher et al., TMLR 2024; higher
+  is better) of each map, ``skdecomp.metrics.symmetric_relevance_gain(
+  explainer, photo[None], attributions=<its (1, K) group values>,
+  n_steps=16)``: each group's value spread evenly over its pixels, pixels
+  removed and inserted in that order, the blurred photo as imputer (the
+  partition's explainer, ``imputer=None``); the mean over the six maps, on
+  the probability's scale (not divided). 192 evaluations per partition,
+  counted apart from ``evals``.
 
 Every partition is described by its number of groups ``K``, the mean group
 size in pixels, the effective number of groups ``K_eff = exp(-sum_k p_k
 log p_k)`` of the area shares ``p_k`` and the largest group's share.
 
 **Comparison at equal K_eff**: for every photo and resolution, AGREED's
-default partition against each fixed family's curve of ``excess`` and
-``INFD`` excess interpolated linearly in ``log K_eff`` at AGREED's
+default partition against each fixed family's curve of ``excess``,
+``INFD`` excess and ``SRG`` interpolated linearly in ``log K_eff`` at AGREED's
 ``K_eff`` (the nearest end of the curve when it is outside, marked ``*``).
-The summary gives the share of photos on which AGREED is lower, and AGREED's
-model evaluations (``model_calls_``, with its path past the stop), seconds
-and evaluations per second per photo. Evaluations are counted by a wrapper
+The summary gives the share of photos on which AGREED is lower (on which
+its SRG is not lower), and AGREED's model evaluations (``model_calls_``,
+with its path past the stop), seconds and evaluations per second per photo.
+Last, AGREED/tree's default against every other family (TREE first, the
+other AGREED families' default and path cuts too) at its ``K_eff``: the
+photos on which its excess disagreement is lower and its mean SRG not
+lower, each with a two-sided sign test (``scipy.stats.binomtest``, p =
+1/2), and the median differences. Evaluations are counted by a wrapper
 around ``ImageModel.forward``; seconds are wall seconds.
 
-``--figure PATH``: excess disagreement and INFD excess against ``K_eff``,
-one line per family (AGREED: its default and its path cuts), medians over
-the photos.
+``--figure PATH``: excess disagreement, INFD excess and mean SRG against
+``K_eff``, one line per family (AGREED: its default and its path cuts),
+medians over the photos.
 
 ``--quick``: three photos (cat, espresso, rocket), two sizes per fixed
 family (16 and 32 px, n = 200 and 50, the finest and the third quickshift),
 AGREED at its defaults only, ``rise`` at ``4 (K + 1)`` and 96 INFD
-coalitions (about 15 minutes, 55,000 evaluations). The full run took 35
-minutes on one thread of two shared cores (167,000 evaluations); with
-``--from-superpixels``, 36 minutes (208,000 evaluations).
+coalitions (5.4 minutes and 27,400 evaluations per photo, on one thread of
+two cores shared with two other runs). Without AGREED/tree, TREE and SRG,
+the full run took 35 minutes on one thread of two shared cores (167,000
+evaluations; with ``--from-superpixels``, 36 minutes, 208,000); they add
+six partitions per photo (about 40,000 evaluations and 8 to 10 minutes per
+photo in all, estimated).
 
 Run: python benchmarks/bench_image_agreed.py [--quick] [--from-superpixels] [--figure PATH]
      [--photos cat daisy] [--kernel-shap 8] [--lime 3] [--rise 5]
@@ -114,8 +140,9 @@ import warnings
 import numpy as np
 
 from skdecomp import AdaptiveGrouper, Explainer, PatchGrouper, SuperpixelGrouper
+from skdecomp._image import colour_tree
 from skdecomp.datasets import load_pretrained_cnn, load_sample_photos
-from skdecomp.metrics import disagreement, infidelity
+from skdecomp.metrics import disagreement, infidelity, symmetric_relevance_gain
 
 PHOTOS = ("cat", "espresso", "rocket", "motorcycle", "palace", "daisy")
 QUICK_PHOTOS = ("cat", "espresso", "rocket")
@@ -123,10 +150,12 @@ METHODS = ("occlusion", "arch", "kernel_shap", "lime", "rise", "integrated_gradi
 P = 0.5  # LIME's and RISE's keep probability, INFD's removal probability
 IG_STEPS = 32
 SIZE = 224
-FIXED = ("SQUARE", "SLIC", "QUICKSHIFT")
+FIXED = ("TREE", "SQUARE", "SLIC", "QUICKSHIFT")
+SRG_STEPS = 16
 
 SQUARE = {"full": (16, 23, 32, 45), "quick": (16, 32)}
 SLIC = {"full": (200, 100, 50, 25), "quick": (200, 50)}
+TREE = {"full": (200, 100, 50, 25), "quick": (200, 50)}  # cuts of the colour tree
 _QS = {
     "k3 d6": {"kernel_size": 3, "max_dist": 6, "ratio": 0.25, "sigma": 1},
     "k3 d10": {"kernel_size": 3, "max_dist": 10, "ratio": 0.25, "sigma": 2},
@@ -134,15 +163,19 @@ _QS = {
     "k5 d24": {"kernel_size": 5, "max_dist": 24, "ratio": 0.25, "sigma": 3},
 }
 QUICKSHIFT = {"full": tuple(_QS), "quick": ("k3 d6", "k4 d16")}
-# AGREED: initial patch size -> K_eff targets of the partitions cut past the stop
-AGREED = {"full": {16: (60,), 32: (20,)}, "quick": {16: (), 32: ()}}
+# AGREED: initial groups (patch size, or "tree": its default, the colour tree's
+# cut) -> K_eff targets of the partitions cut past the stop
+AGREED = {"full": {16: (60,), 32: (20,), "tree": (30,)},
+          "quick": {16: (), 32: (), "tree": ()}}
 # --from-superpixels: AGREED from SLIC superpixels (n_segments) as well
 AGREED_SLIC = {"full": {"slic200": (60,), "slic50": (20,)},
                "quick": {"slic200": (), "slic50": ()}}
 
 
 def initial_grouper(key):
-    """The initial groups of AGREED: square patches (an int, pixels) or SLIC ("slicN")."""
+    """AGREED's initial groups: patches (an int, pixels), SLIC ("slicN") or None ("tree")."""
+    if key == "tree":
+        return None  # the default: the cut of the photo's colour tree
     if isinstance(key, int):
         return PatchGrouper(key)
     return SuperpixelGrouper("slic", segmentation_params={
@@ -150,6 +183,8 @@ def initial_grouper(key):
 
 
 def resolution_name(key):
+    if key == "tree":
+        return "colour tree"
     return f"{key} px patches" if isinstance(key, int) else f"SLIC n={key[4:]}"
 
 
@@ -203,8 +238,11 @@ def label_map_of(groups):
 
 
 def fixed_partitions(image, mode):
-    """(family, size label, label map) of the SQUARE, SLIC and QUICKSHIFT partitions."""
+    """(family, size label, label map) of the TREE, SQUARE, SLIC and QUICKSHIFT partitions."""
     out = []
+    tree = colour_tree(image)
+    for n in TREE[mode]:
+        out.append(("TREE", f"n={n}", tree.cut(n)))
     for s in SQUARE[mode]:
         out.append(("SQUARE", f"{s} px", PatchGrouper(s).fit(image[None]).label_map_))
     for n in SLIC[mode]:
@@ -246,6 +284,14 @@ def agreed_partitions(cnn, counter, image, label, patch, targets):
 
 
 # -- explanations -------------------------------------------------------------------
+def explained_class(cnn, image, label):
+    """The photo's ImageNet label, or the class the network predicts (unlabelled photos)."""
+    label = int(label)
+    if label >= 0:
+        return label, False
+    return int(np.argmax(cnn.predict(image[None])[0])), True
+
+
 def integrated_gradients_pixels(torch_cnn, image, label):
     """Integrated Gradients of every pixel (torch gradients), shape (H, W)."""
     explainer = Explainer(torch_cnn, groups=PatchGrouper(1), baseline="blur", target=label,
@@ -345,6 +391,17 @@ def infd(cnn, image, baseline, label, label_map, maps, fx, fb, n_coalitions, see
     return out, removed, deletion, se_mean
 
 
+def relevance_gains(explainer, image, maps):
+    """SRG of every map (its group values, spread over each group's pixels), blurred imputer.
+
+    ``explainer`` is the partition's own (``baseline="blur"``): ``imputer=None``
+    replaces pixels by its blurred photo. RISE's map is its centred values.
+    """
+    return {m: float(symmetric_relevance_gain(explainer, image[None], attributions=phi[None],
+                                              n_steps=SRG_STEPS).srg[0])
+            for m, (phi, _) in maps.items()}
+
+
 def check_infd(explainer, image, maps, out, n_coalitions, seed):
     """metrics.infidelity on the same coalitions: the largest relative difference."""
     worst = 0.0
@@ -373,16 +430,17 @@ def on_curve(points, keff):
 
 def photo_table(name, rows):
     print(f"\n-- {name}: f(x) = {rows[0]['fx']:.4f}, f(b) = {rows[0]['fb']:.4f} "
-          "(D, floor, excess and INFD divided by (f(x) - f(b))**2) --")
+          "(D, floor, excess and INFD divided by (f(x) - f(b))**2; SRG: mean over "
+          "the maps, on the probability's scale) --")
     print(f"{'partition':<24}{'K':>5}{'px':>7}{'K_eff':>7}{'max':>6}"
           f"{'D':>8}{'floor':>8}{'excess':>8}{'INFD':>8}{'floor':>8}{'excess':>8}"
-          f"{'se':>7}{'evals':>7}{'s':>6}")
+          f"{'se':>7}{'SRG':>7}{'evals':>7}{'s':>6}")
     for r in rows:
         label = f"{r['family']} {r['size']}"
         print(f"{label:<24}{r['K']:>5}{r['mean_pixels']:>7.0f}{r['K_eff']:>7.1f}"
               f"{r['largest_share']:>6.3f}{r['D']:>8.3f}{r['D_floor']:>8.3f}"
               f"{r['D_excess']:>8.3f}{r['INFD']:>8.3f}{r['INFD_floor']:>8.3f}"
-              f"{r['INFD_excess']:>8.3f}{r['INFD_se']:>7.3f}{r['evaluations']:>7d}"
+              f"{r['INFD_excess']:>8.3f}{r['INFD_se']:>7.3f}{r['SRG']:>7.3f}{r['evaluations']:>7d}"
               f"{r['seconds']:>6.0f}", flush=True)
 
 
@@ -403,13 +461,13 @@ def comparisons(rows, photos, keys):
                     continue
                 entry = {"photo": photo, "resolution": patch, "family": fam,
                          "K_eff": a["K_eff"]}
-                for metric in ("D_excess", "INFD_excess"):
+                for metric in ("D_excess", "INFD_excess", "SRG"):
                     value, outside = on_curve([(r["K_eff"], r[metric]) for r in pts],
                                               a["K_eff"])
                     entry[metric] = (a[metric], value, outside)
                 closest = min(pts, key=lambda r: abs(np.log(r["K_eff"] / a["K_eff"])))
                 entry["closest"] = (closest["size"], closest["K_eff"],
-                                    closest["D_excess"], closest["INFD_excess"])
+                                    closest["D_excess"], closest["INFD_excess"], closest["SRG"])
                 table.append(entry)
     return table
 
@@ -419,18 +477,19 @@ def print_comparisons(table, photos, agreed_fits, keys):
           "(interpolated in log K_eff; * = nearest end of the curve) ==")
     print(f"{'photo':<11}{'res':>4}{'family':>12}{'K_eff':>7}"
           f"{'excess D':>10}{'family':>9}{'':>2}{'INFD exc.':>10}{'family':>9}{'':>2}"
-          f"{'closest (K_eff)':>22}")
+          f"{'SRG':>8}{'family':>9}{'':>2}{'closest (K_eff)':>18}")
     for e in table:
-        d, i = e["D_excess"], e["INFD_excess"]
+        d, i, g = e["D_excess"], e["INFD_excess"], e["SRG"]
         size, keff = e["closest"][:2]
         print(f"{e['photo']:<11}{e['resolution']:>4}{e['family']:>12}{e['K_eff']:>7.1f}"
               f"{d[0]:>10.3f}{d[1]:>9.3f}{'*' if d[2] else '':>2}"
               f"{i[0]:>10.3f}{i[1]:>9.3f}{'*' if i[2] else '':>2}"
-              f"{f'{size} ({keff:.0f})':>22}")
+              f"{g[0]:>8.3f}{g[1]:>9.3f}{'*' if g[2] else '':>2}"
+              f"{f'{size} ({keff:.0f})':>18}")
     print("\n== Summary: share of photos on which AGREED's default is lower than the "
-          "family at equal K_eff ==")
+          "family at equal K_eff (SRG: not lower) ==")
     print(f"{'resolution':<14}{'family':<12}{'excess D':>10}{'INFD excess':>13}"
-          f"{'both':>7}{'  (closest partition: D, INFD)':>32}")
+          f"{'both':>7}{'SRG':>7}{'  (closest partition: D, INFD)':>32}")
     for patch in keys:
         for fam in FIXED:
             sel = [e for e in table if e["resolution"] == patch and e["family"] == fam]
@@ -441,19 +500,66 @@ def print_comparisons(table, photos, agreed_fits, keys):
             wi = sum(e["INFD_excess"][0] < e["INFD_excess"][1] for e in sel)
             wb = sum(e["D_excess"][0] < e["D_excess"][1]
                      and e["INFD_excess"][0] < e["INFD_excess"][1] for e in sel)
+            wg = sum(e["SRG"][0] >= e["SRG"][1] for e in sel)
             cd = sum(e["D_excess"][0] < e["closest"][2] for e in sel)
             ci = sum(e["INFD_excess"][0] < e["closest"][3] for e in sel)
             print(f"{resolution_name(patch):<14}{fam:<12}{f'{wd}/{n}':>10}{f'{wi}/{n}':>13}"
-                  f"{f'{wb}/{n}':>7}{f'{cd}/{n}, {ci}/{n}':>32}")
+                  f"{f'{wb}/{n}':>7}{f'{wg}/{n}':>7}{f'{cd}/{n}, {ci}/{n}':>32}")
     print("\n== AGREED's cost per photo (fit, with its path past the stop) ==")
-    print(f"{'photo':<11}{'initial':>8}{'groups':>8}{'stop':>16}{'useful':>8}"
+    print(f"{'photo':<11}{'res':>8}{'initial':>8}{'groups':>8}{'stop':>16}{'useful':>8}"
           f"{'path to':>8}{'evals':>7}{'seconds':>9}{'evals/s':>9}")
     for photo in photos:
         for patch in keys:
             f = agreed_fits[photo][patch]
-            print(f"{photo:<11}{f['n_initial']:>8}{f['n_groups']:>8}{f['stop']:>16}"
+            print(f"{photo:<11}{patch!s:>8}{f['n_initial']:>8}{f['n_groups']:>8}{f['stop']:>16}"
                   f"{f['useful']!s:>8}{f['path_end']:>8}{f['evaluations']:>7}"
                   f"{f['seconds']:>9.1f}{f['evaluations'] / f['seconds']:>9.1f}")
+
+
+def tree_comparison(rows, photos):
+    """Per photo: AGREED/tree's default against every other family's curve at its K_eff."""
+    present = list(dict.fromkeys(r["family"] for r in rows))
+    others = [f for f in FIXED if f in present]
+    others += [f for f in present if f not in others and f != "AGREED/tree"]
+    table = []
+    for photo in photos:
+        mine = [r for r in rows if r["photo"] == photo]
+        a = next((r for r in mine if r["family"] == "AGREED/tree" and r["size"] == "default"),
+                 None)
+        if a is None:
+            continue
+        for fam in others:
+            pts = [r for r in mine if r["family"] == fam]
+            if not pts:
+                continue
+            entry = {"photo": photo, "family": fam, "K_eff": a["K_eff"]}
+            for metric in ("D_excess", "SRG"):
+                value, outside = on_curve([(r["K_eff"], r[metric]) for r in pts], a["K_eff"])
+                entry[metric] = (a[metric], value, outside)
+            table.append(entry)
+    return table
+
+
+def print_tree_comparison(table):
+    from scipy.stats import binomtest
+
+    if not table:
+        return
+    print("\n== AGREED/tree's default against each family at its K_eff (interpolated in "
+          "log K_eff): photos where its excess D is lower, and where its mean SRG is not "
+          "lower; p: two-sided sign test; median differences AGREED/tree - family ==")
+    print(f"{'family':<16}{'photos':>7}{'ends*':>6}{'D lower':>9}{'p':>8}{'med dD':>9}"
+          f"{'SRG >=':>8}{'p':>8}{'med dSRG':>10}")
+    for fam in dict.fromkeys(e["family"] for e in table):
+        sel = [e for e in table if e["family"] == fam]
+        n = len(sel)
+        ends = sum(e["D_excess"][2] for e in sel)
+        wd = sum(e["D_excess"][0] < e["D_excess"][1] for e in sel)
+        wg = sum(e["SRG"][0] >= e["SRG"][1] for e in sel)
+        dd = np.median([e["D_excess"][0] - e["D_excess"][1] for e in sel])
+        dg = np.median([e["SRG"][0] - e["SRG"][1] for e in sel])
+        print(f"{fam:<16}{n:>7}{ends:>6}{f'{wd}/{n}':>9}{binomtest(wd, n).pvalue:>8.3f}"
+              f"{dd:>+9.3f}{f'{wg}/{n}':>8}{binomtest(wg, n).pvalue:>8.3f}{dg:>+10.3f}")
 
 
 def figure(rows, photos, path):
@@ -465,13 +571,15 @@ def figure(rows, photos, path):
 
     style = {"AGREED/16": ("C3", "o"), "AGREED/32": ("C1", "o"), "SQUARE": ("C0", "s"),
              "SLIC": ("C2", "^"), "QUICKSHIFT": ("C4", "v"),
-             "AGREED/slic200": ("C5", "D"), "AGREED/slic50": ("C6", "D")}
+             "AGREED/slic200": ("C5", "D"), "AGREED/slic50": ("C6", "D"),
+             "AGREED/tree": ("k", "o"), "TREE": ("C7", "P")}
     present = {r["family"] for r in rows}
     families = [f for f in style if f in present]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), layout="constrained")
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.4), layout="constrained")
     titles = {"D_excess": "mean pairwise l2 disagreement - noise floor",
-              "INFD_excess": "infidelity (INFD) - noise floor"}
-    for ax, metric in zip(axes, ("D_excess", "INFD_excess")):
+              "INFD_excess": "infidelity (INFD) - noise floor",
+              "SRG": "symmetric relevance gain (mean over the maps)"}
+    for ax, metric in zip(axes, ("D_excess", "INFD_excess", "SRG")):
         for fam in families:
             sizes = []
             for r in rows:
@@ -495,7 +603,8 @@ def figure(rows, photos, path):
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xticks([10, 20, 50, 100, 200])
         ax.set_xlabel("effective number of groups $K_{eff}$ (median over photos)")
-        ax.set_ylabel("excess / (f(x) - f(b))$^2$")
+        ax.set_ylabel("SRG (higher is better)" if metric == "SRG"
+                      else "excess / (f(x) - f(b))$^2$")
         ax.set_title(titles[metric], fontsize="medium")
         ax.axhline(0, color="0.6", linewidth=0.8)
     handles, labels = axes[0].get_legend_handles_labels()
@@ -512,7 +621,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="3 photos, 2 sizes per family, smaller budgets")
-    parser.add_argument("--photos", nargs="*", default=None)
+    parser.add_argument("--photos", nargs="+", default=None,
+                        help="names of load_sample_photos (default: the six labelled; "
+                        "unlabelled ones are explained for the predicted class)")
     parser.add_argument("--kernel-shap", type=int, default=None,
                         help="kernel_shap n_samples per group (default 8)")
     parser.add_argument("--lime", type=int, default=None,
@@ -551,7 +662,7 @@ def main():
         agreed_keys.update(AGREED_SLIC[mode])
     start_all = time.perf_counter()
     for image, label, name in zip(photos.images, photos.labels, photos.names):
-        label = int(label)
+        label, predicted = explained_class(cnn, image, label)
         t0 = time.perf_counter()
         ig_pixels = integrated_gradients_pixels(torch_cnn, image, label)
         ig_seconds = time.perf_counter() - t0
@@ -561,7 +672,8 @@ def main():
                 cnn, counter, image, label, patch, targets)
             parts += found
         parts += fixed_partitions(image, mode)
-        print(f"\n[{time.perf_counter() - start_all:6.0f} s] {name} (class {label}): "
+        print(f"\n[{time.perf_counter() - start_all:6.0f} s] {name} "
+              f"(class {label}{', predicted' if predicted else ''}): "
               f"IG per pixel {ig_seconds:.0f} s; "
               + ", ".join(f"AGREED/{k} {f['seconds']:.0f} s"
                           for k, f in agreed_fits[name].items())
@@ -582,18 +694,25 @@ def main():
                            check_infd(explainer, image, maps, per_method, n_infd, args.seed))
             i_score = np.mean([s for s, _ in per_method.values()])
             i_floor = np.mean([f for _, f in per_method.values()])
+            evaluations, seconds = counter.n - before, time.perf_counter() - t
+            before, t = counter.n, time.perf_counter()
+            srg = relevance_gains(explainer, image, maps)
             row = {"photo": name, "family": family, "size": size, **info, "fx": fx, "fb": fb,
                    "D": d / scale, "D_floor": d_floor / scale, "D_excess": d_excess / scale,
                    "INFD": i_score / scale, "INFD_floor": i_floor / scale,
                    "INFD_excess": (i_score - i_floor) / scale, "INFD_se": infd_se / scale,
                    "INFD_methods": {m: (s / scale, f / scale)
                                     for m, (s, f) in per_method.items()},
-                   "rise_constant": c, "evaluations": counter.n - before,
-                   "seconds": time.perf_counter() - t}
+                   "SRG": float(np.mean(list(srg.values()))), "SRG_methods": srg,
+                   "rise_constant": c, "predicted_class": predicted,
+                   "evaluations": evaluations, "seconds": seconds,
+                   "SRG_evaluations": counter.n - before,
+                   "SRG_seconds": time.perf_counter() - t}
             photo_rows.append(row)
             print(f"  [{time.perf_counter() - start_all:6.0f} s] {family} {size}: K={info['K']}, "
-                  f"excess D {row['D_excess']:.3f}, INFD excess {row['INFD_excess']:.3f} "
-                  f"({row['evaluations']} evals, {row['seconds']:.0f} s)", flush=True)
+                  f"excess D {row['D_excess']:.3f}, INFD excess {row['INFD_excess']:.3f}, "
+                  f"SRG {row['SRG']:.3f} ({row['evaluations']} evals, {row['seconds']:.0f} s; "
+                  f"SRG {row['SRG_evaluations']} evals, {row['SRG_seconds']:.0f} s)", flush=True)
         rows += photo_rows
         photo_table(name, photo_rows)
     print(f"\ntotal {time.perf_counter() - start_all:.0f} s, {counter.n} ONNX evaluations")
@@ -604,16 +723,22 @@ def main():
           + ", ".join(f"{m} {np.mean([r['INFD_methods'][m][0] for r in rows]):.3f} "
                       f"({np.mean([r['INFD_methods'][m][1] for r in rows]):.3f})"
                       for m in METHODS))
+    print(f"SRG per method ({SRG_STEPS} steps, blurred imputer; mean over photos and "
+          "partitions): " + ", ".join(f"{m} {np.mean([r['SRG_methods'][m] for r in rows]):.3f}"
+                                      for m in METHODS))
     print("RISE's constant E_M[v(M)] / (f(x) - f(b)), median: "
           f"{np.median([r['rise_constant'] / (r['fx'] - r['fb']) for r in rows]):.2f}")
     table = comparisons(rows, names, list(agreed_keys))
     print_comparisons(table, names, agreed_fits, list(agreed_keys))
+    tree_table = tree_comparison(rows, names)
+    print_tree_comparison(tree_table)
     if args.figure:
         figure(rows, names, args.figure)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"rows": rows, "agreed": agreed_fits, "comparisons": table,
-                       "budgets": budgets, "infd_samples": n_infd}, fh, indent=1,
+                       "tree_comparisons": tree_table, "budgets": budgets,
+                       "infd_samples": n_infd, "srg_steps": SRG_STEPS}, fh, indent=1,
                       default=float)
 
 
