@@ -263,11 +263,13 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
           complete only up to the discretisation error. Both converge to
           the gradient-based Integrated Gradients of a smooth model;
         - ``"owen"``: ``estimator`` beyond the exact coalitions:
-          ``"permutation"`` (default, sampled orders, standard errors) or
-          ``"partition"``: shap's PartitionExplainer recursion, largest
-          contributions first, the rest spread by group size; deterministic,
-          from the root's ``2**m - 2`` coalitions up (m children), for binary
-          trees such as :meth:`~skdecomp.AdaptiveGrouper.linkage`.
+          ``"permutation"`` (sampled orders, standard errors, from
+          ``8 (K - 1)``), ``"partition"``: shap's PartitionExplainer
+          recursion, largest contributions first, the rest spread by group
+          size; deterministic, from the root's ``2**m - 2`` coalitions up (m
+          children), for binary trees such as
+          :meth:`~skdecomp.AdaptiveGrouper.linkage`; or ``"auto"`` (default): the
+          first when ``n_samples`` reaches its smallest budget, else the second.
 
         :meth:`explain` passes every method the keys it takes.
 

@@ -183,3 +183,24 @@ def test_several_outputs_and_rows_each_add_up_and_follow_their_own_priorities():
     for i in range(4):
         np.testing.assert_allclose(got.transform(X[i:i + 1])[0], phi[i], atol=1e-15)
     assert np.abs(phi - phi_exact).max() > 1e-6  # 6 coalitions do not expand everything
+
+
+def test_owen_asked_of_another_method_takes_the_recursion_at_a_small_budget(data):
+    # explain(methods=["owen"]) of an occlusion explainer: below the sampled Owen
+    # value's smallest budget (40 for 6 groups) the default estimator ("auto") is
+    # the partition recursion, whatever the explainer's own method
+    X, model = data
+    Z = linkage(np.random.default_rng(2).normal(size=(6, 3)), "average")
+    e = Explainer(model, method="occlusion", hierarchy=Z, n_samples=12,
+                  background=X[:1]).fit(X)
+    res = e.explain(X[:3], methods=["owen"])
+    np.testing.assert_array_equal(np.asarray(res["owen"].values),
+                                  partition(model, X, Z, 12).transform(X[:3]))
+    assert res["owen"].standard_errors is None
+    # a budget that covers every coalition of the hierarchy gives the exact value
+    count = owen_coalition_count(e.hierarchy_)
+    e = Explainer(model, method="occlusion", hierarchy=Z, n_samples=count,
+                  background=X[:1]).fit(X)
+    exact = Explainer(model, method="owen", hierarchy=Z, background=X[:1]).fit(X)
+    np.testing.assert_allclose(np.asarray(e.explain(X[:3], methods=["owen"])["owen"].values),
+                               exact.transform(X[:3]), atol=1e-12)

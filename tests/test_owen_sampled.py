@@ -186,8 +186,16 @@ def test_the_budget_chooses_between_exact_and_sampled(data12):
                       n_samples=count - 1, random_state=0).fit(X).transform(X[:3])
     np.testing.assert_array_equal(again, np.asarray(sampled.values))
     with pytest.raises(ValueError, match="n_samples=10 is too small"):
-        Explainer(f, background=bg, method="owen", hierarchy=H,
-                  n_samples=10).fit(X).transform(X[:3])
+        Explainer(f, background=bg, method="owen", hierarchy=H, n_samples=10,
+                  method_params={"estimator": "permutation"}).fit(X).transform(X[:3])
+    # "auto" (the default) takes the partition recursion below the sampled value's
+    # smallest budget, when the budget covers the root's split
+    auto = Explainer(f, background=bg, method="owen", hierarchy=H, n_samples=10
+                     ).fit(X).explain(X[:3], methods=["owen"])["owen"]
+    recursion = Explainer(f, background=bg, method="owen", hierarchy=H, n_samples=10,
+                          method_params={"estimator": "partition"}).fit(X).transform(X[:3])
+    assert auto.standard_errors is None
+    np.testing.assert_array_equal(np.asarray(auto.values), recursion)
 
 
 def test_64_groups_exact_and_sampled():
@@ -275,7 +283,8 @@ def test_smallest_budget_is_four_pairs_of_orders_per_game():
     with pytest.raises(ValueError, match=r"at least n_samples=40, .*four consistent "
                                          r"orders and their reverses per game"):
         Explainer(smooth(6), background=X[:1], method="owen", hierarchy=H,
-                  n_samples=39).fit(X).transform(X[:2])
+                  n_samples=39, method_params={"estimator": "permutation"}
+                  ).fit(X).transform(X[:2])
 
 
 @pytest.mark.parametrize("n_background", [1, 4])

@@ -46,6 +46,7 @@ from ._kernels import permutation_attributions
 from ._owen_partition import (
     check_partition_budget,
     children_subsets,
+    partition_min_budget,
     partition_owen_attributions,
     shapley_weights,
 )
@@ -328,6 +329,20 @@ def owen_plan(hierarchy, n_samples, n_background=1, n_outputs=1):
                                      n_outputs=n_outputs, depth=hierarchy.depth)
 
 
+def resolve_owen_estimator(hierarchy, n_samples, method_params=None):
+    """The estimator beyond the exact coalitions: ``method_params``'s, or for "auto"
+    the sampled orders ("permutation") when ``n_samples`` reaches their smallest
+    budget, else the partition recursion when it covers the root's split."""
+    estimator = (method_params or {}).get("estimator", "auto")
+    if estimator != "auto":
+        return estimator
+    K = hierarchy.n_players
+    if (n_samples is None or K < 2 or int(n_samples) >= min_samples("owen", K)
+            or int(n_samples) < partition_min_budget(hierarchy)):
+        return "permutation"  # which names both budgets when it refuses
+    return "partition"
+
+
 def check_owen_budget(game, hierarchy, n_samples, method_params=None):
     """``(kind, budget)`` of the Owen value through model calls, or a ValueError.
 
@@ -336,7 +351,7 @@ def check_owen_budget(game, hierarchy, n_samples, method_params=None):
     kind, or beyond the working memory, is refused (see :func:`owen_plan`
     and :func:`~skdecomp._methods._owen_partition.check_partition_budget`).
     """
-    estimator = (method_params or {}).get("estimator", "permutation")
+    estimator = resolve_owen_estimator(hierarchy, n_samples, method_params)
     K = hierarchy.n_players
     limit = DEFAULT_EXACT_COALITIONS if n_samples is None else int(n_samples)
     if estimator == "partition" and K > 1 and owen_coalition_count(hierarchy) > limit:
@@ -430,7 +445,7 @@ def hierarchical_attributions(game, X, hierarchy, methods, rng, n_samples=None,
             game.labels, game.n_groups, hierarchy, n_jobs=game.n_jobs,
         )
         return {m: phi.copy() for m in methods}
-    estimator = (method_params or {}).get("estimator", "permutation")
+    estimator = resolve_owen_estimator(hierarchy, n_samples, method_params)
     phi, se = owen_attributions(game, X, hierarchy, rng, n_samples=n_samples,
                                 errors=errors is not None, estimator=estimator)
     out = {}

@@ -155,7 +155,7 @@ _ENTRIES = (
                label="PDP/Arch", color="#CC79A7",
                defaults=("exact", "wide", "report_wide"), comparison=0),
     # sampled beyond its exact coalitions, with a random stream of its own
-    MethodSpec("owen", "exact", seed_id=101, params={"estimator": "permutation"},
+    MethodSpec("owen", "exact", seed_id=101, params={"estimator": "auto"},
                label="Owen/Winter", color="#117733", efficient=True, hierarchical=True),
     MethodSpec("kernel_shap", "sampled", seed_id=0, estimates="shapley",
                label="Kernel SHAP", color="#56B4E9", defaults=("wide", "report_wide"),
@@ -336,11 +336,12 @@ def check_method_params(method, method_params):
                 "between 0 and 1."
             )
         out["p"] = float(p)
-    if method == "owen" and out["estimator"] not in ("permutation", "partition"):
+    if method == "owen" and out["estimator"] not in ("auto", "permutation", "partition"):
         raise ValueError(
             f"method_params['estimator']={out['estimator']!r}; choose 'permutation' "
-            "(sampled orders, with standard errors) or 'partition' (the partition "
-            "recursion of shap's PartitionExplainer, deterministic)."
+            "(sampled orders, with standard errors), 'partition' (the partition "
+            "recursion of shap's PartitionExplainer, deterministic) or 'auto' (the "
+            "sampled orders when the budget allows them, else the recursion)."
         )
     if method == "lime":
         if out["kernel"] not in ("constant", "distance"):
