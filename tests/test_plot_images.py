@@ -250,3 +250,50 @@ def test_levels_of_agreed_on_a_photo(model, photo):
     owner[fine.ravel()] = lm.ravel()
     np.testing.assert_allclose(disp.level_values_["occlusion"][0],
                                np.bincount(owner, weights=squares, minlength=level))
+
+
+def test_own_colour_scales_when_the_maps_sizes_differ():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skdecomp.plot import SaliencyDisplay
+
+    rng = np.random.default_rng(0)
+    image = rng.integers(0, 255, size=(32, 32, 3), dtype=np.uint8)
+    labels = np.kron(np.arange(16).reshape(4, 4), np.ones((8, 8), dtype=int))
+    small = rng.normal(size=16) * 0.01
+    large = 0.2 + rng.normal(size=16) * 0.01  # like RISE: large everywhere
+    disp = SaliencyDisplay.from_result(image, labels, {"occlusion": small, "rise": large})
+    # auto: a factor of 20 between the maps, so each has its own scale and colour bar
+    assert disp.colorbar_ is None and set(disp.colorbars_) == {"occlusion", "rise"}
+    for m, phi in (("occlusion", small), ("rise", large)):
+        assert disp.images_[m].get_clim()[1] == pytest.approx(np.abs(phi).max())
+    shared = SaliencyDisplay.from_result(image, labels, {"occlusion": small, "rise": large},
+                                         scale="shared")
+    assert shared.colorbars_["occlusion"] is shared.colorbars_["rise"] is shared.colorbar_
+    assert {shared.images_[m].get_clim() for m in ("occlusion", "rise")} == {
+        (-np.abs(large).max(), np.abs(large).max())}
+    # maps of the same size stay on one scale
+    alike = SaliencyDisplay.from_result(image, labels, {"a": small, "b": 2 * small})
+    assert alike.colorbar_ is not None
+    with pytest.raises(ValueError, match="choose 'auto', 'shared' or 'method'"):
+        SaliencyDisplay.from_result(image, labels, {"a": small}, scale="own")
+    matplotlib.pyplot.close("all")
+
+
+def test_maps_per_pixel_draw_without_outlines():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skdecomp.plot import SaliencyDisplay
+
+    rng = np.random.default_rng(1)
+    image = rng.integers(0, 255, size=(24, 24, 3), dtype=np.uint8)
+    pixels = rng.normal(size=(1, 24, 24))  # as Explanation.to_image() gives it
+    disp = SaliencyDisplay.from_result(image, None, {"owen": pixels})
+    np.testing.assert_array_equal(disp.images_["owen"].get_array(), pixels[0])
+    assert disp.boundaries_ == []  # 576 groups of one pixel: no outlines
+    labels = np.kron(np.arange(144).reshape(12, 12), np.ones((2, 2), dtype=int))
+    disp = SaliencyDisplay.from_result(image, labels, {"owen": rng.normal(size=144)})
+    assert disp.boundaries_ and all(b.get_linewidth()[0] == 0.5 for b in disp.boundaries_)
+    matplotlib.pyplot.close("all")

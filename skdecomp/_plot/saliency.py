@@ -192,6 +192,35 @@ def _symmetric_limit(arrays):
     return vmax if vmax > 0 else 1.0
 
 
+# maps whose largest values differ by more than this factor get scales of their own
+# at scale="auto": on a shared scale the smaller would be washed out
+_SCALE_RATIO = 3.0
+# outlines are drawn for at most this many groups, thinner beyond _THIN_OUTLINES
+_MAX_OUTLINED = 500
+_THIN_OUTLINES = 60
+
+
+def _limits(maps, scale):
+    """Per method, the half-width of its colour scale; and whether it is shared."""
+    if scale not in ("auto", "shared", "method"):
+        raise ValueError(f"scale={scale!r}; choose 'auto', 'shared' or 'method'.")
+    own = {m: _symmetric_limit([np.concatenate([np.ravel(v) for v in vs])])
+           for m, vs in maps.items()}
+    shared = scale == "shared" or (
+        scale == "auto" and max(own.values()) <= _SCALE_RATIO * min(own.values()))
+    if shared:
+        top = max(own.values())
+        return {m: top for m in own}, True
+    return own, False
+
+
+def _outline_width(n_groups):
+    """Line width of the group outlines, or 0 when there are too many groups to draw."""
+    if n_groups > _MAX_OUTLINED:
+        return 0.0
+    return 1.0 if n_groups <= _THIN_OUTLINES else 0.5
+
+
 def _overlay(panel, gray, gray_cmap, values, cmap, vmax):
     """The grey image, and on it a semi-transparent map on [-vmax, vmax].
 
@@ -208,15 +237,31 @@ def _overlay(panel, gray, gray_cmap, values, cmap, vmax):
                         interpolation="nearest")
 
 
-def _colorbar(mappable, axes, label):
+def _colorbar(mappable, axes, label, **kwargs):
     """The colour bar of the maps, opaque whatever the maps' transparency."""
     import matplotlib.pyplot as plt
     from matplotlib.cm import ScalarMappable
 
     scale = ScalarMappable(norm=mappable.norm, cmap=mappable.get_cmap())
-    cbar = plt.colorbar(scale, ax=list(axes), shrink=0.8)
+    cbar = plt.colorbar(scale, ax=list(axes), **{"shrink": 0.8, **kwargs})
     cbar.set_label(label)
     return cbar
+
+
+def _colorbars(images, axes_of, shared, label):
+    """One colour bar for all maps, or one under each method's panels."""
+    if not images:
+        return None, {}
+    if shared:
+        axes = [a for m in images for a in axes_of[m]]
+        bar = _colorbar(next(iter(images.values())), axes, label)
+        return bar, {m: bar for m in images}
+    bars = {m: _colorbar(im, axes_of[m], label, orientation="horizontal", shrink=0.9,
+                         pad=0.04, aspect=25) for m, im in images.items()}
+    for bar in bars.values():
+        bar.ax.tick_params(labelsize="x-small")
+        bar.ax.xaxis.label.set_size("x-small")
+    return None, bars
 
 
 def _label_map_of(label_map, image):
@@ -236,8 +281,9 @@ class SaliencyDisplay:
     Pixels are grouped by a label map (e.g. square patches, or the groups
     found by AGREED). Each method's group attributions are painted on the
     pixels of the group (divided by the group's size with
-    ``per_pixel=True``), with one diverging colour scale shared by all
-    methods so that the maps can be compared.
+    ``per_pixel=True``), on a diverging colour scale centred on 0: one
+    shared by all methods, or one per method when their sizes differ (see
+    :meth:`plot`'s ``scale``).
 
     With a hierarchy over the groups (the merge tree of
     :class:`~skdecomp.AdaptiveGrouper` on an image), one panel per level
@@ -284,8 +330,12 @@ class SaliencyDisplay:
         The explained image (key ``"image"``) and each method's map.
     boundaries_ : list of LineCollection
         Group boundaries drawn on every panel.
-    colorbar_ : matplotlib Colorbar
-        The colour bar shared by the maps.
+    colorbar_ : matplotlib Colorbar or None
+        The colour bar shared by the maps; None when each method has its
+        own scale (``scale`` of :meth:`plot`).
+    colorbars_ : dict of str to Colorbar
+        Each method's colour bar (the shared one for every method on a
+        shared scale).
     levels_ : list of int or None
         The levels drawn (numbers of groups), with a hierarchy.
     level_label_maps_ : dict of int to ndarray or None
@@ -337,6 +387,7 @@ class SaliencyDisplay:
         levels=None,
         hierarchy=None,
         ax=None,
+        scale="auto",
     ):
         """Explain one image over pixel groups and plot the saliency maps.
 
@@ -404,6 +455,8 @@ class SaliencyDisplay:
             One Axes (split into panels), one Axes per panel (1 + number of
             methods, or number of methods times levels), or None for a new
             figure.
+        scale : {"auto", "shared", "method"}, default="auto"
+            Colour scales, as in :meth:`plot`.
 
         Returns
         -------
@@ -471,7 +524,7 @@ class SaliencyDisplay:
             title = f"explained class: {explainer.output_names_[0]}"
         disp = cls(image, label_map, attributions, title=title, hierarchy=hierarchy,
                    levels=levels)
-        return disp.plot(per_pixel=per_pixel, ax=ax)
+        return disp.plot(per_pixel=per_pixel, ax=ax, scale=scale)
 
     @classmethod
     def from_result(
@@ -486,6 +539,7 @@ class SaliencyDisplay:
         levels=None,
         hierarchy=None,
         ax=None,
+        scale="auto",
     ):
         """Plot group attributions already computed.
 
@@ -493,17 +547,19 @@ class SaliencyDisplay:
         ----------
         image : ndarray of shape (height, width) or (height, width, channels)
             The explained image, uint8 or float.
-        label_map : ndarray of int of shape (height, width) or grouper
+        label_map : ndarray of int of shape (height, width), grouper or None
             Group id (0..K-1) of every pixel; or a grouper fitted on the
             image, whose ``label_map_`` is used; or, with ``levels``, a
             fitted :class:`~skdecomp.AdaptiveGrouper` on the image, whose
             initial groups are the groups and whose merge tree gives the
-            levels.
+            levels; or None for maps per pixel.
         attributions : dict, Bunch or ndarray
             Method name -> group attributions of shape (n_groups,) or
             (1, n_groups) (e.g. the Bunch of
             :meth:`Explainer.explain <skdecomp.Explainer.explain>` for one
-            image), or one array.
+            image), or one array; with ``label_map=None``, maps of shape
+            (height, width) or (1, height, width), such as
+            :meth:`Explanation.to_image() <skdecomp.Explanation.to_image>`.
         methods : list of str or None, default=None
             Methods to show, or the name of a plain array.
         title : str or None, default=None
@@ -522,6 +578,8 @@ class SaliencyDisplay:
             One Axes (split into panels), one Axes per panel (1 + number of
             methods, or number of methods times levels), or None for a new
             figure.
+        scale : {"auto", "shared", "method"}, default="auto"
+            Colour scales, as in :meth:`plot`.
 
         Returns
         -------
@@ -531,6 +589,8 @@ class SaliencyDisplay:
         check_matplotlib_support(f"{cls.__name__}.from_result")
         levels = _check_levels(levels)
         image = _as_image(image)
+        if label_map is None and levels is None:  # maps per pixel
+            label_map = np.arange(image.shape[0] * image.shape[1]).reshape(image.shape[:2])
         if levels is not None and hierarchy is None:
             hierarchy, label_map = merge_tree_hierarchy(label_map)
         label_map = _check_label_map(_label_map_of(label_map, image), image.shape)
@@ -557,9 +617,10 @@ class SaliencyDisplay:
             out[str(m)] = phi
         disp = cls(image, label_map, out, title=title, hierarchy=hierarchy,
                    levels=levels)
-        return disp.plot(per_pixel=per_pixel, ax=ax)
+        return disp.plot(per_pixel=per_pixel, ax=ax, scale=scale)
 
-    def plot(self, *, per_pixel=False, cmap="RdBu_r", boundary_color="yellow", ax=None):
+    def plot(self, *, per_pixel=False, cmap="RdBu_r", boundary_color="yellow", ax=None,
+             scale="auto"):
         """Draw the image and one saliency map per method.
 
         Parameters
@@ -569,17 +630,25 @@ class SaliencyDisplay:
         cmap : str or Colormap, default="RdBu_r"
             Diverging colormap, centred on 0.
         boundary_color : str, default="yellow"
-            Colour of the group boundaries.
+            Colour of the group outlines; they are drawn up to 500 groups
+            (thinner beyond 60), not for finer maps such as one per pixel.
         ax : matplotlib Axes or list of Axes, default=None
             One Axes (split into panels), one Axes per panel (1 + number of
             methods), or None for a new figure.
+        scale : {"auto", "shared", "method"}, default="auto"
+            Colour scales: one for all methods ("shared", comparable across
+            panels), one per method ("method", each map's own contrast), or
+            "auto": one per method when the methods' largest values differ
+            by more than a factor of 3 (a map that is large everywhere, such
+            as RISE's, would wash out the others), else one for all.
 
         Returns
         -------
         display : SaliencyDisplay
             The object, with ``ax_``, ``axes_``, ``figure_``, ``images_``,
-            ``boundaries_``, ``colorbar_`` and (with a hierarchy) ``levels_``,
-            ``level_label_maps_`` and ``level_values_`` set.
+            ``boundaries_``, ``colorbar_``, ``colorbars_`` and (with a
+            hierarchy) ``levels_``, ``level_label_maps_`` and
+            ``level_values_`` set.
         """
         check_matplotlib_support(f"{type(self).__name__}.plot")
         from matplotlib.collections import LineCollection
@@ -595,7 +664,7 @@ class SaliencyDisplay:
         self.levels_ = self.level_label_maps_ = self.level_values_ = None
         if self.hierarchy is not None:
             return self._plot_levels(image, label_map, per_pixel, cmap, boundary_color,
-                                     ax)
+                                     ax, scale)
         sizes = np.bincount(label_map.ravel())
         maps = {}
         for m, phi in self.attributions.items():
@@ -603,40 +672,41 @@ class SaliencyDisplay:
             if per_pixel:
                 phi = phi / sizes
             maps[m] = phi[label_map]
-        vmax = _symmetric_limit(maps.values())
+        vmax, shared = _limits({m: [v] for m, v in maps.items()}, scale)
         n_panels = 1 + len(maps)
         # one row, or two rows when there are more than five panels
         ncols = n_panels if n_panels <= 5 else -(-n_panels // 2)
         nrows = -(-n_panels // ncols)
         fig, axes = panel_axes(ax, n_panels, ncols=ncols,
-                               figsize=(2.6 * ncols + 0.8, 2.9 * nrows + 0.1))
-        segs = _boundary_segments(label_map)
+                               figsize=(2.6 * ncols + 0.8, (2.9 if shared else 3.6) * nrows
+                                        + 0.1))
+        width = _outline_width(int(label_map.max()) + 1)
+        segs = _boundary_segments(label_map) if width else []
         shown, options, gray, gray_cmap = _display_image(image)
         self.images_ = {"image": axes[0].imshow(shown, interpolation="nearest", **options)}
         self.boundaries_ = []
         for panel in axes:
-            lc = LineCollection(segs, colors=boundary_color, linewidths=1.0)
-            panel.add_collection(lc)
-            self.boundaries_.append(lc)
+            if width:
+                lc = LineCollection(segs, colors=boundary_color, linewidths=width,
+                                    alpha=1.0 if panel is axes[0] else 0.5)
+                panel.add_collection(lc)
+                self.boundaries_.append(lc)
             panel.set_xticks([])
             panel.set_yticks([])
         axes[0].set_title(self.title or "image and groups", fontsize="small")
-        im = None
         for panel, (m, values) in zip(axes[1:], maps.items()):
-            im = _overlay(panel, gray, gray_cmap, values, cmap, vmax)
-            self.images_[m] = im
+            self.images_[m] = _overlay(panel, gray, gray_cmap, values, cmap, vmax[m])
             panel.set_title(m, fontsize="small", color=method_color(m))
-        self.colorbar_ = None
-        if im is not None:
-            self.colorbar_ = _colorbar(
-                im, axes[1:], "attribution per pixel" if per_pixel else "group attribution"
-            )
+        self.colorbar_, self.colorbars_ = _colorbars(
+            {m: self.images_[m] for m in maps},
+            {m: [p] for p, m in zip(axes[1:], maps)}, shared,
+            "attribution per pixel" if per_pixel else "group attribution")
         self.axes_ = axes
         self.ax_ = axes
         self.figure_ = fig
         return self
 
-    def _plot_levels(self, image, label_map, per_pixel, cmap, boundary_color, ax):
+    def _plot_levels(self, image, label_map, per_pixel, cmap, boundary_color, ax, scale):
         """One panel per method and level: the totals of every level's groups."""
         from matplotlib.collections import LineCollection
 
@@ -673,30 +743,36 @@ class SaliencyDisplay:
                 total = np.zeros(len(nodes))
                 np.add.at(total, rank[owner], phi)
                 values[m].append(total / sizes if per_pixel else total)
-        vmax = _symmetric_limit(v for vs in values.values() for v in vs)
+        vmax, shared = _limits(values, scale)
         n_methods, n_levels = len(values), len(levels)
         fig, axes = panel_axes(ax, n_methods * n_levels, ncols=n_levels,
-                               figsize=(2.3 * n_levels + 1.0, 2.5 * n_methods + 0.3))
+                               figsize=(2.3 * n_levels + 1.0,
+                                        (2.5 if shared else 3.0) * n_methods + 0.3))
         _, _, gray, gray_cmap = _display_image(image)
         self.images_, self.boundaries_ = {}, []
         im = None
         for i, (m, vs) in enumerate(values.items()):
             for j, n in enumerate(levels):
                 panel = axes[i * n_levels + j]
-                im = _overlay(panel, gray, gray_cmap, vs[j][maps[n]], cmap, vmax)
+                im = _overlay(panel, gray, gray_cmap, vs[j][maps[n]], cmap, vmax[m])
                 self.images_[f"{m}, {n} groups"] = im
-                lc = LineCollection(_boundary_segments(maps[n]), colors=boundary_color,
-                                    linewidths=1.0)
-                panel.add_collection(lc)
-                self.boundaries_.append(lc)
+                width = _outline_width(n)
+                if width:
+                    lc = LineCollection(_boundary_segments(maps[n]),
+                                        colors=boundary_color, linewidths=width)
+                    panel.add_collection(lc)
+                    self.boundaries_.append(lc)
                 panel.set_xticks([])
                 panel.set_yticks([])
                 panel.set_title(f"{m}: {n} groups", fontsize="small",
                                 color=method_color(m))
         if self.title:
             fig.suptitle(self.title, fontsize="small")
-        self.colorbar_ = _colorbar(im, axes, "attribution per pixel" if per_pixel
-                                   else "total attribution of the group")
+        self.colorbar_, self.colorbars_ = _colorbars(
+            {m: self.images_[f"{m}, {levels[-1]} groups"] for m in values},
+            {m: list(axes[i * n_levels:(i + 1) * n_levels]) for i, m in enumerate(values)},
+            shared, "attribution per pixel" if per_pixel
+            else "total attribution of the group")
         self.levels_, self.level_label_maps_, self.level_values_ = levels, maps, values
         self.axes_ = self.ax_ = axes
         self.figure_ = fig
