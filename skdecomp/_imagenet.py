@@ -432,7 +432,11 @@ def load_pretrained_cnn(runtime="torch", *, n_threads=1, cache_dir=None):
         intra-op threads to this for each call and then restores them. For
         "onnx", the session's ``intra_op_num_threads`` (with
         ``inter_op_num_threads=1``). None leaves the runtime's default
-        (usually every core).
+        (usually every core). A number here takes precedence over the
+        ``n_jobs`` of an explainer or grouper given this model (whose
+        ``n_jobs`` otherwise becomes the runtime's threads): pass
+        ``n_threads=None`` to let ``n_jobs`` decide with ``runtime="torch"``;
+        an ONNX session keeps the threads it was created with.
     cache_dir : str, path-like or None, default=None
         Folder of the exported ONNX file (``runtime="onnx"`` only). None is
         the ``skdecomp`` folder in scikit-learn's data home
