@@ -488,7 +488,9 @@ class Explanation:
         if self.n_samples is not None:
             parts.insert(1, f"n_samples={self.n_samples}")
         if self._se is not None and self._se.size:
-            parts.append(f"max_standard_error={float(self._se.max()):.3g}")
+            # at_level's node totals carry sums of standard errors: bounds
+            kind = "bound" if getattr(self, "_se_bound", False) else "error"
+            parts.append(f"max_standard_{kind}={float(self._se.max()):.3g}")
         if self.output is not None:
             parts.append(f"output={self.output!r}")
         return f"Explanation({', '.join(parts)})"
@@ -537,6 +539,7 @@ class Explanation:
         new.feature_names_in = self.feature_names_in
         new.method, new.output, new._output_each = self.method, output, each
         new.n_samples, new._se = self.n_samples, se
+        new._se_bound = getattr(self, "_se_bound", False)
         # a hierarchy describes all the groups: a selection of some drops it
         whole = keep[1] and len(names) == len(self._names) and names == self._names
         new.hierarchy = self.hierarchy if whole else None
@@ -563,7 +566,11 @@ class Explanation:
         -------
         explanation : Explanation
             One group per node of the cut, named after it, with its columns;
-            ``hierarchy`` is the pruned tree.
+            ``hierarchy`` is the pruned tree. The ``standard_errors`` of a
+            sampled value's nodes are the sums of their players' standard
+            errors: upper bounds, since the players' errors share draws
+            (shown as ``max_standard_bound`` in the repr), not standard
+            errors of the totals.
         """
         h = self.hierarchy
         if h is None and self.method is not None and is_hierarchical(self.method):
@@ -595,6 +602,7 @@ class Explanation:
         new.feature_names_in = self.feature_names_in
         new.method, new.output, new._output_each = self.method, self.output, self._output_each
         new.n_samples, new._se = self.n_samples, se
+        new._se_bound = se is not None and any(h.leaves[a].size > 1 for a in nodes)
         new.hierarchy = h.pruned(nodes)
         new._label_map = None
         if self.label_map is not None:  # the pixels of a node are its players'

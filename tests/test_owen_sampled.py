@@ -312,3 +312,20 @@ def test_agreeing_orders_get_a_bound_not_a_standard_error_of_0(n_background):
         held.append(np.mean(miss <= 1.96 * se + 1e-9))
     assert inexact_at_0 == 0
     assert np.mean(held) >= 0.9
+
+
+def test_node_totals_of_a_sampled_value_carry_bounds_not_standard_errors():
+    X = np.random.default_rng(8).normal(size=(10, 6))
+    H = [0, [1, [2, [3, [4, 5]]]]]  # 62 coalitions exact: 40 is sampled
+    res = Explainer(smooth(6), background=X[:1], method="owen", hierarchy=H, n_samples=40,
+                    method_params={"estimator": "permutation"}, random_state=0
+                    ).fit(X).explain(X[:2], methods=["owen"])["owen"]
+    assert "max_standard_error=" in repr(res)
+    top = res.at_level(2)
+    # the sum of the players' standard errors of each block, and said to be a bound
+    se = np.asarray(res.standard_errors)
+    np.testing.assert_allclose(np.asarray(top.standard_errors),
+                               np.c_[se[:, 0], se[:, 1:].sum(axis=1)])
+    assert "max_standard_bound=" in repr(top) and "max_standard_error" not in repr(top)
+    assert "max_standard_bound=" in repr(top[:1])  # kept by a selection
+    assert "max_standard_error=" in repr(res.at_level(6))  # the players themselves
