@@ -363,3 +363,32 @@ def test_float_images_in_0_1_for_a_0_255_preprocessing_warn_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         model.predict(photo / 255.0)  # once per model
+
+
+def test_a_network_given_raw_pixels_without_preprocess_warns_once(cnn):
+    module = cnn
+    photo = photos(2, seed=1)  # uint8 pixels
+    model = ImageModel(module)  # no preprocess said
+    with pytest.warns(UserWarning, match=r"given pixels up to .* no preprocess was said"):
+        raw = model.predict(photo)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(model.predict(photo), raw)  # once per model
+        # said: the network scales its input itself, or pixels already in 0..1
+        ImageModel(module, preprocess="none").predict(photo)
+        ImageModel(module).predict(photo / 255.0)
+        ImageModel(module, preprocess=(127.0, 128.0)).predict(photo)
+    np.testing.assert_array_equal(ImageModel(module, preprocess="none").predict(photo), raw)
+
+
+def test_pixels_0_255_for_a_0_1_preprocessing_warn():
+    def net(images):  # NHWC float32 -> two logits
+        return np.stack([images.mean(axis=(1, 2, 3)), -images.mean(axis=(1, 2, 3))], axis=1)
+
+    photo = photos(1, seed=2)
+    imagenet = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+    with pytest.warns(UserWarning, match="is made for pixels from 0 to 1: divide"):
+        ImageModel(net, preprocess=imagenet, output="logit").predict(photo)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ImageModel(net, preprocess=imagenet, output="logit").predict(photo / 255.0)

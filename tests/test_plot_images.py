@@ -115,7 +115,11 @@ def test_torch_module_and_onnx_session_as_they_are(net, photo, tmp_path):
     session = onnx_session(net, (3, 32, 32), tmp_path / "cnn.onnx")
     maps = {}
     for name, runtime in [("torch", net), ("onnx", session)]:
-        disp = _explain(runtime, photo, target=1)
+        # a network given raw pixels with no preprocess said runs, with a warning
+        with pytest.warns(UserWarning, match="no preprocess was said"):
+            disp = SaliencyDisplay.from_estimator(
+                runtime, photo, label_map=PatchGrouper(8), methods=METHODS, n_samples=128,
+                random_state=0, target=1)
         # no class names: the class index
         assert disp.axes_[0].get_title() == "explained class: 1"
         assert np.array_equal(disp.images_["image"].get_array(), photo)

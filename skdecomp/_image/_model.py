@@ -112,15 +112,19 @@ class ImageModel:
         The layout of the model's input. "auto": NCHW for a torch module;
         read from the input's shape for an ONNX session (channels where the
         size is 1, 3 or 4); NHWC (the images as given) for a callable.
-    preprocess : callable, (mean, std) or None, default=None
+    preprocess : callable, (mean, std), "none" or None, default=None
         Applied to float32 images of shape (n, H, W, C), in the value scale
         of the images given, before the layout change. A pair ``(mean,
         std)`` of numbers or per-channel sequences gives ``(x - mean) /
         std``. A callable gets a numpy array; for the gradients of a torch
         module (``integrated_gradients``) it gets a torch tensor, so write it
         with operators both support. With a mean above 1 (pixels from 0 to
-        255), float images in 0..1 get a warning: they are almost surely
-        scaled otherwise than the model expects.
+        255), float images in 0..1 get a warning, and with a mean of at most
+        1 (pixels from 0 to 1), images with values above 1.5: they are
+        almost surely scaled otherwise than the model expects. "none": the
+        network scales its input itself. None (not said) runs the images as
+        they are too, but a torch module or ONNX session given pixels above
+        1.5 gets a warning once that names what ``preprocess`` needs.
     output : {"probability", "logit"} or callable, default="probability"
         The explained output: "probability" is the softmax of the model's
         output over the classes, "logit" the model's output as it is; a
@@ -214,7 +218,7 @@ class ImageModel:
             )
         if self.batch_memory is not None and parse_memory(self.batch_memory) < 1:
             raise ValueError(f"batch_memory={self.batch_memory!r} must be positive.")
-        if self.preprocess is not None and not callable(self.preprocess):
+        if self._pair():
             mean, std = self._mean_std()
             if np.any(std == 0):
                 raise ValueError("preprocess=(mean, std) has a std of 0.")
@@ -229,6 +233,11 @@ class ImageModel:
                 )
         if self.runtime == "torch":
             self._torch_device()
+
+    def _pair(self):
+        """Whether ``preprocess`` is a (mean, std) pair (not None, "none" or a callable)."""
+        p = self.preprocess
+        return not (p is None or callable(p) or (isinstance(p, str) and p == "none"))
 
     def _mean_std(self):
         try:
@@ -507,27 +516,53 @@ class ImageModel:
         return X
 
     def _check_scale(self, images):
-        """Warn once when float images in 0..1 meet a (mean, std) made for 0..255."""
+        """Warn once when the images' scale is not the one the preprocessing expects.
+
+        Float images in 0..1 with a (mean, std) made for 0..255; images above
+        1.5 with a (mean, std) made for 0..1; and a network (torch or ONNX)
+        given pixels above 1.5 with no preprocessing said.
+        """
         if (getattr(self, "_scale_warned", False) or callable(self.preprocess)
-                or self.preprocess is None or images.dtype.kind != "f" or not images.size):
+                or not images.size):
             return
-        mean, _ = self._mean_std()
         top = float(np.max(images))
-        if float(np.max(mean)) > 1.0 and 0.0 < top <= 1.0:
+        message = None
+        if self.preprocess is None:
+            if self.runtime in ("torch", "onnx") and top > 1.5:
+                message = (
+                    f"{type(self.model).__name__} is given pixels up to {top:.4g} as they "
+                    "are: no preprocess was said. Networks trained on photos expect "
+                    "them scaled: pass ImageModel(model, preprocess=(mean, std)) in the "
+                    "images' scale, e.g. (127.0, 128.0) for EfficientNet-Lite or "
+                    "((123.7, 116.3, 103.5), (58.4, 57.1, 57.4)) for torchvision's "
+                    "ImageNet models on 0..255 pixels, or a callable; or "
+                    "preprocess='none' when the network scales its input itself."
+                )
+        elif self._pair():
+            mean, _ = self._mean_std()
+            if images.dtype.kind == "f" and float(np.max(mean)) > 1.0 and 0.0 < top <= 1.0:
+                message = (
+                    f"The images are floats from 0 to {top:.3g}, but preprocess="
+                    f"{self.preprocess!r} expects pixels from 0 to 255: multiply the "
+                    "images by 255 (or pass them as uint8), or the model sees nearly "
+                    "constant images and every explanation is meaningless."
+                )
+            elif float(np.max(np.abs(mean))) <= 1.0 and top > 1.5:
+                message = (
+                    f"The images have values up to {top:.4g}, but preprocess="
+                    f"{self.preprocess!r} is made for pixels from 0 to 1: divide the "
+                    "images by 255, or give the mean and std times 255, or the model "
+                    "sees values hundreds of times too large."
+                )
+        if message is not None:
             self._scale_warned = True
-            warnings.warn(
-                f"The images are floats from 0 to {top:.3g}, but preprocess="
-                f"{self.preprocess!r} expects pixels from 0 to 255: multiply the "
-                "images by 255 (or pass them as uint8), or the model sees nearly "
-                "constant images and every explanation is meaningless.",
-                UserWarning, stacklevel=3,
-            )
+            warnings.warn(message, UserWarning, stacklevel=3)
 
     def _prepare(self, batch):
         """float32 images in the model's layout, preprocessed (numpy)."""
         x = np.asarray(batch, dtype=np.float32)
         nchw = self.model_layout() == "NCHW"
-        if self.preprocess is not None and not callable(self.preprocess):
+        if self._pair():
             # (x - mean) / std written once, into the model's layout
             mean, std = self._mean_std()
             if nchw:
@@ -698,7 +733,7 @@ class ImageModel:
                     device=device, dtype=dtype, requires_grad=True,
                 )
                 z = x
-                if self.preprocess is not None:
+                if callable(self.preprocess) or self._pair():
                     if callable(self.preprocess):
                         z = self.preprocess(z)
                     else:
