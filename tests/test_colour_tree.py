@@ -161,3 +161,24 @@ def test_the_tree_below_agreed_nests_agreed_groups():
     fixed = AdaptiveGrouper(CountingModel(), initial_groups=initial).fit(img[None])
     with pytest.raises(ValueError, match="reads the colour tree"):
         fixed.linkage(0, n_leaves=100)
+
+
+def test_adaptive_grouper_on_a_224_pixel_photo_keeps_to_its_budget():
+    photo = photos(1, size=224, seed=6)[0]
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=(224, 224, 3)) / 5e4
+    seen = {"images": 0}
+
+    def model(images):
+        images = np.asarray(images, dtype=np.float64).reshape(-1, 224, 224, 3)
+        seen["images"] += len(images)
+        top = images[:, :112].mean(axis=(1, 2, 3)) / 255.0
+        bottom = images[:, 112:].mean(axis=(1, 2, 3)) / 255.0
+        return (images * w).sum(axis=(1, 2, 3)) + 3.0 * top * bottom
+
+    g = AdaptiveGrouper(model, baseline="blur").fit(photo[None])
+    # 128 regions of the colour tree to start from, 10 evaluations each at most
+    assert int(g.initial_label_maps_[0].max()) + 1 == 128
+    assert seen["images"] <= 1280 < 3000
+    share = max(p["largest_share"] for p in g.path_ if p["chosen"])
+    assert share <= 0.25 or not g.useful_partition_
