@@ -654,6 +654,58 @@ class Explanation:
         image = per_pixel[:, lm, :]  # (rows, H, W, outputs)
         return image[self._first(0) + (slice(None), slice(None)) + self._first(2)]
 
+    def _pixel_channels(self):
+        """Values per pixel and channel (rows, H, W, C, outputs) and the images (rows, H, W, C)."""
+        self.to_image()  # the checks of a map over pixels
+        lm = self.label_map
+        raw = self._raw
+        n_pixels = lm.size
+        if raw is None or isinstance(raw, pd.DataFrame) or np.ndim(raw) != 2 or (
+                np.shape(raw)[1] % n_pixels):
+            raise ValueError(
+                "this explanation of images does not hold the explained images; "
+                "explain them with Explainer.explain or transform."
+            )
+        C = np.shape(raw)[1] // n_pixels
+        images = np.asarray(raw).reshape(-1, *lm.shape, C)
+        full = self._full()
+        counts = np.bincount(lm.ravel(), minlength=full._v.shape[1])
+        v = (full._v / counts[None, :, None])[:, lm, :]  # (rows, H, W, outputs)
+        return np.repeat(v[:, :, :, None, :] / C, C, axis=3), images
+
+    def _full(self):
+        """This explanation with none of its axes dropped (for the pixel layouts)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._keep = (True, True, True)
+        return new
+
+    def to_captum(self):
+        """The values in captum's layout: the shape of the input tensor, (n, C, H, W).
+
+        As captum's attributions with a ``feature_mask`` (e.g.
+        ``FeatureAblation``, ``ShapleyValueSampling``, ``Lime``), every pixel
+        and channel of a group carries the group's whole value (not a share
+        of it, as in :meth:`to_image`), so ``explainer.explain(images,
+        methods=["occlusion"])["occlusion"].to_captum()`` is captum's
+        ``FeatureAblation(forward).attribute(x, baselines, feature_mask=
+        mask)`` for the same groups and baseline, and
+        ``captum.attr.visualization.visualize_image_attr`` draws
+        ``to_captum()[i].transpose(1, 2, 0)``.
+
+        Returns
+        -------
+        attributions : ndarray of shape (n_rows, C, H, W) or (n_rows, C, H, W, n_outputs)
+            The output axis only for several outputs.
+        """
+        self.to_image()  # the checks of a map over pixels
+        full = self._full()
+        lm = self.label_map
+        C = np.shape(self._raw)[1] // lm.size
+        v = full._v[:, lm, :]  # (rows, H, W, outputs): each pixel its group's value
+        v = np.repeat(v[:, None], C, axis=1)[self._first(0)]
+        return v[..., 0] if v.shape[-1] == 1 or not self._keep[2] else v
+
     def to_frame(self, standard_errors=False):
         """The values as a DataFrame of rows by groups.
 
@@ -699,6 +751,11 @@ class Explanation:
         several columns), so ``shap.plots.waterfall(e[0])`` and
         ``shap.plots.beeswarm(e)`` work on ``e = explanation.to_shap()``.
 
+        An explanation of images becomes shap's image layout instead, which
+        ``shap.plots.image`` draws: ``values`` per pixel and channel (rows,
+        H, W, C), each group's value spread evenly over its pixels and
+        channels, and ``data`` the explained images.
+
         The hierarchy of Owen and Winter values (and of their cuts,
         :meth:`at_level`) becomes shap's ``clustering``: one scipy linkage
         matrix per row, as shap keeps it, whose distances never decrease; a
@@ -739,6 +796,17 @@ class Explanation:
             raise ImportError(
                 "to_shap needs the shap package; install it with `pip install shap`."
             ) from exc
+        if self.label_map is not None:  # shap's layout of images
+            v, images = expl._pixel_channels()
+            rows = expl._first(0)
+            if images.size and np.all((images >= 0) & (images <= 255)) and np.all(
+                    images == np.round(images)):
+                images = images.astype(np.uint8)  # pixels, drawn as they are
+            base = np.asarray(expl.base_values, dtype=np.float64)
+            return shap.Explanation(
+                values=v[..., 0][rows], base_values=base if base.ndim else float(base),
+                data=images[rows],
+            )
         values = np.array(expl.values, dtype=np.float64)
         # the hierarchy is shap's clustering (shap.plots.bar draws it), which
         # shap keeps per row: one linkage matrix per row of a 2-D explanation
