@@ -49,3 +49,17 @@ def test_spark_recipe_as_written_keeps_a_row_key():
         assert len(joined) == len(X) and "phi_age" in joined.columns
     finally:
         ns["spark"].stop()
+
+
+@pytest.mark.slow
+def test_dask_photos_recipe_as_written_equals_the_serial_run():
+    pytest.importorskip("dask")
+    pytest.importorskip("onnxruntime")
+    ns = runpy.run_path(str(RECIPES / "dask_photos.py"), run_name="__main__")
+    results, photos = ns["results"], ns["photos"]
+    assert len(results) == len(photos)
+    assert ns["_load"].cache_info().misses == 1  # one network for the process's tasks
+    for (target, heatmap), photo in zip(results, photos):
+        serial_target, serial = ns["explain"](photo)
+        assert target == serial_target and heatmap.shape == photo.shape[:2]
+        np.testing.assert_array_equal(heatmap, serial)  # deterministic at a budget
