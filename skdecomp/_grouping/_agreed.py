@@ -290,8 +290,9 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
         holds the N x N values.
 
     verbose : int, default=0
-        Show a progress bar over merges when positive; silent by default, so
-        also inside ``GridSearchCV``.
+        Show a progress bar over merges when positive (on images, over the
+        model evaluations, with their budget as the total and the time
+        left); silent by default, so also inside ``GridSearchCV``.
 
     algorithm : {"auto", "tree", "model_agnostic"}, default="auto"
         How the N x N anchored values are computed. "tree" reads their row
@@ -357,8 +358,8 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
         with loss ``1/4 sum_k (Arch_k - Occ_k)**2``; merges are limited to
         adjacent groups, so groups stay connected. (H, W) or (H, W, C) of
         flattened rows (C order: row, column, channel); all channels of a
-        pixel are in one group. ``max_samples``, ``random_state``, ``verbose``
-        and ``algorithm`` are not used. Estimators get flattened rows; a
+        pixel are in one group. ``max_samples``, ``random_state`` and
+        ``algorithm`` are not used. Estimators get flattened rows; a
         plain callable gets batches of images of shape (n, *image_shape).
         All groups and all adjacent pairs are evaluated in one batch, then
         only the new group's pairs after each merge;

@@ -28,6 +28,7 @@ from .._image import (
     wrap_runtime,
 )
 from ._image import agreed_images, image_response, initial_label_maps
+from ._base import _progress
 from ._merge import check_cut, cut
 
 __all__ = ["ImageAgreedMixin"]
@@ -52,6 +53,21 @@ def initial_regions(max_evaluations, n_pixels):
     else:
         k = _INITIAL_REGIONS
     return int(min(n_pixels, max(2, k)))
+
+
+class _Counted:
+    """The model's response, advancing a progress bar by the images it is given."""
+
+    def __init__(self, response, bar):
+        self._response, self._bar = response, bar
+
+    def __call__(self, X, *args, **kwargs):
+        out = self._response(X, *args, **kwargs)
+        self._bar.update(len(X))
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self._response, name)
 
 
 class ImageAgreedMixin:
@@ -115,8 +131,10 @@ class ImageAgreedMixin:
             max_size = image_shape[0] * image_shape[1] // 4
         if isinstance(budget, str):
             budget = _EVALUATIONS_PER_GROUP * n_initial if auto else None
+        bar = _progress(self.verbose, None if budget is None or paper
+                        else int(budget) * len(flat), "AGREED model evaluations")
         trees, ev = agreed_images(
-            response, flat, baselines, image_shape, self.initial_label_maps_,
+            _Counted(response, bar), flat, baselines, image_shape, self.initial_label_maps_,
             adjacency=self.adjacency,
             n_groups=self.n_groups if isinstance(self.n_groups, Integral) else None,
             rel_tol=0.25 if self.rel_tol is None else self.rel_tol,
@@ -125,6 +143,7 @@ class ImageAgreedMixin:
             strategy=self.strategy_, max_evaluations=None if paper else budget,
             price=self.group_penalty * min(1.0, 20.0 / max(n_initial, 1)),
         )
+        bar.close()
         self.max_group_size_ = max_size
         self.model_calls_ = ev.model_calls
         self.model_batches_ = ev.model_batches
