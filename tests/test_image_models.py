@@ -392,3 +392,25 @@ def test_pixels_0_255_for_a_0_1_preprocessing_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ImageModel(net, preprocess=imagenet, output="logit").predict(photo / 255.0)
+
+
+def test_a_clone_tunes_its_own_adapter_around_the_same_network(cnn):
+    from sklearn.base import clone
+
+    model = ImageModel(cnn, preprocess=(127.0, 128.0), target=1)
+    e = Explainer(model, groups=PatchGrouper(16), baseline="zeros")
+    c = clone(e).set_params(estimator__target=2)
+    assert model.target == 1 and e.estimator.target == 1  # the user's model is untouched
+    assert c.estimator.target == 2 and c.estimator.model is cnn  # the network is shared
+    assert clone(model) is not model and clone(model).model is cnn
+
+
+def test_a_refused_set_params_leaves_the_model_as_it_was(cnn):
+    model = ImageModel(cnn, preprocess=(127.0, 128.0))
+    with pytest.raises(ValueError):
+        model.set_params(layout="CHWN")
+    assert model.layout == "auto"
+    with pytest.raises(ValueError):
+        model.set_params(target=3, n_threads=0)
+    assert model.target is None and model.n_threads is None
+    model.predict(photos(1, seed=0))  # still usable

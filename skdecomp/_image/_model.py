@@ -276,20 +276,31 @@ class ImageModel:
             This model, checked again.
         """
         valid = self.get_params()
-        for name, value in params.items():
+        for name in params:
             if name not in valid:
                 raise ValueError(
                     f"Invalid parameter {name!r} for ImageModel; valid parameters "
                     f"are {sorted(valid)}."
                 )
+        old = {name: valid[name] for name in params}
+        for name, value in params.items():
             setattr(self, name, value)
-        self.runtime = runtime_of(self.model)
-        self._check_params()
+        try:
+            self.runtime = runtime_of(self.model)
+            self._check_params()
+        except Exception:
+            # a refused value leaves the model as it was
+            for name, value in old.items():
+                setattr(self, name, value)
+            self.runtime = runtime_of(self.model)
+            raise
         return self
 
     def __sklearn_clone__(self):
-        # the network is shared, never copied (an ONNX session cannot be)
-        return self
+        # an adapter of its own (tuning a clone's target or preprocessing leaves
+        # this one alone) around the same network, never copied (an ONNX session
+        # cannot be)
+        return type(self)(**self.get_params(deep=False))
 
     def __sklearn_is_fitted__(self):
         return True
