@@ -243,6 +243,12 @@ def test_bad_parameters_and_model_state(cnn):
     with pytest.raises(ValueError, match="training mode.*model.eval"):
         ImageModel(training, target=0).predict(photos(1))
     assert training.training  # left as it was
+    # a submodule put back in training mode under an eval() module, too
+    part = small_cnn().eval()
+    trained = [m for m in part.modules() if m is not part][0].train()
+    with pytest.raises(ValueError, match="training mode.*submodules"):
+        ImageModel(part, target=0).predict(photos(1))
+    assert trained.training and not part.training
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")

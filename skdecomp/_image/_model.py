@@ -296,6 +296,19 @@ class ImageModel:
             raise
         return self
 
+    def _check_eval(self):
+        """Refuse a module any part of which is in training mode."""
+        training = [name or type(self.model).__name__
+                    for name, m in self.model.named_modules() if m.training]
+        if training:
+            raise ValueError(
+                f"The module is in training mode ({len(training)} of its submodules, "
+                f"e.g. {training[0]!r}), where dropout and batch norm change its "
+                "output at every call and batch norm's running statistics are "
+                "updated by every prediction; call model.eval() first (it puts every "
+                "submodule in evaluation mode)."
+            )
+
     def __sklearn_clone__(self):
         # an adapter of its own (tuning a clone's target or preprocessing leaves
         # this one alone) around the same network, never copied (an ONNX session
@@ -619,11 +632,7 @@ class ImageModel:
         if self.runtime == "torch":
             torch = sys.modules["torch"]
             device, dtype = self._torch_device()
-            if self.model.training:
-                raise ValueError(
-                    "The module is in training mode, where dropout and batch norm "
-                    "change its output at every call; call model.eval() first."
-                )
+            self._check_eval()
             with torch.inference_mode():
                 out = self.model(torch.from_numpy(x).to(device=device, dtype=dtype))
             out = self._check_tensor(out)
@@ -730,11 +739,7 @@ class ImageModel:
         images = self._as_images(X)
         n = images.shape[0]
         device, dtype = self._torch_device()
-        if self.model.training:
-            raise ValueError(
-                "The module is in training mode, where dropout and batch norm "
-                "change its output at every call; call model.eval() first."
-            )
+        self._check_eval()
         step = self.batch_rows(int(np.prod(images.shape[1:])))
         result = []
         with self._threads(), torch.inference_mode(False), torch.enable_grad():
