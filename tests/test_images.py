@@ -315,3 +315,19 @@ def test_image_datasets(digits):
     horizontal = shapes.masks.any(axis=1).sum(axis=1) > shapes.masks.any(axis=2).sum(axis=1)
     assert np.array_equal(horizontal, shapes.target == 0)
     assert shapes.model.predict(shapes.data).shape == (200,)
+
+
+def test_superpixels_read_float_photos_on_their_scale_and_slic_defaults_split_a_photo():
+    pytest.importorskip("skimage")
+    from skdecomp import SuperpixelGrouper
+    from skdecomp.datasets import load_sample_photos
+
+    cat = load_sample_photos(names=["cat"]).images
+    for seg in ("slic", "quickshift"):
+        as_uint8 = SuperpixelGrouper(seg, random_state=0).fit(cat).label_map_
+        as_float = SuperpixelGrouper(seg, random_state=0).fit(cat.astype(float)).label_map_
+        np.testing.assert_array_equal(as_float, as_uint8)  # 0..255 floats read as pixels
+    # the documented defaults give several superpixels on a photo, not one
+    assert SuperpixelGrouper("slic").fit(cat).n_groups_ >= 8
+    with pytest.raises(ValueError, match="must be a positive int"):
+        SuperpixelGrouper("slic", segmentation_params={"n_segments": 0}).fit(cat)

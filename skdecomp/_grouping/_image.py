@@ -49,7 +49,8 @@ __all__ = ["PatchGrouper", "SuperpixelGrouper", "agreed_images", "image_response
 # Default arguments of the scikit-image segmentation functions.
 _SUPERPIXEL_DEFAULTS = {
     "quickshift": {"kernel_size": 2, "max_dist": 4, "ratio": 0.5},
-    "slic": {"n_segments": 16, "compactness": 0.1},
+    # compactness: 10 on Lab colours (3 channels), 0.1 on intensities in 0..1
+    "slic": {"n_segments": 16},
     "felzenszwalb": {"scale": 1, "min_size": 4},
 }
 
@@ -386,9 +387,13 @@ class SuperpixelGrouper(_ImageGrouper):
         Keyword arguments of the scikit-image function, e.g.
         ``{"kernel_size": 3, "max_dist": 6}`` for quickshift or
         ``{"n_segments": 16}`` for slic. Defaults: quickshift
-        ``kernel_size=2, max_dist=4, ratio=0.5``; slic ``n_segments=16,
-        compactness=0.1``; felzenszwalb ``scale=1, min_size=4``. Colour
-        conversion to Lab is used only for 3-channel images.
+        ``kernel_size=2, max_dist=4, ratio=0.5``; slic ``n_segments=16`` and
+        ``compactness=10`` on colour photos (scikit-image's usual value on
+        Lab colours), 0.1 on grey or other images; felzenszwalb ``scale=1,
+        min_size=4``. Colour conversion to Lab is used only for 3-channel
+        images. Images are read on their own scale: uint8 and float photos
+        with values above 1.5 are divided by 255, as scikit-image reads
+        floats in 0..1.
     random_state : int, RandomState instance or None, default=None
         Seed of quickshift's random tie-breaking.
 
@@ -452,13 +457,24 @@ class SuperpixelGrouper(_ImageGrouper):
 
         rows = self._fit_shape(X)
         dtype = getattr(X, "dtype", np.asarray(X).dtype)
+        top = float(rows.max()) if rows.size else 0.0
         if np.issubdtype(dtype, np.integer) and rows.size:
             # scikit-image reads float images in [0, 1]: scale integer photos
-            top = rows.max()
             rows = rows / (255.0 if top <= 255 else float(np.iinfo(dtype).max))
+        elif 1.5 < top <= 255.0:
+            # a float photo on the 0..255 scale, read as scikit-image reads floats
+            rows = rows / 255.0
         shape = self.image_shape_
         params = dict(_SUPERPIXEL_DEFAULTS[self.segmentation])
         params.update(self.segmentation_params or {})
+        n_segments = params.get("n_segments", 1)
+        if self.segmentation == "slic" and (
+                not isinstance(n_segments, Integral) or isinstance(n_segments, bool)
+                or n_segments < 1):
+            raise ValueError(
+                f"segmentation_params['n_segments']={n_segments!r} must be a positive "
+                "int: the number of superpixels slic aims at."
+            )
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         maps = []
         for row in rows:
@@ -471,7 +487,8 @@ class SuperpixelGrouper(_ImageGrouper):
                     kw = {"convert2lab": rgb, "rng": seed, **params}
                     lm = segmentation.quickshift(img, channel_axis=-1, **kw)
                 elif self.segmentation == "slic":
-                    kw = {"convert2lab": rgb, "start_label": 0, **params}
+                    kw = {"convert2lab": rgb, "start_label": 0,
+                          "compactness": 10.0 if rgb else 0.1, **params}
                     lm = segmentation.slic(img, channel_axis=-1, **kw)
                 else:
                     lm = segmentation.felzenszwalb(img, channel_axis=-1, **params)
