@@ -149,7 +149,7 @@ def _write_file(folder, name, data):
 
 
 def write_report(results, out_dir, title="skdecomp report", overwrite=False,
-                 started=None):
+                 started=None, html=None):
     """Write ``index.html`` and ``results.json`` into ``out_dir``, atomically.
 
     Both files are written to a staging folder first (next to ``out_dir``
@@ -171,6 +171,9 @@ def write_report(results, out_dir, title="skdecomp report", overwrite=False,
     started : float or None, default=None
         ``time.perf_counter()`` when the work began; the report's time is then
         the wall time from it to the page, figures included.
+    html : callable or None, default=None
+        ``html(results)`` gives the page (the results with ``seconds``); None
+        draws the tabular report's figures and page.
 
     Returns
     -------
@@ -179,13 +182,18 @@ def write_report(results, out_dir, title="skdecomp report", overwrite=False,
     """
     check_output(out_dir, overwrite=overwrite)
     out = Path(os.path.abspath(os.fspath(out_dir)))
-    figures = make_figures(results)
+    if html is None:
+        figures = make_figures(results)
+
+        def html(results):
+            return render_html(results, figures, title)
+
     if started is not None:
         results = dict(results, seconds=round(time.perf_counter() - started, 2))
     files = {
         "results.json": json.dumps(strict_json(results), indent=2,
                                    allow_nan=False).encode("utf-8"),
-        "index.html": render_html(results, figures, title).encode("utf-8"),
+        "index.html": html(results).encode("utf-8"),
     }
     existing = out.is_dir()
     staging_dir = out if existing else out.parent
