@@ -1,10 +1,12 @@
-"""Command line of skdecomp: ``skdecomp demo`` (also ``python -m skdecomp demo``),
-``skdecomp report`` and ``skdecomp compile``."""
+"""Command line of skdecomp: ``skdecomp demo`` (also ``python -m skdecomp demo``;
+``--images`` for photos), ``skdecomp report`` (a table), ``skdecomp images`` (a
+folder of photos and an ONNX network) and ``skdecomp compile``."""
 
 # SPDX-License-Identifier: BSD-3-Clause
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 
@@ -28,8 +30,8 @@ def demo_plan(X, y):
 
 
 def _demo(args):
-    import time
-
+    if args.images:
+        return _demo_images(args)
     import pandas as pd
     from sklearn.datasets import load_diabetes
 
@@ -89,9 +91,98 @@ def _demo(args):
     return 0
 
 
-def _report(args):
-    import time
+#: the bundled photos of ``skdecomp demo --images``
+DEMO_PHOTOS = ("cat", "espresso")
 
+
+def _image_log(stream):
+    def log(msg):
+        print(f"[skdecomp] {msg}", file=stream, flush=True)
+
+    return log
+
+
+def _finish_images(results, out, started, stream=None):
+    print("\nIn short:", file=stream)
+    for sentence in results["verdict"]:
+        print(f"  - {sentence}", file=stream)
+    for entry in results["photos"]:
+        print(f"\n{entry['file']}:", file=stream)
+        for sentence in entry["verdict"]:
+            print(f"  - {sentence}", file=stream)
+    print(f"\nReport written to {out / 'index.html'} "
+          f"({time.perf_counter() - started:.0f} s in all).", file=stream)
+
+
+def _demo_images(args):
+    from ._report import check_output
+    from ._report._image_report import image_report
+    from ._report._photos import CountedImageModel
+    from .datasets import load_pretrained_cnn, load_sample_photos
+
+    started = time.perf_counter()
+    action = check_output(args.out, overwrite=args.overwrite)
+    cnn = load_pretrained_cnn(runtime="onnx", n_threads=1)
+    model = CountedImageModel(**cnn.get_params())
+    photos = load_sample_photos(names=list(DEMO_PHOTOS))
+    names = [f"{n}.png" for n in photos.names]
+    print(f"Demo: EfficientNet-Lite0 (ImageNet, ONNX Runtime, one thread) on "
+          f"{len(names)} photos bundled with scikit-image ({', '.join(photos.names)}): "
+          "AGREED's groups, every method's map on them, how far apart the maps are, "
+          "their SRG, and a hierarchical map per pixel.")
+    log = _image_log(sys.stdout)
+    log(action)
+    results, out = image_report(
+        model, names, photos.images, args.out, title="skdecomp demo: photos",
+        budget=500, random_state=args.random_state, log=log, started=started,
+        overwrite=args.overwrite, model_name="EfficientNet-Lite0 (ONNX)",
+        preprocess=cnn.preprocess)
+    _finish_images(results, out, started)
+    return 0
+
+
+def _images(args):
+    from ._report import DataError, check_output
+    from ._report._image_report import image_report
+    from ._report._photos import (
+        load_class_names,
+        load_onnx_model,
+        load_photos,
+        parse_preprocess,
+        photo_files,
+    )
+
+    started = time.perf_counter()
+    log = _image_log(sys.stderr)
+    # cheap checks first: output folder, preprocessing, photo files, class
+    # names, then the model file (read as ONNX only) and the photos
+    action = check_output(args.out, overwrite=args.overwrite)
+    preprocess = parse_preprocess(args.preprocess)
+    files = photo_files(args.photos)
+    classes = load_class_names(args.classes) if args.classes else None
+    size = None
+    if args.size:
+        if len(args.size) > 2:
+            raise DataError(f"--size takes HEIGHT [WIDTH], got {len(args.size)} numbers.")
+        size = (args.size[0], args.size[-1])
+    model, shape = load_onnx_model(args.model, preprocess, output=args.output,
+                                   class_names=classes, size=size,
+                                   n_threads=args.n_jobs)
+    images = load_photos(files, shape)
+    log(f"read {len(files)} photo(s) from {Path(args.photos).name or args.photos}, "
+        f"at {shape[0]}x{shape[1]} pixels")
+    log(action)
+    results, out = image_report(
+        model, [f.name for f in files], images, args.out,
+        title=f"skdecomp images: {Path(args.photos).name or args.photos}",
+        budget=args.budget, random_state=args.random_state, log=log, started=started,
+        overwrite=args.overwrite, model_name=Path(args.model).name,
+        preprocess=preprocess)
+    _finish_images(results, out, started)
+    return 0
+
+
+def _report(args):
     from ._report import (
         analyse,
         check_drop,
@@ -164,8 +255,6 @@ def _compile(args):
     call. The kernels are the same for any ``n_jobs``: threads run the one
     compiled version.
     """
-    import time
-
     import numpy as np
     from sklearn.ensemble import (
         HistGradientBoostingClassifier,
@@ -319,6 +408,44 @@ def _seed(text):
     return value
 
 
+def _images_parser(sub, common):
+    img = sub.add_parser(
+        "images",
+        parents=[common],
+        help="explain an image classifier (ONNX) on a folder of photos and write an "
+        "HTML report",
+        description="Read every .png, .jpg and .jpeg photo of a folder, run an ONNX "
+        "image classifier on it, and explain its top class: AGREED's groups of "
+        "pixels, every method's map on them, how far apart the maps are against "
+        "their noise floor, each map's SRG, and a hierarchical (Owen) map per "
+        "pixel; write index.html and results.json. A model file is read only as "
+        "ONNX, which holds no code.",
+    )
+    img.add_argument("photos", help="folder of .png, .jpg and .jpeg photos")
+    img.add_argument("--model", required=True, metavar="FILE.onnx",
+                     help="the network as an ONNX file; pickles are refused")
+    img.add_argument("--preprocess", nargs="+", metavar="VALUE",
+                     help="required: MEAN STD in the 0..255 pixel scale, the network "
+                     "getting (pixel - MEAN) / STD (six numbers: three per-channel "
+                     "means, then three standard deviations), or 'none' when the "
+                     "network scales its input itself")
+    img.add_argument("--classes", metavar="FILE",
+                     help="text file of the class names, one per line, in the order "
+                     "of the network's outputs")
+    img.add_argument("--size", nargs="+", type=_positive_int, metavar="PIXELS",
+                     help="HEIGHT [WIDTH] of the photos, for a network whose input "
+                     "size is free (default: read from the model)")
+    img.add_argument("--output", choices=["probability", "logit"], default="probability",
+                     help="explain the softmax probability of the class, or the "
+                     "network's output as it is (for a network that ends in a "
+                     "softmax) (default: probability)")
+    img.add_argument("--budget", type=_positive_int, default=500, metavar="EVALUATIONS",
+                     help="model evaluations of each photo's hierarchical map, its "
+                     "AGREED included (default: 500)")
+    img.set_defaults(func=_images)
+    return img
+
+
 def main(argv=None):
     """Run the command line; return the exit code."""
     from ._methods import method_names
@@ -343,6 +470,9 @@ def main(argv=None):
     demo = sub.add_parser("demo", parents=[common],
                           help="explain a bundled dataset and model")
     demo.add_argument("--n-rows", type=_positive_int, default=3, help="rows to explain")
+    demo.add_argument("--images", action="store_true",
+                      help="explain the bundled EfficientNet-Lite0 on bundled photos "
+                      "instead (the report of skdecomp images)")
     demo.set_defaults(func=_demo)
 
     comp = sub.add_parser(
@@ -398,6 +528,16 @@ def main(argv=None):
                      "copula fitted on the table (through model calls, even for trees) "
                      "(default: marginal)")
     rep.set_defaults(func=_report)
+    _images_parser(sub, common)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) > 1 and argv[0] == "report" and Path(argv[1]).is_dir():
+        # the table report's options (--target, --budget in seconds) do not fit
+        # photos: say which command does
+        print(f"skdecomp: error: {argv[1]} is a folder; skdecomp report explains a "
+              "table (a CSV or Parquet file). For a folder of photos run: skdecomp "
+              f"images {argv[1]} --model MODEL.onnx --preprocess MEAN STD",
+              file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     if getattr(args, "methods", None):
         from ._report import DataError, check_methods
