@@ -21,9 +21,10 @@ PHOTO_SUFFIXES = (".png", ".jpg", ".jpeg")
 PREPROCESS_HELP = (
     "say how the network expects its pixels with --preprocess: MEAN STD in the "
     "0..255 pixel scale, as (pixel - MEAN) / STD (e.g. --preprocess 127.5 127.5 for "
-    "pixels scaled to -1..1, --preprocess 0 255 for pixels in 0..1), six numbers for per-channel means then standard "
-    "deviations (ImageNet's: --preprocess 123.675 116.28 103.53 58.395 57.12 "
-    "57.375), or --preprocess none when the network scales its input itself"
+    "pixels scaled to -1..1, --preprocess 0 255 for pixels in 0..1), six numbers "
+    "for per-channel means then standard deviations (ImageNet's: --preprocess "
+    "123.675 116.28 103.53 58.395 57.12 57.375), or --preprocess none when the "
+    "network scales its input itself"
 )
 
 
