@@ -476,7 +476,7 @@ def fit_hierarchy(hierarchy, groups, data, y=None, *, images=False, budget=None,
             # the colour tree below AGREED's groups, binary, down to its leaves
             n_features = int(np.prod(data.shape[1:]))
             spent = int(hierarchy.model_calls_)
-            tree = hierarchy._colour_trees[0]
+            tree = hierarchy.colour_trees_[0]
             K0 = int(hierarchy.initial_label_maps_[0].max()) + 1
             n_leaves = int(min(tree.n_blocks, max(K0, _LEAVES_PER_EVALUATION * budget)))
             groups = dict(enumerate(_label_groups(

@@ -507,6 +507,9 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
         ``groups_`` is label ``k``).
     initial_label_maps_ : ndarray of shape (n_images, H, W)
         Images only: the partitions merging started from.
+    colour_trees_ : list of ColourTree or None
+        Images only: each image's colour tree (its ``cut(n)``, ``linkage(n)``
+        and ``n_blocks`` leaves) when ``initial_groups=None``, else None.
     merges_ : list of ndarray of shape (n_merges, 2)
         Images only: per image, the merges in order, each as one initial
         group id of either side (see :meth:`cut_label_map`).

@@ -113,13 +113,13 @@ class ImageAgreedMixin:
             if isinstance(self.n_groups, Integral):  # never fewer than asked for
                 n_regions = min(max(n_regions, int(self.n_groups)),
                                 image_shape[0] * image_shape[1])
-            self._colour_trees = [colour_tree(im.reshape(image_shape))
+            self.colour_trees_ = [colour_tree(im.reshape(image_shape))
                                   for im in flat.reshape(-1, *image_shape)]
             self.initial_label_maps_ = np.stack(
                 [connected_label_map(t.cut(n_regions), self.adjacency)
-                 for t in self._colour_trees])
+                 for t in self.colour_trees_])
         else:
-            self._colour_trees = None
+            self.colour_trees_ = None
             self.initial_label_maps_ = initial_label_maps(
                 self.initial_groups, flat, image_shape, self.adjacency
             )
@@ -331,7 +331,7 @@ class ImageAgreedMixin:
     def _colour_tree(self, image, what):
         """The colour tree of an image, or a ValueError for a grouper without one."""
         self._check_image_index(image, what)
-        trees = getattr(self, "_colour_trees", None)
+        trees = getattr(self, "colour_trees_", None)
         if trees is None:
             raise ValueError(
                 f"{what}(n_leaves=...) reads the colour tree that the grouper starts "
