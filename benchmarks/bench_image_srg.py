@@ -390,7 +390,7 @@ def key(r):
 
 def run_network(network, args, variants, out):
     size = SIZES[network]
-    instances = photo_instances(size)[: args.photos]
+    instances = photo_instances(size)[args.start: args.photos]
     if args.shard:
         i, n = (int(v) for v in args.shard.split("/"))
         instances = instances[i::n]
@@ -546,6 +546,8 @@ def main():
                         help="CSV per network ({network} is replaced)")
     parser.add_argument("--list", action="store_true",
                         help="print the photo list and exit")
+    parser.add_argument("--start", type=int, default=0,
+                        help="skip the first START instances (with --photos N: START..N-1)")
     parser.add_argument("--shard", default=None,
                         help="I/N: the instances whose index is I modulo N (parallel runs, "
                              "each with its own --out)")
