@@ -244,37 +244,51 @@ class Hierarchy:
 
 # -- building ------------------------------------------------------------------------
 def _from_nested(spec, positions, feature_names, player_names, column_labels=None):
-    """Nested lists or dicts of columns -> Hierarchy (1-D arrays are lists)."""
+    """Nested lists or dicts of columns -> Hierarchy (1-D arrays are lists).
+
+    The walk keeps its own stack, so the depth of the nesting is limited
+    by memory only, not by Python's recursion limit.
+    """
     from ._partition import _column_position
 
     owner = {int(j): k for k, cols in enumerate(positions) for j in cols}
     n_features = len(owner)
     K = len(positions)
-    seen_columns = {}
+    seen_columns = {}  # column -> the id of the block that holds it
     children, names = [], []
+    # a block's path (e.g. hierarchy[0]['a']) as (parent id, suffix), drawn
+    # only for an error: a deep nesting would make every path long
+    paths = [(None, "hierarchy")]
 
-    def build(node, path, block="hierarchy"):
+    def path_of(pid):
+        parts = []
+        while pid is not None:
+            pid, suffix = paths[pid]
+            parts.append(suffix)
+        return "".join(reversed(parts))
+
+    def items_of(node):
         if isinstance(node, np.ndarray) and node.ndim == 1:
             node = node.tolist()  # e.g. list(explainer.groups_)
         if isinstance(node, Mapping):
-            items = list(node.items())
-        elif isinstance(node, (list, tuple)):
-            items = [(None, v) for v in node]
-        else:
-            j = _column_position(node, n_features, feature_names, "hierarchy",
-                                 column_labels)
-            if j in seen_columns:
-                raise ValueError(
-                    f"hierarchy: column {node!r} appears twice (in {seen_columns[j]} "
-                    f"and in {block}); every column must be in exactly one block."
-                )
-            seen_columns[j] = block
-            return ("player", owner[j])
-        if not items:
-            raise ValueError(f"hierarchy: the block {path} is empty; give every block "
-                             "at least one column.")
-        subs = [build(v, f"{path}[{k!r}]" if k is not None else f"{path}[{i}]", path)
-                for i, (k, v) in enumerate(items)]
+            return list(node.items())
+        if isinstance(node, (list, tuple)):
+            return [(None, v) for v in node]
+        return None
+
+    def player(node, block):
+        j = _column_position(node, n_features, feature_names, "hierarchy",
+                             column_labels)
+        if j in seen_columns:
+            raise ValueError(
+                f"hierarchy: column {node!r} appears twice (in "
+                f"{path_of(seen_columns[j])} and in {path_of(block)}); every column "
+                "must be in exactly one block."
+            )
+        seen_columns[j] = block
+        return ("player", owner[j])
+
+    def close(items, subs):
         for (k, _), sub in zip(items, subs):
             if k is not None and sub[0] == "node":  # a dict names its blocks
                 names[sub[1] - K] = str(k)
@@ -290,7 +304,36 @@ def _from_nested(spec, positions, feature_names, player_names, column_labels=Non
         names.append(None)
         return ("node", K + len(children) - 1)
 
-    build(spec, "hierarchy")
+    # a frame: [items, next child, results of the children so far, path id]
+    stack, result = [], None
+    root_items = items_of(spec)
+    if root_items is None:
+        result = player(spec, 0)
+    else:
+        stack.append([root_items, 0, [], 0])
+    while stack:
+        frame = stack[-1]
+        items, i, subs, pid = frame
+        if i == 0 and not items:
+            raise ValueError(f"hierarchy: the block {path_of(pid)} is empty; give "
+                             "every block at least one column.")
+        if i == len(items):
+            stack.pop()
+            done = close(items, subs)
+            if stack:
+                stack[-1][2].append(done)
+            else:
+                result = done
+            continue
+        frame[1] = i + 1
+        k, v = items[i]
+        sub_items = items_of(v)
+        if sub_items is None:
+            subs.append(player(v, pid))
+            continue
+        paths.append((pid, f"[{k!r}]" if k is not None else f"[{i}]"))
+        stack.append([sub_items, 0, [], len(paths) - 1])
+    del result
     missing = [j for j in owner if j not in seen_columns]
     if missing:
         shown = [feature_names[j] if feature_names is not None else j for j in missing]
@@ -304,8 +347,8 @@ def _from_nested(spec, positions, feature_names, player_names, column_labels=Non
         if len(places) > 1:
             raise ValueError(
                 f"hierarchy: the columns of group {player_names[k]!r} lie in "
-                f"different blocks ({', '.join(sorted(places))}); a group is one "
-                "player and must sit in one block."
+                f"different blocks ({', '.join(sorted(path_of(b) for b in places))}); "
+                "a group is one player and must sit in one block."
             )
     if K == 1:
         children, names = [], []
