@@ -254,6 +254,13 @@ class Explanation(ImageLayoutsMixin):
         coalition was evaluated; None for exact methods and
         ``integrated_gradients``, whose quadrature is deterministic. See
         :ref:`standard errors <standard_errors>`.
+    difference_standard_errors : dict
+        Other method -> standard errors of ``values`` less that method's
+        values, for the sampled methods that :meth:`Explainer.explain
+        <skdecomp.Explainer.explain>` estimated from one design of coalitions
+        with this one (their errors are correlated, so the error of their
+        difference is not that of independent estimates). Empty otherwise,
+        and on a selection of the explanation.
     shape : tuple of int
         Shape of ``values``.
     ndim : int
@@ -371,6 +378,7 @@ class Explanation(ImageLayoutsMixin):
         self.output = output
         self.n_samples = check_count(n_samples, "n_samples")
         self._se = None if se is None else (se if several else se[:, :, None])
+        self.difference_standard_errors = {}
         # description of each output alone, for selections of one output
         self._output_each = None
         if hierarchy is not None and getattr(hierarchy, "n_players", K) != K:
@@ -678,7 +686,10 @@ class Explanation(ImageLayoutsMixin):
         more per level above), above shap's default ``clustering_cutoff``
         of 0.5: pass ``clustering_cutoff`` above the hierarchy's depth to
         draw the whole tree beside the bars. A cut of one node has no
-        merge, hence no ``clustering``.
+        merge, hence no ``clustering``. shap's beeswarm fails when all
+        rows carry the same matrix, so the root of row r is r units in the
+        last place higher (``np.spacing``): ``shap.plots.beeswarm(e)`` then
+        draws without the tree, and ``shap.plots.bar(e)`` still draws it.
 
         Returns
         -------
@@ -717,7 +728,13 @@ class Explanation(ImageLayoutsMixin):
         linkage = None if self.hierarchy is None else _shap_clustering(self.hierarchy)
         extra = {}
         if linkage is not None and values.ndim == 2:
-            extra["clustering"] = np.repeat(linkage[None], values.shape[0], axis=0)
+            clustering = np.repeat(linkage[None], values.shape[0], axis=0)
+            # shap's beeswarm fails on a clustering that all rows share (shap
+            # issue #2279): row r's root sits r units in the last place higher,
+            # far below the 1e-8 under which shap's bar still reads one tree
+            clustering[:, -1, 2] += (np.arange(values.shape[0])
+                                     * np.spacing(linkage[-1, 2]))
+            extra["clustering"] = clustering
         elif linkage is not None and values.ndim == 1:
             extra["clustering"] = linkage
         return shap.Explanation(
@@ -887,6 +904,13 @@ def _budget(explainer, method):
     return resolve_budget(method, explainer.n_samples, explainer.n_groups_, check=False)
 
 
+def _pairs_of(standard_errors, method):
+    """The errors of differences with ``method``, as ((method, other), se)."""
+    for key, se in (standard_errors or {}).items():
+        if isinstance(key, tuple) and method in key:
+            yield (method, key[1] if key[0] == method else key[0]), se
+
+
 def explanations_of(explainer, X, attributions, standard_errors=None):
     """Explanations of the rows X from a fitted explainer's attributions.
 
@@ -938,6 +962,9 @@ def explanations_of(explainer, X, attributions, standard_errors=None):
             hierarchy=getattr(explainer, "hierarchy_", None) if is_hierarchical(m) else None,
             label_map=label_map,
         )
+        result[m].difference_standard_errors = {
+            other: np.asarray(se) for (a, other), se in _pairs_of(standard_errors, m)
+        }
         result[m]._output_each = each
     return result
 

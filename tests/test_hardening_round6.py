@@ -60,3 +60,36 @@ def test_errors_of_a_deep_hierarchy_name_the_block():
     with pytest.raises(ValueError, match=rf"the block {re.escape(path)} is empty; give"):
         Explainer(lambda Z: Z[:, 0], method="owen", hierarchy=spec,
                   background=X[:2]).fit(X)
+
+
+# -- 2. shap's beeswarm and bar of Owen values -------------------------------------------
+def test_to_shap_of_owen_values_draws_with_beeswarm_and_bar():
+    shap = pytest.importorskip("shap")
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from scipy.cluster.hierarchy import cophenet, is_monotonic, is_valid_linkage
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 6))
+    model = DecisionTreeRegressor(max_depth=4, random_state=0).fit(
+        X, X[:, 0] * X[:, 1] + X[:, 2])
+    res = Explainer(model, method="owen", hierarchy=[[0, 1], [2, [3, 4]], 5],
+                    background=X[:5]).fit(X).explain(X[:6], methods=["owen"])["owen"]
+    e = res.to_shap()
+    C = np.asarray(e.clustering)
+    assert C.shape == (6, 5, 4)
+    assert all(is_valid_linkage(c) and is_monotonic(c) for c in C)
+    # the same tree on every row, to the last place of the root's height
+    np.testing.assert_allclose(C, np.broadcast_to(C[0], C.shape), rtol=1e-14, atol=0)
+    for c in C:
+        np.testing.assert_allclose(cophenet(c), cophenet(C[0]), rtol=1e-14)
+    assert e.abs.mean(0).clustering is not None  # shap's bar keeps the tree
+    for draw in (lambda: shap.plots.beeswarm(e, show=False),
+                 lambda: shap.plots.beeswarm(e[2:5], show=False),
+                 lambda: shap.plots.bar(e, show=False),
+                 lambda: shap.plots.bar(e, show=False, clustering_cutoff=10.0),
+                 lambda: shap.plots.bar(e[1], show=False),
+                 lambda: shap.plots.waterfall(e[1], show=False)):
+        draw()
+        plt.close("all")
