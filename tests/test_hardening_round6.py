@@ -93,3 +93,24 @@ def test_to_shap_of_owen_values_draws_with_beeswarm_and_bar():
                  lambda: shap.plots.waterfall(e[1], show=False)):
         draw()
         plt.close("all")
+
+
+# -- 3. polars ---------------------------------------------------------------------------
+@pytest.mark.parametrize("lazy", [False, True])
+def test_correlation_grouper_names_the_text_column_of_a_polars_frame(monkeypatch, lazy):
+    pl = pytest.importorskip("polars")
+    import pandas as pd
+
+    from skdecomp import CorrelationGrouper
+
+    rng = np.random.default_rng(0)
+    data = {"a": rng.normal(size=20), "b": rng.normal(size=20), "t": ["x", "y"] * 10}
+    with pytest.raises(ValueError) as pandas_error:
+        CorrelationGrouper().fit(pd.DataFrame(data))
+    X = pl.DataFrame(data)
+    X = X.lazy() if lazy else X
+    monkeypatch.setitem(__import__("sys").modules, "pyarrow", None)  # read without it
+    with pytest.raises(ValueError, match=r"non-numeric columns \['t'\]; encode them as "
+                                         r"numbers first, or drop them") as error:
+        CorrelationGrouper().fit(X)
+    assert str(error.value) == str(pandas_error.value)

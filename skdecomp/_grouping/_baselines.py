@@ -325,6 +325,17 @@ class PairwiseGrouper(MergePathMixin, _BaseGrouper):
         return self
 
 
+def _non_numeric(X):
+    """The non-numeric columns of a pandas or polars frame (read from its schema)."""
+    if isinstance(X, pd.DataFrame):
+        return non_numeric_columns(X)
+    schema = getattr(X, "collect_schema", None)  # a polars DataFrame or LazyFrame
+    if callable(schema) and type(X).__module__.startswith("polars"):
+        return [c for c, t in schema().items()
+                if not (t.is_numeric() or str(t) == "Boolean")]
+    return []
+
+
 class CorrelationGrouper(MergePathMixin, _BaseGrouper):
     """Hierarchical clustering of column dependence, the model-free baseline.
 
@@ -413,7 +424,7 @@ class CorrelationGrouper(MergePathMixin, _BaseGrouper):
         self : CorrelationGrouper
             The fitted grouper.
         """
-        cols = non_numeric_columns(X) if isinstance(X, pd.DataFrame) else []
+        cols = _non_numeric(X)
         if cols:
             raise ValueError(
                 f"CorrelationGrouper correlates numbers, but X has non-numeric "
