@@ -92,9 +92,14 @@ def test_the_estimates_do_not_change(problem):
     methods = ["kernel_shap", "permutation_shap", "lime", "rise"]
     ex = Explainer(f, background=bg, n_samples=100, random_state=4).fit(X)
     res = ex.explain(rows, methods=methods)
+    # the same estimates without their errors (one shared design)
+    plain = ex._attributions(rows, methods)
     for m in methods:
+        np.testing.assert_array_equal(res[m].values, plain[m], err_msg=m)
+        # and alone, each from its own design
         np.testing.assert_array_equal(
-            res[m].values, ex.set_params(method=m).transform(rows), err_msg=m
+            ex.explain(rows, methods=[m])[m].values,
+            ex.set_params(method=m).transform(rows), err_msg=m
         )
 
 
@@ -170,7 +175,8 @@ def test_several_outputs_and_selections():
                                        exact.transform(X[10:16])[:, :, 0], atol=1e-12)
             assert np.all(se[:, :2, 0] > 0), m
             assert np.all(se[:, 2:, 1] > 0), m
-        one = ex.set_params(target=1).fit(X).explain(X[10:16], methods=[m])[m]
+        one = ex.set_params(target=1).fit(X).explain(
+            X[10:16], methods=["permutation_shap", "lime", "rise"])[m]
         np.testing.assert_allclose(one.standard_errors, se[:, :, 1], atol=1e-12)
         ex.set_params(target=None).fit(X)
         assert e[0].standard_errors.shape == (5, 2)

@@ -928,8 +928,13 @@ def sampled_attributions(game, X, methods, rng, *, n_samples=None,
     n_out = prediction.shape[1]
     differ = dummy = None
     out = {}
+    shared = _shared(game, X, prediction, methods, seed, n_samples, method_params,
+                     sizes, errors)
     for method in methods:
         spec = get_method(method)
+        if spec.name in shared:
+            out[method] = shared[spec.name]
+            continue
         params = check_method_params(
             spec.name,
             {k: v for k, v in (method_params or {}).items() if k in spec.params},
@@ -977,6 +982,42 @@ def sampled_attributions(game, X, methods, rng, *, n_samples=None,
                 )
         out[method] = phi[:, :, 0].copy() if n_out == 1 else np.ascontiguousarray(phi)
     return out
+
+
+def _shared(game, X, prediction, methods, seed, n_samples, method_params, sizes,
+            errors):
+    """The methods that one design serves, from it: dict name -> attributions.
+
+    Fills ``errors`` with their standard errors, and those of the difference
+    of every two of them under the key (a, b).
+    """
+    from ._shared import can_share, shared_attributions
+
+    names = list(dict.fromkeys(get_method(m).name for m in methods))
+    together = can_share(names, method_params)
+    if not together:
+        return {}
+    K = game.n_groups
+    # each method's smallest budget is checked on its own (above)
+    budget = max(resolve_budget(m, n_samples, K, check=False) for m in together)
+    params = {m: check_method_params(
+        m, {k: v for k, v in (method_params or {}).items() if k in get_method(m).params})
+        for m in together}
+    if game.anchored:
+        differ = differing_groups(game, X)
+    else:
+        differ = np.ones((X.shape[0], 1, K), dtype=bool)
+    result = shared_attributions(game, X, prediction, differ, budget, seed, together,
+                                 params, errors is not None)
+    phi, se = result if errors is not None else (result, {})
+    n_out = prediction.shape[1]
+
+    def squeeze(a):
+        return a[:, :, 0].copy() if n_out == 1 else np.ascontiguousarray(a)
+
+    for key, value in se.items():
+        errors[key] = squeeze(value)
+    return {m: squeeze(v) for m, v in phi.items()}
 
 
 #: The coalition estimators of the sampled methods, by canonical name.

@@ -170,9 +170,12 @@ def disagreement(
     ``se_a**2 + se_b**2``, since ``E[(e_a - e_b)**2] = se_a**2 + se_b**2``
     for independent errors of mean 0, whatever their correlation across
     groups; it is 0 for a pair of exact methods, and averaged over rows
-    and pairs exactly as ``score`` is (see :ref:`standard errors <standard_errors>`). The
-    errors of two estimates from one draw of coalitions are not
-    independent: compare estimates of different draws (seeds or methods).
+    and pairs exactly as ``score`` is (see :ref:`standard errors <standard_errors>`).
+    Sampled methods that :meth:`Explainer.explain <skdecomp.Explainer.explain>`
+    estimated from one design of coalitions have correlated errors; their
+    Explanation objects carry the standard error of their difference
+    (``difference_standard_errors``), and the floor of that pair is the mean
+    of its square, ``E[(e_a - e_b)**2]``, instead.
 
     Parameters
     ----------
@@ -236,6 +239,7 @@ def disagreement(
         raise ValueError(
             f"disagreement needs at least two attribution arrays, got {len(arrays)}."
         )
+    originals = list(arrays)
     arrays, errors = map(list, zip(*(_split_errors(a) for a in arrays)))
     if standard_errors is not None:
         errors = [
@@ -293,8 +297,10 @@ def disagreement(
         per_row.append(d)
         pairwise[i, j] = pairwise[j, i] = d.mean()
         if known:
-            # E[(e_a - e_b)**2] = se_a**2 + se_b**2 for independent errors
-            floor = (variances[i] + variances[j]).mean(axis=1)
+            # E[(e_a - e_b)**2]: se_a**2 + se_b**2 for independent errors
+            both = None if standard_errors is not None else _difference_errors(
+                originals[i], originals[j], mats[i].shape)
+            floor = (variances[i] + variances[j] if both is None else both**2).mean(axis=1)
             if normalize == "sum":
                 floor = floor * K
             floor_rows.append(floor)
@@ -313,6 +319,16 @@ def disagreement(
         pairwise_noise_floor=pairwise_floor,
         excess=score - noise_floor if known else None,
     )
+
+
+def _difference_errors(a, b, shape):
+    """Standard errors of a - b from one design of coalitions, or None."""
+    table = getattr(a, "difference_standard_errors", None)
+    other = getattr(b, "method", None)
+    if not table or other not in table:
+        return None
+    se = np.asarray(table[other], dtype=np.float64)
+    return se if se.shape == shape else None
 
 
 def _order_agreement(a, b, tol_a, tol_b):

@@ -1,0 +1,403 @@
+"""Several sampled methods from one design of coalitions.
+
+Asked for together, KernelSHAP, permutation SHAP, LIME (constant kernel) and
+RISE read one set of model calls: one design of coalitions is drawn from the
+seed, every coalition is evaluated once, and each method is an estimator of
+its own weights on those values (the methods as weightings of one game;
+Theorem 3.1 of Seifert et al., ICLR 2026).
+
+The design
+    Antithetic pairs of random orders of the groups in play, each order and
+    its reverse (the prefixes of the reverse are the complements of the
+    prefixes of the order). The prefix of size s of a uniform random order is
+    a uniform random coalition of size s, so the design is a sample of every
+    size layer, the same number of draws in each, with every draw's
+    complement: the layers of KernelSHAP's design with equal shares (Musco &
+    Witter, ICLR 2025) drawn as chains, and permutation SHAP's own design.
+    Pairs are added while the distinct coalitions stay within the budget,
+    so a call makes at most ``n_samples`` model calls per game, as KernelSHAP
+    alone does. A budget that covers every coalition takes them all, and
+    every estimator is then its closed form.
+
+The estimators (``SHARED_ESTIMATORS``), on the layer means of the values
+    - permutation SHAP: the mean marginal contribution along the orders;
+    - KernelSHAP: the Shapley-kernel weighted least squares with the
+      efficiency constraint, each layer weighted by its kernel mass over its
+      draws;
+    - RISE: ``E_M[v(M) M_k] / p`` under Bernoulli(p) masks, stratified by
+      the size of M: the binomial mass of each layer times the layer's mean
+      (stratified sampling for probabilistic values; Kolpaczki et al., AAAI
+      2024, "Approximating the Shapley value without marginal contributions");
+    - LIME (constant kernel): the least squares fit under Bernoulli(p)
+      weights, each layer weighted by its binomial mass over its draws.
+
+With several background rows, each explained row plays one anchored game per
+background row z over the groups on which it differs from z, each with the
+design relabelled at random (as KernelSHAP and permutation SHAP do alone);
+every method is the mean over z of its estimate in those games. This is the
+method's value of the mean game: the Shapley value is linear in the game; so
+are LIME's coefficients under a product measure (a group that never changes
+the anchored game gets 0) and RISE (such a group gets the game's mean).
+
+Standard errors come from the independent units of the design, the pairs of
+orders: every estimate is, to first order, a sum of one term per pair (the
+regressions by their influence terms), so its variance is the spread of those
+terms; the variances of the games of the background rows add up. The error of
+the difference of two methods is the spread of the difference of their
+terms: it carries the correlation of their errors, which a shared design
+makes large. Each is moderated and t scaled as the methods' own errors are
+(``_errors.moderated_se``).
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+from itertools import combinations
+from math import comb
+
+import numpy as np
+
+from ._errors import moderated_se
+from ._kernels import coalition_gram, coalition_moments, constrained_least_squares
+from ._registry import n_coalitions
+from ._sampled import _by_count, _evaluate, _row_chunks, _rows_first, _Segment
+
+__all__ = ["SHARED_ESTIMATORS", "SHARED_SEED_ID", "SharedDesign", "can_share",
+           "shared_design"]
+
+#: The random stream of the shared design: KernelSHAP's own (its ``seed_id``
+#: in the registry), so that KernelSHAP gives the same values alone or with
+#: other methods.
+SHARED_SEED_ID = 0
+
+
+# -- the design -----------------------------------------------------------------
+class SharedDesign:
+    """KernelSHAP's design over k groups, read as a sample of every size layer.
+
+    ``coalitions`` (n_coal, k): the drawn coalitions, then the empty and the
+    full one; ``kernel_weights`` their KernelSHAP regression weights (the
+    inner ones). ``layer_share[c]`` is one over the number of coalitions
+    drawn in c's size layer, so ``layer_share @ g`` over a layer is the mean
+    of g over its draws. ``pairs`` (n_units, 2) are the independent draws (a
+    coalition and its complement) and ``draws`` their strata (``_errors.
+    Draws``); None when every drawn layer is whole (no error).
+    """
+
+    def __init__(self, k, budget, rng):
+        from ._sampled import _kernel_design
+
+        inner, self.kernel_weights, self.pairs, self.draws = _kernel_design(k, budget, rng)
+        ends = np.array([[False] * k, [True] * k])
+        self.coalitions = np.vstack([inner, ends])
+        self.k = k
+        self.sizes = self.coalitions.sum(axis=1)
+        count = np.bincount(self.sizes, minlength=k + 1).astype(np.float64)
+        self.layer_share = 1.0 / count[self.sizes]
+        self.exact = self.draws is None
+        # the units' coalitions and whether each layer was drawn whole
+        whole = count == np.array([comb(k, s) for s in range(k + 1)], dtype=np.float64)
+        self.whole = whole
+
+
+def shared_design(k, budget, rng):
+    """The shared design over k >= 2 groups at ``budget`` model calls per game."""
+    return SharedDesign(k, budget, rng)
+
+
+def can_share(methods, method_params):
+    """The requested methods that one design serves (two or more), else []."""
+    shared = [m for m in methods if m in SHARED_ESTIMATORS]
+    lime = (method_params or {})
+    if "lime" in shared and (lime.get("kernel", "constant") != "constant"
+                             or lime.get("alpha", 0.0) != 0.0):
+        # the distance kernel and the ridge weigh the mean game as a whole
+        shared.remove("lime")
+    return shared if len(shared) >= 2 else []
+
+
+def _binomial(k, p):
+    s = np.arange(k + 1)
+    return np.array([comb(k, int(i)) for i in s], dtype=np.float64) * p**s * (1 - p) ** (k - s)
+
+
+def _unit_terms(design, per_coalition):
+    """Per-coalition terms (n_games, n_coal, ...) summed over each unit's two coalitions."""
+    a, b = design.pairs[:, 0], design.pairs[:, 1]
+    return per_coalition[:, a] + per_coalition[:, b]
+
+
+# -- the estimators -------------------------------------------------------------
+class _Estimate:
+    """A method's estimate in each game and its terms per independent draw.
+
+    ``inner`` (n_games, k): the groups in play; ``rest`` (n_games,) or None:
+    the value of every group not in play (RISE's mean of the game), else 0.
+    ``terms`` (n_games, n_units, k) and ``rest_terms`` (n_games, n_units):
+    to first order, the estimate's deviation is the sum of the terms.
+    """
+
+    def __init__(self, inner, rest=None, terms=None, rest_terms=None):
+        self.inner = inner
+        self.rest = rest
+        self.terms = terms
+        self.rest_terms = rest_terms
+
+
+def _kernel(design, y, params, errors):
+    """KernelSHAP: its own estimate on its own design."""
+    Z, w = design.coalitions[:-2], design.kernel_weights
+    base, full = y[:, -2], y[:, -1]
+    gram = coalition_gram(Z, w)
+    moments = coalition_moments(Z, w, y[:, :-2] - base[:, None])
+    est, ok = constrained_least_squares(gram, moments, full - base)
+    if not ok:  # pragma: no cover - the singletons make the design full rank
+        raise ValueError("The KernelSHAP design is singular; increase n_samples.")
+    if not errors or design.exact:
+        return _Estimate(est)
+    inv = np.linalg.inv(gram)
+    ones = inv.sum(axis=1)
+    M = inv - np.outer(ones, ones) / ones.sum()
+    r = (y[:, :-2] - base[:, None] - est @ Z.T.astype(np.float64)) * w
+    per = r[:, :, None] * Z[None, :, :]
+    return _Estimate(est, terms=_unit_terms(design, per) @ M)
+
+
+def _permutation(design, y, params, errors):
+    """The Shapley value by strata of sizes, adjusted by KernelSHAP's fit.
+
+    ``phi_j = beta_j + 1/k sum_s [mean r(S), |S| = s + 1, j in S - mean r(S),
+    |S| = s, j not in S]`` with r = v - v(empty) - beta(S) the residual of
+    KernelSHAP's additive fit beta: the stratified estimator of Kolpaczki et
+    al. (AAAI 2024) on the residual, a regression-adjusted Monte Carlo
+    estimator (Witter et al., 2025). Its value is unbiased whatever the fit;
+    a size/membership cell with no draw adds nothing.
+    """
+    kern = _kernel(design, y, params, errors)
+    if design.exact:
+        return kern
+    k = design.k
+    Z = design.coalitions.astype(np.float64)
+    sizes = design.sizes
+    beta = kern.inner
+    r = y - y[:, -2:-1] - beta @ Z.T  # 0 at the ends
+    # counts of each (size, group in / out) cell
+    onehot = np.eye(k + 1)[sizes]  # (n_coal, k + 1)
+    n_in = onehot.T @ Z  # (k + 1, k)
+    n_out = onehot.sum(axis=0)[:, None] - n_in
+    # the weight of coalition c for group j: +1/(k n_in) if j in c, its size
+    # counted at s = |c| - 1; -1/(k n_out) if j not in c
+    inv_in = np.divide(1.0, k * n_in, out=np.zeros_like(n_in), where=n_in > 0)
+    inv_out = np.divide(1.0, k * n_out, out=np.zeros_like(n_out), where=n_out > 0)
+    inv_in[0], inv_out[k] = 0.0, 0.0  # no group is in the empty set, none out of the full
+    weight = Z * inv_in[sizes] - (1.0 - Z) * inv_out[sizes]  # (n_coal, k)
+    est = beta + r @ weight
+    if not errors:
+        return _Estimate(est)
+    per = r[:, :, None] * weight[None, :, :]
+    return _Estimate(est, terms=_unit_terms(design, per) + kern.terms)
+
+
+def _lime(design, y, params, errors, intercept=False):
+    """LIME, constant kernel: least squares under Bernoulli(p), by layer."""
+    k, p, alpha = design.k, params["p"], params.get("alpha", 0.0)
+    B = _binomial(k, p)
+    w = B[design.sizes] * design.layer_share
+    X = np.hstack([np.ones((design.coalitions.shape[0], 1), dtype=bool), design.coalitions])
+    base = y[:, -2]
+    yc = y - base[:, None]
+    gram = coalition_gram(X, w)
+    gram[np.arange(1, k + 1), np.arange(1, k + 1)] += alpha
+    inv = np.linalg.inv(gram)
+    coef = coalition_moments(X, w, yc) @ inv  # gram is symmetric
+    est = coef[:, 1:]
+    rest = coef[:, 0] if intercept else None
+    if not errors or design.exact:
+        return _Estimate(est, rest)
+    r = (yc - coef @ X.T.astype(np.float64)) * w
+    per = r[:, :, None] * X[None, :, :]
+    return _Estimate(est, rest, terms=(_unit_terms(design, per) @ inv)[:, :, 1:])
+
+
+def _rise(design, y, params, errors):
+    """RISE, ``E_M[v(M) M_k] / p``, as ``E_M[v(M)] + (1 - p) beta_k``.
+
+    beta are LIME's coefficients under Bernoulli(p) weights (the identity is
+    the normal equations of that fit). ``E_M[v(M)]`` is the regression
+    estimator of each layer's mean, whose auxiliary means are known: each
+    group is in s / k of the coalitions of size s.
+    """
+    k, p = design.k, params["p"]
+    lime = _lime(design, y, params, errors, intercept=True)
+    beta = lime.inner
+    B = _binomial(k, p)
+    base = y[:, -2]
+    Z = design.coalitions.astype(np.float64)
+    resid = (y - base[:, None] - beta @ Z.T) * design.layer_share
+    layer = np.zeros((k + 1, y.shape[0]))
+    np.add.at(layer, design.sizes, resid.T)
+    s = np.arange(k + 1)
+    mean = base + B @ layer + beta.sum(axis=1) * (B @ (s / k))
+    est = mean[:, None] + (1 - p) * beta
+    if not errors or design.exact:
+        return _Estimate(est, mean)
+    rest_terms = _unit_terms(design, resid * B[design.sizes])
+    terms = rest_terms[:, :, None] + (1 - p) * lime.terms
+    return _Estimate(est, mean, terms, rest_terms)
+
+
+#: Canonical method name -> estimator over the shared design:
+#: ``estimator(design, values, params, errors) -> _Estimate``, with values
+#: (n_games, n_coal) in the design's order of coalitions.
+SHARED_ESTIMATORS = {
+    "kernel_shap": _kernel,
+    "permutation_shap": _permutation,
+    "lime": _lime,
+    "rise": _rise,
+}
+
+
+# -- the errors -----------------------------------------------------------------
+class SharedErrors:
+    """Variances of every method and every difference of two, over the games.
+
+    Keys are method names and pairs (a, b) of them; each accumulates the
+    variance of the mean over the n_bg games of a row, and its square over
+    its degrees of freedom (Welch-Satterthwaite).
+    """
+
+    def __init__(self, methods, n_rows, K, n_out, n_bg):
+        self.keys = list(methods) + list(combinations(methods, 2))
+        shape = (n_rows, K, n_out)
+        self.var = {key: np.zeros(shape) for key in self.keys}
+        self.per_dof = {key: np.zeros(shape) for key in self.keys}
+        self.live = np.zeros((n_rows, K), dtype=bool)
+        self.n_bg = n_bg
+
+    def add(self, rows, groups, estimates, n_out, draws):
+        """Add the games of one segment: ``estimates`` method -> _Estimate."""
+        n_b, k = groups.shape
+        self.live[rows[:, None], groups] = True
+        for key in self.keys:
+            if isinstance(key, tuple):
+                a, b = (estimates[m] for m in key)
+                terms = a.terms - b.terms
+                rest = _rest_diff(a, b)
+            else:
+                terms, rest = estimates[key].terms, estimates[key].rest_terms
+            if terms is None:
+                continue
+            v, dof = _spread(terms, draws)
+            v = v / self.n_bg**2
+            v = v.reshape(n_b, n_out, k).transpose(0, 2, 1)
+            where = (rows[:, None], groups)
+            if rest is not None:
+                vr = (_spread(rest[:, :, None], draws)[0][:, 0]
+                      / self.n_bg**2).reshape(n_b, 1, n_out)
+                np.add.at(self.var[key], rows, np.broadcast_to(vr, (n_b,) + self.var[key].shape[1:]))
+                np.add.at(self.per_dof[key], rows, np.broadcast_to(
+                    vr**2 / dof, (n_b,) + self.var[key].shape[1:]))
+                np.subtract.at(self.var[key], where, np.broadcast_to(vr, v.shape))
+                np.subtract.at(self.per_dof[key], where, np.broadcast_to(
+                    vr**2 / dof, v.shape))
+            np.add.at(self.var[key], where, v)
+            np.add.at(self.per_dof[key], where, v**2 / dof)
+
+    def standard_errors(self):
+        """Key -> standard errors (n_rows, K, n_out), moderated and t scaled."""
+        out = {}
+        for key in self.keys:
+            var = np.maximum(self.var[key], 0.0)
+            per_dof = np.maximum(self.per_dof[key], 0.0)
+            live = self.live | (var > 0).any(axis=2)
+            out[key] = moderated_se(var, per_dof, live)
+        return out
+
+
+def _rest_diff(a, b):
+    if a.rest_terms is None and b.rest_terms is None:
+        return None
+    ra = a.rest_terms if a.rest_terms is not None else 0.0
+    rb = b.rest_terms if b.rest_terms is not None else 0.0
+    return ra - rb
+
+
+def _spread(terms, draws):
+    """Variance of the sum of the terms (n_games, n_units, k) of stratified draws.
+
+    Also returns the degrees of freedom of that estimate.
+    """
+    v = draws.variance(terms)
+    return v, max(draws.dof, 1.0)
+
+
+# -- the run ---------------------------------------------------------------------
+def shared_attributions(game, X, prediction, differ, budget, seed, methods, params,
+                        errors=False):
+    """Attributions (n_rows, K, n_out) of ``methods`` from one design per K'.
+
+    ``differ`` (n_rows, n_bg, K) marks the groups in play in the game of each
+    row and background row; ``params`` maps each method to its options.
+    Returns a dict method -> attributions and, with ``errors``, a dict of
+    standard errors keyed by method and by pair of methods (of the difference).
+    """
+    n_rows, n_bg, K = differ.shape
+    n_out = prediction.shape[1]
+    phi = {m: np.zeros((n_rows, K, n_out)) for m in methods}
+    acc = SharedErrors(methods, n_rows, K, n_out, n_bg) if errors else None
+    bg_pred = game.background_prediction if game.anchored else (
+        game.expected_value[None, :]
+    )
+    designs = {}
+    per_row = min(budget, 1 << K) * n_out * n_bg * (2 * K if errors else 1)
+    for rows in _row_chunks(n_rows, per_row):
+        segments = []
+        for k, (blocks, groups) in _by_count(differ[rows]).items():
+            i, j = np.divmod(blocks, n_bg)
+            i = rows[i]
+            if k < 2:
+                _closed(phi, methods, params, i, groups, prediction[i], bg_pred[j], k)
+                continue
+            if k not in designs:
+                design = shared_design(k, budget, np.random.RandomState([seed, SHARED_SEED_ID]))
+                keys = np.random.RandomState([seed, SHARED_SEED_ID, k]).random_sample(
+                    (n_bg, k)
+                )
+                designs[k] = (design, np.argsort(keys, axis=1))
+            design, relabel = designs[k]
+            segments.append((design, _Segment(
+                design.coalitions, i, np.take_along_axis(groups, relabel[j], axis=1), j
+            )))
+        values = _evaluate(game, X, prediction, [seg for _, seg in segments])
+        for (design, seg), vals in zip(segments, values):
+            y = _rows_first(vals)
+            n_b, k = seg.groups.shape
+            where = (seg.rows[:, None], seg.groups)
+            estimates = {}
+            for m in methods:
+                e = SHARED_ESTIMATORS[m](design, y, params[m], errors)
+                estimates[m] = e
+                if e.rest is not None:
+                    rest = e.rest.reshape(n_b, 1, n_out)
+                    np.add.at(phi[m], seg.rows, np.broadcast_to(rest, (n_b, K, n_out)))
+                    np.subtract.at(phi[m], where, np.broadcast_to(rest, (n_b, k, n_out)))
+                np.add.at(phi[m], where, e.inner.reshape(n_b, n_out, k).transpose(0, 2, 1))
+            if errors and not design.exact:
+                acc.add(seg.rows, seg.groups, estimates, n_out, design.draws)
+    out = {m: phi[m] / n_bg for m in methods}
+    if errors:
+        return out, acc.standard_errors()
+    return out
+
+
+def _closed(phi, methods, params, rows, groups, full, empty, k):
+    """Games with at most one group in play: every method in closed form."""
+    for m in methods:
+        if m == "rise":
+            p = params[m]["p"]
+            rest = empty if k == 0 else (1 - p) * empty + p * full
+            np.add.at(phi[m], rows, np.broadcast_to(rest[:, None, :],
+                                                    (rows.size,) + phi[m].shape[1:]))
+            if k == 1:
+                np.add.at(phi[m], (rows, groups[:, 0]), full - rest)
+        elif k == 1:
+            np.add.at(phi[m], (rows, groups[:, 0]), full - empty)
