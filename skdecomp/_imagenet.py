@@ -299,11 +299,90 @@ def _onnx_path(cache_dir):
     return _cache_folder(cache_dir) / name
 
 
+def _digest_path(path):
+    """The file next to the ONNX file that holds its SHA-256, written with it."""
+    return path.with_name(path.name + ".sha256")
+
+
+def _file_digest(path):
+    sha = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(2**20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def _check_cache_path(path):
+    """Refuse a folder where the ONNX file or its digest goes."""
+    for target in (path, _digest_path(path)):
+        if target.is_dir():
+            raise ValueError(
+                f"The cache path of load_pretrained_cnn, {target}, is a folder, not "
+                "the file skdecomp writes there; delete or rename that folder, or "
+                "pass cache_dir= another folder."
+            )
+
+
+def _is_our_export(path):
+    """Whether ``path`` is the file skdecomp exported: its SHA-256 is the one written."""
+    digest = _digest_path(path)
+    try:
+        recorded = digest.read_text().strip()
+        return path.is_file() and recorded == _file_digest(path)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _has_lite0_signature(session):
+    """Whether the session has the exported network's input and output."""
+    inputs, outputs = session.get_inputs(), session.get_outputs()
+    return (
+        len(inputs) == 1 and len(outputs) == 1
+        and inputs[0].name == "images" and list(inputs[0].shape)[1:] == [3, 224, 224]
+        and outputs[0].name == "logits" and list(outputs[0].shape)[1:] == [1000]
+    )
+
+
+def _install_export(tmp, path):
+    """Move the written file ``tmp`` to ``path``, its SHA-256 written next to it.
+
+    Both are written aside and moved into place with ``os.replace``, atomic
+    within one folder, so another process sees either no file or a whole one.
+    """
+    digest = _digest_path(path)
+    handle, tmp_digest = tempfile.mkstemp(prefix=digest.name, suffix=".tmp",
+                                          dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as file:
+            file.write(_file_digest(tmp) + "\n")
+        os.chmod(tmp_digest, 0o644)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp_digest, digest)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp_digest):
+            os.remove(tmp_digest)
+
+
+def _write_verified(path, data):
+    """Write the bytes ``data`` of an ONNX model to ``path`` with their SHA-256."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        _install_export(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
 def _export_lite0_onnx(path):
     """Export the torch module to ``path``: written aside, then moved into place.
 
     ``os.replace`` within one folder is atomic, so another process sees either
-    no file or a whole one, never a half-written one.
+    no file or a whole one, never a half-written one. The file's SHA-256 is
+    written next to it (see :func:`_install_export`).
     """
     torch = _require("torch", "load_pretrained_cnn(runtime='onnx')")
     _require("onnx", "load_pretrained_cnn(runtime='onnx')")
@@ -337,8 +416,7 @@ def _export_lite0_onnx(path):
                 **options,
             )
         _check_export(module, tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        _install_export(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -375,7 +453,9 @@ def _lite0_onnx_session(cache_dir=None, n_threads=1):
     """An ONNX Runtime session of EfficientNet-Lite0, exported once into ``cache_dir``.
 
     Exported again when the file is missing (a new name after the weights
-    changed) or cannot be loaded. torch is needed only to export.
+    changed), cannot be loaded, or is not the file skdecomp wrote there (its
+    SHA-256 differs from the one written next to it, or its input and output
+    are not the network's). torch is needed only to export.
     """
     ort = _require("onnxruntime", "load_pretrained_cnn(runtime='onnx')")
     options = ort.SessionOptions()
@@ -383,11 +463,14 @@ def _lite0_onnx_session(cache_dir=None, n_threads=1):
         options.intra_op_num_threads = int(n_threads)
     options.inter_op_num_threads = 1
     path = _onnx_path(cache_dir)
-    if path.is_file():
+    _check_cache_path(path)
+    if path.is_file() and _is_our_export(path):
         try:
-            return ort.InferenceSession(
+            session = ort.InferenceSession(
                 str(path), options, providers=["CPUExecutionProvider"]
             )
+            if _has_lite0_signature(session):
+                return session
         except Exception:  # a damaged file: onnxruntime's errors share no base class
             pass
     _export_lite0_onnx(path)
@@ -425,8 +508,9 @@ def load_pretrained_cnn(runtime="torch", *, n_threads=1, cache_dir=None):
         into ``cache_dir`` (about a second; later loads read the file) and
         run by an ``onnxruntime.InferenceSession`` on the CPU, usually
         several times faster. The file is written again if it is missing or
-        damaged, or if the weights changed (its name holds a digest of
-        them).
+        damaged, if it is not the file skdecomp wrote (its SHA-256, written
+        next to it, differs), or if the weights changed (its name holds a
+        digest of them).
     n_threads : int or None, default=1
         Threads of the runtime. For "torch", the adapter sets torch's
         intra-op threads to this for each call and then restores them. For

@@ -215,16 +215,19 @@ def test_onnx_cache_reused_named_by_weights_and_repaired(tmp_path):
     digest = hashlib.sha256(weights.read_bytes()).hexdigest()[:12]
 
     load_pretrained_cnn("onnx", cache_dir=tmp_path)
-    files = list(tmp_path.iterdir())
-    assert len(files) == 1 and digest in files[0].name and files[0].suffix == ".onnx"
+    files = sorted(tmp_path.iterdir())
+    # the ONNX file, and its SHA-256 next to it
+    assert len(files) == 2 and digest in files[0].name and files[0].suffix == ".onnx"
+    assert files[1].name == files[0].name + ".sha256"
+    assert files[1].read_text().strip() == hashlib.sha256(files[0].read_bytes()).hexdigest()
     stamp = files[0].stat().st_mtime_ns
 
     # a second load reads the file: no new export, no temporary file left
     load_pretrained_cnn("onnx", cache_dir=tmp_path)
-    assert list(tmp_path.iterdir()) == files and files[0].stat().st_mtime_ns == stamp
+    assert sorted(tmp_path.iterdir()) == files and files[0].stat().st_mtime_ns == stamp
 
     # a damaged file is exported again
     files[0].write_bytes(b"not an onnx model")
     cnn = load_pretrained_cnn("onnx", cache_dir=tmp_path)
-    assert list(tmp_path.iterdir()) == files and files[0].stat().st_size > 10**6
+    assert sorted(tmp_path.iterdir()) == files and files[0].stat().st_size > 10**6
     assert cnn.predict(np.zeros((1, 224, 224, 3), np.uint8)).shape == (1, 1000)
