@@ -397,7 +397,7 @@ def baseline_rows(baseline, images, image_shape, *, reference=None):
         "zeros": a black image; "mean": the mean image of ``reference``;
         "blur": each image blurred by a Gaussian of standard deviation
         ``max(H, W) / 8`` pixels; an array of the image's shape (or its
-        flattened row): that image.
+        flattened row, or a batch of one of them): that image.
     images : ndarray of shape (n, H * W * C)
         The explained images, flattened.
     image_shape : tuple
@@ -435,11 +435,16 @@ def baseline_rows(baseline, images, image_shape, *, reference=None):
             "image array."
         )
     arr = np.asarray(baseline, dtype=np.float64)
-    if arr.shape not in (tuple(image_shape), (d,)):
+    shapes = (tuple(image_shape), (d,))
+    if arr.shape not in shapes and arr.ndim >= 2 and arr.shape[0] == 1 and (
+        arr.shape[1:] in shapes
+    ):
+        arr = arr[0]  # one image, or its flattened row, given as a batch of one
+    if arr.shape not in shapes:
         raise ValueError(
             f"baseline has shape {arr.shape}, but the images have shape "
             f"{tuple(image_shape)}; give one image of that shape (or its "
-            f"flattened row of {d} values)."
+            f"flattened row of {d} values), or a batch of one of them."
         )
     if not np.all(np.isfinite(arr)):
         raise ValueError("baseline contains NaN or infinity.")
@@ -523,9 +528,5 @@ def explainer_image_setup(baseline, groups, X, image_shape=None):
                 "explains (fit(x[None])), or give the blurred image as an array."
             )
         return shape, blur_images(rows, shape)[0].astype(dtype)
-    arr = baseline if isinstance(baseline, str) else np.asarray(baseline)
-    if not isinstance(arr, str) and arr.ndim >= 2 and arr.shape[0] == 1 and arr.size == d and (
-        shape is None or arr.shape[1:] != tuple(shape)[: arr.ndim - 1]
-    ):
-        arr = arr[0]  # one image, or its flattened row, given as a batch of one
-    return shape, np.array(baseline_rows(arr, rows[:1], shape or (d,))[0], dtype=dtype)
+    # baseline_rows takes one image, its flattened row, or a batch of one of them
+    return shape, np.array(baseline_rows(baseline, rows[:1], shape or (d,))[0], dtype=dtype)
