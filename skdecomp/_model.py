@@ -757,6 +757,12 @@ def resolve_response(
     if target is None:
         names = ["y"] if n_out == 1 else [f"y{o}" for o in range(n_out)]
         return base, names
+    if isinstance(target, numbers.Real) and not isinstance(target, (numbers.Integral, bool)):
+        raise TypeError(
+            f"target must be an int output index, got {target!r} (a float); pass "
+            + (f"target={int(target)}." if float(target).is_integer() else
+               f"an index in [0, {n_out - 1}].")
+        )
     if (
         not isinstance(target, numbers.Integral)
         or isinstance(target, bool)

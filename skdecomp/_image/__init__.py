@@ -5,6 +5,9 @@ baselines. ``_colour_tree``: a binary partition tree of an image's pixels
 by colour and position, with no model call. ``_input``: images as they are (uint8 or float, (n, H, W[, C]))
 read into float32 rows. ``_model``: :class:`ImageModel`, the adapter of a
 PyTorch module, an ONNX Runtime session or a callable on images.
+``_runtime``: which runtime a model is, ``clone`` sharing it, an ONNX
+session run on images (fixed batch sizes, flattened inputs), pickled and
+deep-copied.
 """
 
 # SPDX-License-Identifier: BSD-3-Clause

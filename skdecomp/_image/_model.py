@@ -16,12 +16,17 @@ import copy
 import sys
 import warnings
 from contextlib import contextmanager
-from numbers import Integral
+from itertools import chain
+from numbers import Integral, Real
 
 import numpy as np
 
 from .._config import parse_memory
 from .._model import FunctionModel, as_model
+from ._runtime import (
+    SessionRecipe, SharedRuntimeCloneMixin, check_flat_size, is_image_runtime,
+    onnx_fixed_batch, onnx_rank, recipe_of, run_onnx, runtime_of,
+)
 
 __all__ = [
     "ImageFunction", "ImageModel", "image_dtype", "image_model", "is_image_runtime",
@@ -38,49 +43,6 @@ DEFAULT_GPU_BATCH_MEMORY = 64 * 2**20
 
 _LAYOUTS = ("auto", "NCHW", "NHWC")
 _OUTPUTS = ("probability", "logit")
-_ONNX_DTYPES = {
-    "tensor(float)": np.float32,
-    "tensor(float16)": np.float16,
-    "tensor(double)": np.float64,
-}
-
-
-def _is_torch_module(model):
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(model, torch.nn.Module)
-
-
-def _is_onnx_session(model):
-    ort = sys.modules.get("onnxruntime")
-    return ort is not None and isinstance(model, ort.InferenceSession)
-
-
-def runtime_of(model):
-    """``"torch"``, ``"onnx"`` or ``"callable"``: the kind of an image model.
-
-    Parameters
-    ----------
-    model : object
-        A ``torch.nn.Module``, an ``onnxruntime.InferenceSession`` or a
-        callable.
-
-    Returns
-    -------
-    runtime : str or None
-        None for anything else.
-    """
-    if _is_torch_module(model):
-        return "torch"
-    if _is_onnx_session(model):
-        return "onnx"
-    if callable(model):
-        return "callable"
-    return None
-
-
-def is_image_runtime(model):
-    """Whether ``model`` is a torch module or an ONNX Runtime session."""
-    return _is_torch_module(model) or _is_onnx_session(model)
 
 
 def _softmax(z):
@@ -105,13 +67,22 @@ class ImageModel:
     Parameters
     ----------
     model : torch.nn.Module, onnxruntime.InferenceSession or callable
-        The network. A module must be in evaluation mode (``model.eval()``).
-        A callable gets float32 arrays in ``layout`` and returns one row of
-        outputs per image.
+        The network. A module must be in evaluation mode (``model.eval()``)
+        with its weights loaded (not on the meta device). A callable gets
+        float32 arrays in ``layout`` and returns one row of outputs per
+        image (an array, or a nested list of numbers). An ONNX session whose
+        input fixes the batch size gets batches of exactly that size (the
+        last one padded, the padding's outputs dropped); one whose input is
+        flattened, (n, H * W * C), gets the images flattened. An ImageModel
+        over a session can be pickled and deep-copied: the session is
+        re-created from the model bytes (or file) it was built from, its
+        providers and the session options ONNX Runtime lets us read.
     layout : {"auto", "NCHW", "NHWC"}, default="auto"
         The layout of the model's input. "auto": NCHW for a torch module;
         read from the input's shape for an ONNX session (channels where the
-        size is 1, 3 or 4); NHWC (the images as given) for a callable.
+        size is 1, 3 or 4; a flattened input takes the images flattened
+        in NHWC order, row, column, channel, as skdecomp flattens them);
+        NHWC (the images as given) for a callable.
     preprocess : callable, (mean, std), "none" or None, default=None
         Applied to float32 images of shape (n, H, W, C), in the value scale
         of the images given, before the layout change. A pair ``(mean,
@@ -131,8 +102,8 @@ class ImageModel:
         callable maps the model's output (a float array with one row per
         image) to the explained values.
     target : int, str, sequence or None, default=None
-        The explained class: an index into the outputs, or a name of
-        ``class_names``; a sequence keeps several. None keeps every output;
+        The explained class: an int index into the outputs, or a name of
+        ``class_names``; a non-empty sequence keeps several. None keeps every output;
         the explainers then need their own ``target`` when there are more
         than one.
     class_names : sequence of str or None, default=None
@@ -216,8 +187,9 @@ class ImageModel:
             raise ValueError(
                 f"n_threads={self.n_threads!r} must be a positive int or None."
             )
-        if self.batch_memory is not None and parse_memory(self.batch_memory) < 1:
+        if self.batch_memory is not None and self._batch_bytes() < 1:
             raise ValueError(f"batch_memory={self.batch_memory!r} must be positive.")
+        self._target_items()
         if self._pair():
             mean, std = self._mean_std()
             if np.any(std == 0):
@@ -233,6 +205,47 @@ class ImageModel:
                 )
         if self.runtime == "torch":
             self._torch_device()
+        if self.runtime == "onnx":
+            self._onnx_rank()
+
+    def _batch_bytes(self):
+        """``batch_memory`` in bytes, refused by its own name."""
+        try:
+            return parse_memory(self.batch_memory)
+        except ValueError:
+            raise ValueError(
+                f"batch_memory={self.batch_memory!r} is not a size; give bytes as an "
+                "int or a string such as '64MB' or '1GB', or None."
+            ) from None
+
+    def _target_items(self):
+        """``target`` as a list of ints and names (None for every output), checked."""
+        target = self.target
+        if target is None:
+            return None
+        if isinstance(target, np.ndarray) and target.ndim == 0:
+            target = target.item()
+        if isinstance(target, (list, tuple, np.ndarray)):
+            items = list(target)
+            if not items:
+                raise ValueError(
+                    f"target={target!r} keeps no output to explain; give a class "
+                    "index, a list of them, or None for every output."
+                )
+        else:
+            items = [target]
+        for t in items:
+            if isinstance(t, str) or (isinstance(t, Integral) and not isinstance(t, bool)):
+                continue
+            kind = "a float" if isinstance(t, Real) and not isinstance(t, bool) else (
+                f"a {type(t).__name__}")
+            hint = (f"; pass target={int(t)}" if isinstance(t, Real) and not isinstance(
+                t, bool) and float(t).is_integer() else "")
+            raise TypeError(
+                f"target must be an int class index (or a name of class_names), got "
+                f"{t!r} ({kind}){hint}."
+            )
+        return items
 
     def _pair(self):
         """Whether ``preprocess`` is a (mean, std) pair (not None, "none" or a callable)."""
@@ -252,7 +265,25 @@ class ImageModel:
             ) from None
         if mean.ndim > 1 or std.ndim > 1:
             raise TypeError("preprocess=(mean, std): give numbers or per-channel sequences.")
+        if mean.size != std.size and 1 not in (mean.size, std.size):
+            raise ValueError(
+                f"preprocess=(mean, std) has {mean.size} means but {std.size} stds; "
+                "give one number or one value per channel for each."
+            )
         return mean, std
+
+    def _check_pair_channels(self, channels):
+        """Refuse a (mean, std) with per-channel values for another number of channels."""
+        if not self._pair():
+            return
+        mean, std = self._mean_std()
+        sizes = {mean.size, std.size} - {1}
+        if sizes and sizes != {int(channels)}:
+            raise ValueError(
+                f"preprocess=(mean, std) has {max(sizes)} values per channel but the "
+                f"images have {channels} channels; give one number or {channels} "
+                "per-channel values for each of mean and std."
+            )
 
     def get_params(self, deep=True):
         """Parameters, as scikit-learn reads them."""
@@ -318,12 +349,38 @@ class ImageModel:
     def __sklearn_is_fitted__(self):
         return True
 
+    def __copy__(self):
+        # a shallow copy (bind) shares the network, an ONNX session included
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
+    def __getstate__(self):
+        # an ONNX session cannot be pickled: keep what re-creates it
+        state = self.__dict__.copy()
+        if self.runtime == "onnx":
+            state["model"] = recipe_of(state["model"])
+        return state
+
+    def __setstate__(self, state):
+        if isinstance(state.get("model"), SessionRecipe):
+            state = dict(state, model=state["model"].session())
+        self.__dict__.update(state)
+
     def __repr__(self):
         return f"ImageModel({type(self.model).__name__}, runtime={self.runtime!r})"
 
     # -- what the model wants -------------------------------------------------------
     def _onnx_input(self):
         return self.model.get_inputs()[0]
+
+    def _onnx_rank(self):
+        """Rank of the session's input: 4 (images) or 2 (flattened images)."""
+        return onnx_rank(self.model)
+
+    def _onnx_batch(self):
+        """The batch size an ONNX session fixes, or None when it is free."""
+        return onnx_fixed_batch(self.model) if self.runtime == "onnx" else None
 
     def model_layout(self):
         """Return the layout of the model's input.
@@ -339,6 +396,8 @@ class ImageModel:
             return "NCHW"
         if self.runtime == "onnx":
             shape = list(self._onnx_input().shape)
+            if len(shape) == 2:
+                return "NHWC"  # flattened as skdecomp flattens: row, column, channel
             if len(shape) == 4:
                 first, last = shape[1], shape[3]
                 if isinstance(last, int) and last in (1, 3, 4) and not (
@@ -381,6 +440,16 @@ class ImageModel:
 
     def _torch_device(self):
         torch = sys.modules["torch"]
+        meta = next((name for name, t in chain(self.model.named_parameters(),
+                                                self.model.named_buffers()) if t.is_meta),
+                    None)
+        if meta is not None:
+            raise ValueError(
+                f"The module's parameters are on the meta device (e.g. {meta!r}), "
+                "where they hold no values; load its weights first, e.g. "
+                "model.to_empty(device='cpu') then model.load_state_dict(state), or "
+                "build the module on the CPU."
+            )
         param = next(iter(self.model.parameters()), None)
         if param is None:
             return torch.device("cpu"), torch.float32
@@ -402,6 +471,8 @@ class ImageModel:
         """
         shape = tuple(int(s) for s in image_shape)
         channels = 1 if len(shape) == 2 else shape[2]
+        self._check_pair_channels(channels)
+        self._check_flat_size(shape)
         H, W, C = self.model_input_shape()
         if C is not None and channels != C:
             kind = {1: "grey", 3: "RGB", 4: "RGBA"}
@@ -417,6 +488,11 @@ class ImageModel:
                 f"The images are {shape[0]}x{shape[1]} pixels but the model takes "
                 f"{H}x{W}; resize or crop them to that size first."
             )
+
+    def _check_flat_size(self, shape):
+        """Refuse images whose size differs from a flattened ONNX input's."""
+        if self.runtime == "onnx":
+            check_flat_size(self.model, shape)
 
     def bind(self, image_shape, n_threads=None):
         """Return this model on flattened rows of images of ``image_shape``.
@@ -454,12 +530,17 @@ class ImageModel:
             ``batch_memory`` over the bytes of one float32 image, at least 1.
         """
         if self.batch_memory is not None:
-            budget = parse_memory(self.batch_memory)
+            budget = self._batch_bytes()
         elif self.runtime == "torch" and self._torch_device()[0].type != "cpu":
             budget = DEFAULT_GPU_BATCH_MEMORY
         else:
             budget = DEFAULT_BATCH_MEMORY
-        return max(1, budget // (4 * max(1, int(n_values))))
+        rows = max(1, budget // (4 * max(1, int(n_values))))
+        fixed = self._onnx_batch()
+        if fixed is not None:
+            # a session with a fixed batch size: whole batches of it
+            rows = max(fixed, rows // fixed * fixed)
+        return rows
 
     def output_names(self, n_outputs):
         """Return the names of the explained outputs.
@@ -499,10 +580,9 @@ class ImageModel:
         return names if columns is None else [names[int(c)] for c in columns]
 
     def _target_index(self, n_outputs):
-        target = self.target
-        if target is None:
+        items = self._target_items()
+        if items is None:
             return None
-        items = list(target) if isinstance(target, (list, tuple, np.ndarray)) else [target]
         out = []
         for t in items:
             if isinstance(t, str):
@@ -586,6 +666,7 @@ class ImageModel:
         """float32 images in the model's layout, preprocessed (numpy)."""
         x = np.asarray(batch, dtype=np.float32)
         nchw = self.model_layout() == "NCHW"
+        self._check_pair_channels(x.shape[-1])
         if self._pair():
             # (x - mean) / std written once, into the model's layout
             mean, std = self._mean_std()
@@ -638,9 +719,7 @@ class ImageModel:
             out = self._check_tensor(out)
             return out.detach().float().cpu().numpy()
         if self.runtime == "onnx":
-            inp = self._onnx_input()
-            x = x.astype(_ONNX_DTYPES.get(inp.type, np.float32), copy=False)
-            return np.asarray(self.model.run(None, {inp.name: x})[0])
+            return run_onnx(self.model, x)
         return self.model(x)
 
     def _check_tensor(self, out):
@@ -653,6 +732,14 @@ class ImageModel:
         return out
 
     def _explained(self, raw, n_images):
+        if isinstance(raw, list) and self.runtime != "torch":
+            # a callable's nested list of numbers: one row of outputs per image
+            try:
+                values = np.asarray(raw)
+            except (TypeError, ValueError):
+                values = None
+            if values is not None and values.dtype.kind in "biuf" and values.ndim <= 2:
+                raw = values
         raw = self._check_tensor(raw)
         raw = np.asarray(raw)
         if callable(self.output):
@@ -751,8 +838,9 @@ class ImageModel:
                 z = x
                 if callable(self.preprocess) or self._pair():
                     if callable(self.preprocess):
-                        z = self.preprocess(z)
+                        z = self._preprocess_tensor(z)
                     else:
+                        self._check_pair_channels(x.shape[-1])
                         mean, std = self._mean_std()
                         z = (z - torch.as_tensor(mean, device=device, dtype=dtype)) / (
                             torch.as_tensor(std, device=device, dtype=dtype))
@@ -776,6 +864,32 @@ class ImageModel:
                 result.append(np.stack(grads, axis=1))
         out = np.concatenate(result, axis=0)
         return out.reshape(n, out.shape[1], *X.shape[1:])
+
+    def _preprocess_tensor(self, x):
+        """The callable preprocess on a torch tensor, refused when autograd cannot follow it."""
+        torch = sys.modules["torch"]
+        name = getattr(self.preprocess, "__name__", type(self.preprocess).__name__)
+        fix = (
+            "Integrated Gradients from autograd need a preprocess written with "
+            "operators torch tensors support (e.g. (x - mean) / std, or "
+            "preprocess=(mean, std)); or use method_params={'scheme': 'path'} "
+            "(model calls only, any preprocess)."
+        )
+        try:
+            z = self.preprocess(x)
+        except Exception as exc:
+            raise TypeError(
+                f"preprocess={name} fails on a torch tensor that requires gradients "
+                f"({type(exc).__name__}: {exc}). {fix}"
+            ) from exc
+        if not (torch.is_tensor(z) and z.requires_grad):
+            raise TypeError(
+                f"preprocess={name} returns "
+                + ("a tensor cut off from autograd" if torch.is_tensor(z)
+                   else f"a {type(z).__name__}, not a torch tensor")
+                + f", so the gradients cannot go through it. {fix}"
+            )
+        return z
 
 
 class ImageFunction:
@@ -810,26 +924,6 @@ def image_dtype(estimator):
     if isinstance(inner, ImageModel) or is_image_runtime(inner):
         return np.float32
     return np.float64
-
-
-class SharedRuntimeCloneMixin:
-    """``clone`` shares a torch module or an ONNX session instead of copying it.
-
-    scikit-learn's ``clone`` deep-copies parameters that are not estimators:
-    an ONNX session cannot be copied, and a copy of a network's weights is
-    waste. Estimators whose ``estimator`` may be one share it.
-    """
-
-    def __sklearn_clone__(self):
-        from sklearn.base import _clone_parametrized, clone
-
-        if not is_image_runtime(getattr(self, "estimator", None)):
-            return _clone_parametrized(self)
-        params = {
-            name: value if name == "estimator" else clone(value, safe=False)
-            for name, value in self.get_params(deep=False).items()
-        }
-        return type(self)(**params)
 
 
 def wrap_runtime(estimator):
