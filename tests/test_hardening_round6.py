@@ -114,3 +114,98 @@ def test_correlation_grouper_names_the_text_column_of_a_polars_frame(monkeypatch
                                          r"numbers first, or drop them") as error:
         CorrelationGrouper().fit(X)
     assert str(error.value) == str(pandas_error.value)
+
+
+# -- 4. SaliencyDisplay draws the image it is given ------------------------------------
+def _two_images():
+    rng = np.random.default_rng(0)
+    images = rng.random((2, 8, 8))
+    images[1] = images[1][::-1]
+
+    def f(X):
+        X = np.asarray(X).reshape(len(X), 8, 8)
+        return (X[:, :4, :4].sum((1, 2)) * X[:, 4:, 4:].sum((1, 2))
+                + X[:, :4, 4:].sum((1, 2)))
+
+    return images, f
+
+
+def test_saliency_refuses_a_grouper_fitted_on_several_images():
+    pytest.importorskip("matplotlib").use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skdecomp import AdaptiveGrouper, PatchGrouper
+    from skdecomp.plot import SaliencyDisplay
+
+    images, f = _two_images()
+    grouper = AdaptiveGrouper(f, initial_groups=PatchGrouper(2), n_groups=3)
+    both = grouper.fit(images)
+    assert not np.array_equal(both.label_maps_[0], both.label_maps_[1])
+    for levels in ("auto", None):
+        with pytest.raises(ValueError, match=r"fitted on 2 images .* cannot tell which "
+                                             r"of them it is\. Pass the AdaptiveGrouper "
+                                             r"unfitted"):
+            SaliencyDisplay.from_estimator(f, images[1], label_map=both, levels=levels,
+                                           target=None, methods=["occlusion"])
+        with pytest.raises(ValueError, match="fitted on 2 images"):
+            SaliencyDisplay.from_result(images[1], both, np.zeros(16 if levels else 3),
+                                        levels=levels)
+    # unfitted, it is fitted on the image drawn: the tree of that image
+    from sklearn.base import clone
+
+    alone = clone(grouper).fit(images[1][None])
+    for given in (clone(grouper), alone):
+        disp = SaliencyDisplay.from_estimator(f, images[1], label_map=given, levels="auto",
+                                              target=None, methods=["occlusion"])
+        ref = SaliencyDisplay.from_result(images[1], alone, disp.attributions,
+                                          levels="auto")
+        assert disp.levels_ == ref.levels_
+        for n in disp.levels_:
+            np.testing.assert_array_equal(disp.level_label_maps_[n],
+                                          ref.level_label_maps_[n])
+    # a patch grid fitted on both images is the same map on both: drawn
+    patches = PatchGrouper(4).fit(images)
+    SaliencyDisplay.from_estimator(f, images[1], label_map=patches, target=None,
+                                   methods=["occlusion"])
+    plt.close("all")
+
+
+def test_saliency_messages_say_what_the_caller_can_do():
+    pytest.importorskip("matplotlib").use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skdecomp.plot import SaliencyDisplay
+
+    images, f = _two_images()
+    image = images[0]
+    lm = np.repeat(np.repeat(np.arange(4).reshape(2, 2), 4, 0), 4, 1)
+    # levels without a tree: no "pass a Hierarchy" (a private class)
+    with pytest.raises(ValueError, match=r"keeps no merge tree\. Pass label_map="
+                                         r"AdaptiveGrouper.*hierarchy= as nested lists"):
+        SaliencyDisplay.from_estimator(f, image, patch_size=4, levels=2, target=None)
+    # ... and nested lists of the label map's ids are read as that tree
+    for draw in (lambda h: SaliencyDisplay.from_result(image, lm, np.arange(4.0),
+                                                       levels=2, hierarchy=h),
+                 lambda h: SaliencyDisplay.from_estimator(
+                     f, image, label_map=lm, levels=2, hierarchy=h, target=None,
+                     methods=["shapley"])):
+        disp = draw([[0, 1], [2, 3]])
+        assert disp.levels_ == [2]
+        assert len(np.unique(disp.level_label_maps_[2])) == 2
+    with pytest.raises(ValueError, match=r"groups of the label map: their ids 0\.\.3"):
+        SaliencyDisplay.from_result(image, lm, np.arange(4.0), levels=2,
+                                    hierarchy=[[0, 1], [2]])
+    # NaN pixels: replace them (no "drop rows" or "fix the model's output")
+    bad = image.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"image pixels \(first at \(0, 0\)\).*"
+                                         r"np\.nan_to_num") as error:
+        SaliencyDisplay.from_result(bad, lm, np.arange(4.0))
+    assert "model's output" not in str(error.value)
+    with pytest.raises(ValueError, match=r"astype\(int\)"):
+        SaliencyDisplay.from_result(image, lm.astype(float), np.arange(4.0))
+    with pytest.raises(ValueError, match=r"ids 0, 2, 4, 6.*Renumber it"):
+        SaliencyDisplay.from_result(image, lm * 2, np.arange(4.0))
+    with pytest.raises(ValueError, match=r"5 values for the 4 groups.*one value per"):
+        SaliencyDisplay.from_result(image, lm, np.arange(5.0))
+    plt.close("all")

@@ -113,10 +113,18 @@ def _check_label_map(label_map, image_shape):
             f"{image_shape[:2]}."
         )
     if not np.issubdtype(lm.dtype, np.integer):
-        raise ValueError("label_map must hold integer group ids.")
+        raise ValueError(
+            f"label_map must hold integer group ids, got values of dtype {lm.dtype}; "
+            "pass label_map.astype(int), or a grouper such as PatchGrouper(8)."
+        )
     uniq = np.unique(lm)
     if uniq[0] < 0 or not np.array_equal(uniq, np.arange(uniq.size)):
-        raise ValueError("label_map must use every group id 0..K-1.")
+        shown = ", ".join(str(v) for v in uniq[:6]) + (", ..." if uniq.size > 6 else "")
+        raise ValueError(
+            f"label_map holds the ids {shown}; it must use every group id 0..K-1 "
+            f"(here 0..{uniq.size - 1}). Renumber it: np.unique(label_map, "
+            "return_inverse=True)[1].reshape(label_map.shape)."
+        )
     return lm
 
 
@@ -152,7 +160,8 @@ def _as_image(image):
             f"or (height, width, channels).{extra}"
         )
     if not (np.issubdtype(img.dtype, np.number) or img.dtype == bool):
-        raise TypeError(f"image must hold numbers, got values of dtype {img.dtype}.")
+        raise TypeError(f"image must hold numbers, got values of dtype {img.dtype}; "
+                        "give its pixels as numbers (uint8 0..255, or floats).")
     return img
 
 
@@ -264,15 +273,86 @@ def _colorbars(images, axes_of, shared, label):
     return None, bars
 
 
-def _label_map_of(label_map, image):
-    """A label map, or that of a grouper (fitted on the image when it is not fitted)."""
-    if hasattr(label_map, "label_map_"):
-        return label_map.label_map_
-    if hasattr(label_map, "fit") and hasattr(label_map, "get_params"):
+def _fitted_on(label_map, image):
+    """A grouper as it is when fitted, else a clone fitted on the image; a map as it is."""
+    if (hasattr(label_map, "fit") and hasattr(label_map, "get_params")
+            and not hasattr(label_map, "label_map_")):
         from sklearn.base import clone
 
-        return clone(label_map).fit(image[None]).label_map_
+        return clone(label_map).fit(image[None])
     return label_map
+
+
+def _one_image(grouper, tree):
+    """Refuse a grouper whose maps (or merge trees) differ between its images.
+
+    A grouper fitted on several images keeps a label map and, AGREED, a
+    merge tree per image; the display is given one image and cannot tell
+    which of them it is, unless they all agree (a grid of patches).
+    """
+    maps = getattr(grouper, "initial_label_maps_" if tree else "label_maps_", None)
+    if maps is None or len(maps) < 2:
+        return
+    same = all(np.array_equal(maps[0], m) for m in maps[1:])
+    if tree:
+        merges = [np.asarray(m) for m in grouper.merges_]
+        same = same and all(np.array_equal(merges[0], m) for m in merges[1:])
+    if same:
+        return
+    name = type(grouper).__name__
+    per_image = ("its own merge tree" if tree
+                 else f"its own label map (label_maps_ of shape {np.shape(maps)})")
+    other = ("" if tree else
+             ", or give this image's map: label_map=grouper.label_maps_[i] for the "
+             "i-th image it was fitted on")
+    raise ValueError(
+        f"label_map: the {name} was fitted on {len(maps)} images and keeps {per_image} "
+        "for each; SaliencyDisplay draws one image and cannot tell which of them "
+        f"it is. Pass the {name} unfitted (the display fits it on the image), or "
+        f"fit it on this image alone ({name}(...).fit(image[None])){other}."
+    )
+
+
+def _label_map_of(label_map):
+    """A label map, or that of a fitted grouper (of its one image)."""
+    if hasattr(label_map, "label_map_"):
+        _one_image(label_map, tree=False)
+        return label_map.label_map_
+    return label_map
+
+
+def _merge_tree_of(label_map, levels):
+    """(hierarchy, label map) of a grouper's merge tree, for ``levels``."""
+    if hasattr(label_map, "merges_") and hasattr(label_map, "initial_label_maps_"):
+        _one_image(label_map, tree=True)
+        return merge_tree_hierarchy(label_map)
+    what = ("label_map=None (a grid of patches)" if label_map is None
+            else f"the {type(label_map).__name__} given as label_map")
+    raise ValueError(
+        f"levels={levels!r} draws the levels of a tree over the groups, and {what} "
+        "keeps no merge tree. Pass label_map=AdaptiveGrouper(model, initial_groups="
+        "PatchGrouper(8)) (unfitted, the display fits it on the image), or "
+        "hierarchy= as nested lists of the label map's group ids (e.g. [[0, 1], "
+        "[2, 3]]), or leave levels=None for one map of the groups."
+    )
+
+
+def _as_hierarchy(hierarchy, n_groups):
+    """A Hierarchy over the groups 0..K-1 of the label map, from what was passed."""
+    if hierarchy is None or isinstance(hierarchy, Hierarchy):
+        return hierarchy
+    from .._hierarchy import resolve_hierarchy
+
+    names = [f"g{k}" for k in range(n_groups)]
+    try:
+        return resolve_hierarchy(hierarchy, [np.array([k]) for k in range(n_groups)],
+                                 names, feature_names=names)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(
+            f"{exc} (SaliencyDisplay reads hierarchy= over the {n_groups} groups of "
+            f"the label map: their ids 0..{n_groups - 1} or names g0..g{n_groups - 1} "
+            "play the part of columns.)"
+        ) from None
 
 
 class SaliencyDisplay:
@@ -309,8 +389,9 @@ class SaliencyDisplay:
         Group attributions of each method.
     title : str or None, default=None
         Title of the image panel.
-    hierarchy : Hierarchy or None, default=None
-        A tree over the groups of ``label_map``; with it, one panel per level.
+    hierarchy : Hierarchy, list, dict, ndarray or None, default=None
+        A tree over the groups of ``label_map`` (or nested lists of their
+        ids, or a linkage matrix over them); with it, one panel per level.
     levels : int, list of int, "auto" or None, default=None
         Numbers of groups of the levels drawn (cuts of ``hierarchy``; an
         int is one level); "auto" or None: every level but the root, finest
@@ -448,9 +529,12 @@ class SaliencyDisplay:
         levels : int, list of int, "auto" or None, default=None
             Draw one panel per level of the hierarchy, with this many groups
             each (see the class); None draws one map of the groups.
-        hierarchy : Hierarchy or None, default=None
-            Tree over the groups of ``label_map`` for ``levels``; None takes
-            the merge tree of the grouper passed as ``label_map``.
+        hierarchy : Hierarchy, list, dict, ndarray or None, default=None
+            Tree over the groups of ``label_map`` for ``levels``: nested
+            lists or dicts of its group ids (``[[0, 1], [2, 3]]``) or a
+            linkage matrix over them also do; None takes the merge tree of
+            the grouper passed as ``label_map`` (a grouper fitted on several
+            images is refused: the display cannot tell which it draws).
         ax : matplotlib Axes or list of Axes, default=None
             One Axes (split into panels), one Axes per panel (1 + number of
             methods, or number of methods times levels), or None for a new
@@ -469,10 +553,11 @@ class SaliencyDisplay:
         levels = _check_levels(levels)
         image = _as_image(image)
         on_images = isinstance(estimator, ImageModel) or is_image_runtime(estimator)
+        label_map = _fitted_on(label_map, image)
         if levels is not None and hierarchy is None:
             # the levels of a grouper's merge tree, over its initial groups
-            hierarchy, label_map = merge_tree_hierarchy(label_map)
-        label_map = _label_map_of(label_map, image)
+            hierarchy, label_map = _merge_tree_of(label_map, levels)
+        label_map = _label_map_of(label_map)
         if label_map is None:
             if patch_size is None:
                 raise ValueError(
@@ -480,6 +565,7 @@ class SaliencyDisplay:
                 )
             label_map = patch_label_map(image.shape[:2], patch_size)
         label_map = _check_label_map(label_map, image.shape)
+        hierarchy = _as_hierarchy(hierarchy, int(label_map.max()) + 1)
         groups = {
             f"g{k}": cols.tolist()
             for k, cols in enumerate(groups_from_label_map(label_map, image.shape))
@@ -571,9 +657,12 @@ class SaliencyDisplay:
         levels : int, list of int, "auto" or None, default=None
             Draw one panel per level of the hierarchy, with this many groups
             each (see the class); None draws one map of the groups.
-        hierarchy : Hierarchy or None, default=None
-            Tree over the groups of ``label_map`` for ``levels``; None takes
-            the merge tree of the grouper passed as ``label_map``.
+        hierarchy : Hierarchy, list, dict, ndarray or None, default=None
+            Tree over the groups of ``label_map`` for ``levels``: nested
+            lists or dicts of its group ids (``[[0, 1], [2, 3]]``) or a
+            linkage matrix over them also do; None takes the merge tree of
+            the grouper passed as ``label_map`` (a grouper fitted on several
+            images is refused: the display cannot tell which it draws).
         ax : matplotlib Axes or list of Axes, default=None
             One Axes (split into panels), one Axes per panel (1 + number of
             methods, or number of methods times levels), or None for a new
@@ -591,9 +680,11 @@ class SaliencyDisplay:
         image = _as_image(image)
         if label_map is None and levels is None:  # maps per pixel
             label_map = np.arange(image.shape[0] * image.shape[1]).reshape(image.shape[:2])
+        label_map = _fitted_on(label_map, image)
         if levels is not None and hierarchy is None:
-            hierarchy, label_map = merge_tree_hierarchy(label_map)
-        label_map = _check_label_map(_label_map_of(label_map, image), image.shape)
+            hierarchy, label_map = _merge_tree_of(label_map, levels)
+        label_map = _check_label_map(_label_map_of(label_map), image.shape)
+        hierarchy = _as_hierarchy(hierarchy, int(label_map.max()) + 1)
         if isinstance(methods, str):
             methods = [methods]
         if not isinstance(attributions, Mapping):
@@ -612,7 +703,10 @@ class SaliencyDisplay:
             phi = np.asarray(phi, dtype=np.float64).reshape(-1)
             if phi.size != n_groups:
                 raise ValueError(
-                    f"attributions {m!r} have {phi.size} values for {n_groups} groups."
+                    f"attributions {m!r} have {phi.size} values for the {n_groups} "
+                    f"groups of label_map; give one value per group (ids 0.."
+                    f"{n_groups - 1}), e.g. those of an explainer whose groups= are "
+                    "the label map's groups."
                 )
             out[str(m)] = phi
         disp = cls(image, label_map, out, title=title, hierarchy=hierarchy,
@@ -654,11 +748,22 @@ class SaliencyDisplay:
         from matplotlib.collections import LineCollection
 
         caller = f"{type(self).__name__}.plot"
+        pixels = np.asarray(self.image)
+        if pixels.dtype.kind in "fc" and not np.isfinite(pixels).all():
+            bad = ~np.isfinite(pixels)
+            first = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(
+                f"{caller}: {int(bad.sum())} NaN or infinite value(s) in the image "
+                f"pixels (first at {first}), which cannot be drawn; replace them "
+                "first, e.g. image = np.nan_to_num(image, nan=0.0, posinf=1.0, "
+                "neginf=0.0) in the image's value scale."
+            )
         check_drawable(self.image, "the image pixels", caller)
         image = _as_image(self.image)
         label_map = np.asarray(self.label_map)
         if not len(self.attributions):
-            raise ValueError(f"{caller}: no attributions to draw; give at least one method.")
+            raise ValueError(f"{caller}: no attributions to draw; give the attributions "
+                             "of at least one method.")
         for m, phi in self.attributions.items():
             check_drawable(phi, f"the attributions of {m!r}", caller)
         self.levels_ = self.level_label_maps_ = self.level_values_ = None
@@ -710,12 +815,14 @@ class SaliencyDisplay:
         """One panel per method and level: the totals of every level's groups."""
         from matplotlib.collections import LineCollection
 
-        h = self.hierarchy
         K = int(label_map.max()) + 1
+        h = _as_hierarchy(self.hierarchy, K)
         if getattr(h, "n_players", None) != K:
             raise ValueError(
                 f"the hierarchy has {getattr(h, 'n_players', None)} players, the label "
-                f"map {K} groups; give a hierarchy over the groups of the label map."
+                f"map {K} groups; give a hierarchy over the groups of the label map "
+                f"(nested lists of its ids 0..{K - 1}, e.g. [[0, 1], [2, 3]] for 4 "
+                "groups)."
             )
         levels = _check_levels(self.levels)
         if levels is None or isinstance(levels, str):
