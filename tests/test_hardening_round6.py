@@ -209,3 +209,53 @@ def test_saliency_messages_say_what_the_caller_can_do():
     with pytest.raises(ValueError, match=r"5 values for the 4 groups.*one value per"):
         SaliencyDisplay.from_result(image, lm, np.arange(5.0))
     plt.close("all")
+
+
+# -- 5. a sampler that writes into its input --------------------------------------------
+class _WritesOnDraw:
+    """A user sampler that draws the column means, after writing over its input."""
+
+    def fit(self, X):
+        self.mean_ = np.asarray(X).mean(axis=0)
+        return self
+
+    def sample(self, X, known, n_draws, random_state=None):
+        X[~known] = self.mean_[np.nonzero(~known)[1]]  # in place: refused
+        return np.repeat(X[:, None, :], n_draws, axis=1)
+
+
+class _WritesOnFit(_WritesOnDraw):
+    def fit(self, X):
+        X -= X.mean(axis=0)  # in place: refused
+        return super().fit(X)
+
+
+@pytest.mark.parametrize("path", ["explainer", "permutation_importance",
+                                  "partial_dependence", "disagreement_sources"])
+@pytest.mark.parametrize("sampler, method", [(_WritesOnDraw, "sample"),
+                                             (_WritesOnFit, "fit")])
+def test_a_sampler_writing_into_its_input_is_refused(path, sampler, method):
+    from sklearn.linear_model import LinearRegression
+
+    from skdecomp import inspection
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = X @ np.array([1.0, 2.0, -1.0])
+    model = LinearRegression().fit(X, y)
+    before = X.copy()
+    calls = {
+        "explainer": lambda: Explainer(model, imputer=sampler(), background=4,
+                                       random_state=0).fit(X).transform(X[:2]),
+        "permutation_importance": lambda: inspection.permutation_importance(
+            model, X, y, imputer=sampler(), n_repeats=2, random_state=0),
+        "partial_dependence": lambda: inspection.partial_dependence(
+            model, X, 0, grid=[[0.5]], imputer=sampler(), random_state=0),
+        "disagreement_sources": lambda: inspection.disagreement_sources(
+            model, X, sampler=sampler(), max_samples=20, random_state=0),
+    }
+    with pytest.raises(ValueError, match=rf"{sampler.__name__}\.{method}: the sampler "
+                                         r"wrote into its input .* read-only: .*"
+                                         r"np\.array\(X\)"):
+        calls[path]()
+    np.testing.assert_array_equal(X, before)

@@ -506,14 +506,27 @@ def _assert_same_results(got, want):
                                    err_msg=key)
 
 
-def test_sampler_writing_into_its_input_changes_no_result(problem):
+class _ScribblesOnDraw(GaussianCopulaSampler):
+    """Fitted as it should be; writes over the rows it is given to draw from."""
+
+    def sample(self, X, known, n_draws, random_state=None):
+        X[:] = 1e6
+        return super().sample(X, known, n_draws, random_state)
+
+
+@pytest.mark.parametrize("sampler, method", [(_Scribbles, "fit"),
+                                             (_ScribblesOnDraw, "sample")])
+def test_sampler_writing_into_its_input_is_refused(problem, sampler, method):
+    # the sampler is given read-only copies: writing into them is refused,
+    # with the fix, and the user's data is left as it was
     X, y, model = problem
     before = X.copy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _assert_same_results(_every_path(_Scribbles(), X, y, model),
-                             _every_path(GaussianCopulaSampler(), X, y, model))
-    np.testing.assert_array_equal(X, before)  # the user's data too
+        with pytest.raises(ValueError, match=rf"{sampler.__name__}\.{method}: the "
+                                             "sampler wrote into its input"):
+            _every_path(sampler(), X, y, model)
+    np.testing.assert_array_equal(X, before)
 
 
 def test_known_columns_are_put_back_on_every_path(problem):
@@ -534,6 +547,8 @@ def test_a_frame_is_not_modified_by_a_sampler_that_writes_into_its_input(problem
     X = problem[0]
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
     before = frame.copy()
-    Explainer(lambda D: D.to_numpy().sum(axis=1), imputer=_Scribbles(), background=4,
-              random_state=0).fit(frame).transform(frame.iloc[:2])
+    for sampler in (_Scribbles(), _ScribblesOnDraw()):
+        with pytest.raises(ValueError, match="the sampler wrote into its input"):
+            Explainer(lambda D: D.to_numpy().sum(axis=1), imputer=sampler,
+                      background=4, random_state=0).fit(frame).transform(frame.iloc[:2])
     pd.testing.assert_frame_equal(frame, before)

@@ -78,12 +78,37 @@ def check_sampler(sampler):
     return sampler
 
 
+def _read_only(a):
+    """A read-only copy of an array, for a user's sampler."""
+    a = np.array(a, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+def _calling(sampler, method, *args, **kwargs):
+    """``sampler.<method>(*args)``; writing into the (read-only) input is refused."""
+    try:
+        return getattr(sampler, method)(*args, **kwargs)
+    except ValueError as exc:
+        if "read-only" not in str(exc):
+            raise
+        fix = ("return a new array (e.g. draws = np.repeat(X[:, None, :], n_draws, "
+               "axis=1), then fill its unknown cells), or copy X first "
+               "(X = np.array(X))" if method == "sample"
+               else "copy X before changing it (X = np.array(X))")
+        raise ValueError(
+            f"{type(sampler).__name__}.{method}: the sampler wrote into its input "
+            f"({exc}); the arrays a conditional sampler is given are read-only: "
+            f"{fix}."
+        ) from exc
+
+
 def checked_draws(sampler, X, known, n_draws, random_state):
     """The sampler's draws of the unknown cells of X, checked against its contract.
 
     Every conditional path draws through this function. The sampler gets
-    copies of ``X`` and ``known``, so one that writes into its input changes
-    neither the caller's arrays nor the values put back. Its draws must be
+    read-only copies of ``X`` and ``known``: one that writes into its input
+    is refused with a clear message (see ``_calling``). Its draws must be
     numbers of shape (n_rows, n_draws, n_features), finite in the cells it
     draws; the known cells are set to the row's values (a sampler that
     leaves them as drawn is corrected).
@@ -112,7 +137,8 @@ def checked_draws(sampler, X, known, n_draws, random_state):
     contract = ("a conditional sampler's sample(X, known, n_draws, random_state) "
                 "returns an array of shape (n_rows, n_draws, n_features)")
     expected = (X.shape[0], int(n_draws), X.shape[1])
-    raw = sampler.sample(X.copy(), known.copy(), n_draws, random_state=random_state)
+    raw = _calling(sampler, "sample", _read_only(X), _read_only(known), n_draws,
+                   random_state=random_state)
     try:
         draws = np.asarray(raw)
     except ValueError:  # ragged nested lists
@@ -319,7 +345,8 @@ class ConditionalImputer:
         """Fit a clone of ``sampler`` (None: the default) on the rows of X.
 
         The sampler is checked with :func:`check_sampler` and fitted on a
-        float copy of X; its draws are checked with :func:`checked_draws`.
+        read-only float copy of X; its draws are checked with
+        :func:`checked_draws`.
         """
         from ._samplers import GaussianCopulaSampler
 
@@ -331,7 +358,8 @@ class ConditionalImputer:
             import copy
 
             sampler = copy.deepcopy(sampler)
-        sampler.fit(data)
+        data.setflags(write=False)  # a copy of X: the sampler must not write into it
+        _calling(sampler, "fit", data)
         seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
         return cls(sampler, n_draws, int(seed))
 
