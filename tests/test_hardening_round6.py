@@ -259,3 +259,65 @@ def test_a_sampler_writing_into_its_input_is_refused(path, sampler, method):
                                          r"np\.array\(X\)"):
         calls[path]()
     np.testing.assert_array_equal(X, before)
+
+
+# -- 6. label maps and image groupers say what is wrong and what to do ----------------
+def test_label_map_from_groups_names_the_pixels_left_out_and_bad_positions():
+    from skdecomp._image._shapes import label_map_from_groups
+
+    with pytest.raises(ValueError, match=r"11 pixel\(s\) are in no group \(the first "
+                                         r"at \(1, 1\)\).*add them"):
+        label_map_from_groups([[0, 1, 2], [3, 4]], (4, 4))
+    for bad in (40, -1):
+        with pytest.raises(ValueError, match=rf"group 1 holds column position {bad}, "
+                                             r"out of range.*positions 0\.\.15"):
+            label_map_from_groups([list(range(10)), [10, 11, 12, 13, 14, 15, bad]],
+                                  (4, 4))
+    np.testing.assert_array_equal(label_map_from_groups([[0, 1], [2, 3]], (2, 2)),
+                                  [[0, 0], [1, 1]])
+
+
+def test_image_groupers_say_what_is_wrong_and_what_to_do():
+    from skdecomp import AdaptiveGrouper, PatchGrouper
+
+    rng = np.random.default_rng(0)
+    images = rng.random((2, 4, 4))
+    lm = np.repeat(np.repeat(np.arange(4).reshape(2, 2), 2, 0), 2, 1)
+
+    def f(X):
+        return np.asarray(X).reshape(len(X), -1).sum(axis=1)
+
+    with pytest.raises(ValueError, match=r"X has shape \(16,\).*one image, pass "
+                                         r"image\[None\]"):
+        PatchGrouper(2).fit(images[0].ravel())
+    with pytest.raises(ValueError, match=r"1 NaN or infinite pixel value\(s\) \(the "
+                                         r"first in image 1\).*np\.nan_to_num"):
+        bad = images.copy()
+        bad[1, 2, 3] = np.nan
+        PatchGrouper(2).fit(bad)
+    with pytest.raises(ValueError, match=r"initial_groups is an array of shape "
+                                         r"\(2, 4, 4\).*one label map of shape \(4, 4\)"):
+        AdaptiveGrouper(f, initial_groups=np.stack([lm, lm]), n_groups=2).fit(images)
+    with pytest.raises(ValueError, match=r"initial_groups is a label map of dtype "
+                                         r"float64 whose ids are not whole.*astype"):
+        AdaptiveGrouper(f, initial_groups=lm + 0.5, n_groups=2).fit(images)
+    # whole numbers as floats are ids
+    AdaptiveGrouper(f, initial_groups=lm.astype(float), n_groups=2).fit(images)
+    with pytest.raises(ValueError, match=r"baseline contains NaN or infinity.*"
+                                         r"np\.nan_to_num"):
+        Explainer(f, groups=PatchGrouper(2),
+                  baseline=np.full((4, 4), np.nan)).fit(images[:1])
+
+
+def test_superpixel_params_name_the_segmentation_to_use():
+    pytest.importorskip("skimage")
+    from skdecomp import SuperpixelGrouper
+
+    images = np.random.default_rng(0).random((1, 8, 8))
+    with pytest.raises(ValueError, match=r"n_segments.*not an argument of "
+                                         r"skimage\.segmentation\.quickshift.*"
+                                         r"segmentation='slic'"):
+        SuperpixelGrouper(segmentation_params={"n_segments": 4}).fit(images)
+    with pytest.raises(ValueError, match=r"'foo'.*not an argument of skimage\."
+                                         r"segmentation\.quickshift.*remove it"):
+        SuperpixelGrouper(segmentation_params={"foo": 1}).fit(images)

@@ -145,7 +145,21 @@ def initial_label_maps(initial_groups, images, image_shape, adjacency):
                 f"initial_groups is a label map of shape {initial.shape}; it must "
                 f"be ({H}, {W}), the image's height and width."
             )
+        if initial.dtype.kind not in "iub" and not (
+                initial.dtype.kind == "f" and np.all(np.isfinite(initial))
+                and np.all(initial == np.round(initial))):
+            raise ValueError(
+                f"initial_groups is a label map of dtype {initial.dtype} whose ids are "
+                "not whole numbers; give integer group ids, e.g. "
+                "initial_groups=label_map.astype(int)."
+            )
         maps = np.broadcast_to(relabel(initial), (n, H, W))
+    elif isinstance(initial, np.ndarray) and initial.ndim != 1 and initial.dtype != object:
+        raise ValueError(
+            f"initial_groups is an array of shape {initial.shape}; give one label map "
+            f"of shape ({H}, {W}), shared by the images, a grouper for maps of their "
+            "own (e.g. SuperpixelGrouper()), or lists of columns."
+        )
     else:
         positions, _ = resolve_groups(initial, images.shape[1])
         maps = np.broadcast_to(label_map_from_groups(positions, image_shape), (n, H, W))
@@ -236,12 +250,22 @@ class _ImageGrouper(_BaseGrouper):
         return False
 
     def _check_X(self, X, reset, lax=None):
-        if image_ndim(X) > 4:
+        if not 2 <= image_ndim(X) <= 4:
             raise ValueError(
                 f"X has shape {np.shape(X)}; give images of shape (n, height, "
-                "width[, channels]) or flattened rows with image_shape=(height, "
-                "width[, channels])."
+                "width[, channels]) (for one image, pass image[None]) or flattened "
+                "rows with image_shape=(height, width[, channels])."
             )
+        values = np.asarray(X) if not hasattr(X, "iloc") else None
+        if values is not None and values.dtype.kind in "fc":
+            bad = ~np.isfinite(values.reshape(values.shape[0], -1))
+            if bad.any():
+                raise ValueError(
+                    f"X holds {int(bad.sum())} NaN or infinite pixel value(s) (the "
+                    f"first in image {int(np.flatnonzero(bad.any(axis=1))[0])}); "
+                    "replace them before grouping, e.g. np.nan_to_num(X), or drop "
+                    "those images."
+                )
         if image_ndim(X) in (3, 4):
             shape = self.image_shape if reset else self.image_shape_
             X, _ = as_image_rows(X, shape)
@@ -493,9 +517,16 @@ class SuperpixelGrouper(_ImageGrouper):
                 else:
                     lm = segmentation.felzenszwalb(img, channel_axis=-1, **params)
             except TypeError as exc:
+                name = self.segmentation
+                unknown = [k for k in (self.segmentation_params or {})
+                           if f"'{k}'" in str(exc)]
+                which = repr(unknown[0]) if unknown else "one of them"
+                hint = (" n_segments is slic's: use segmentation='slic'."
+                        if "n_segments" in unknown else "")
                 raise ValueError(
-                    f"segmentation_params={self.segmentation_params!r} are not "
-                    f"arguments of skimage.segmentation.{self.segmentation} ({exc})."
+                    f"segmentation_params={self.segmentation_params!r}: {which} is "
+                    f"not an argument of skimage.segmentation.{name} ({exc}); remove "
+                    f"it, or give only {name}'s arguments.{hint}"
                 ) from exc
             maps.append(connected_label_map(lm, "4"))
         self.label_maps_ = np.stack(maps)

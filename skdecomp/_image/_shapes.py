@@ -351,10 +351,27 @@ def label_map_from_groups(groups, image_shape):
     """
     H, W = image_shape[:2]
     C = n_channels(image_shape)
-    labels = np.full(H * W * C, -1, dtype=np.int64)
+    n = H * W * C
+    labels = np.full(n, -1, dtype=np.int64)
     for k, g in enumerate(groups):
-        labels[np.asarray(g, dtype=np.int64)] = k
+        g = np.asarray(g, dtype=np.int64).reshape(-1)
+        out = g[(g < 0) | (g >= n)]
+        if out.size:
+            raise ValueError(
+                f"group {k} holds column position {int(out[0])}, out of range for "
+                f"images of shape {tuple(image_shape)}; give positions 0..{n - 1} "
+                "of the flattened rows."
+            )
+        labels[g] = k
     per_pixel = labels.reshape(H * W, C)
+    missing = (per_pixel < 0).all(axis=1)
+    if missing.any():
+        p = int(np.flatnonzero(missing)[0])
+        raise ValueError(
+            f"{int(missing.sum())} pixel(s) are in no group (the first at "
+            f"({p // W}, {p % W})); every pixel must be in one group: add them "
+            "to the groups, e.g. as a group of their own."
+        )
     if (per_pixel != per_pixel[:, :1]).any():
         p = int(np.flatnonzero((per_pixel != per_pixel[:, :1]).any(axis=1))[0])
         raise ValueError(
@@ -447,7 +464,10 @@ def baseline_rows(baseline, images, image_shape, *, reference=None):
             f"flattened row of {d} values), or a batch of one of them."
         )
     if not np.all(np.isfinite(arr)):
-        raise ValueError("baseline contains NaN or infinity.")
+        raise ValueError(
+            "baseline contains NaN or infinity; give finite pixel values, e.g. "
+            "np.nan_to_num(baseline), or baseline='zeros' or 'blur'."
+        )
     return np.broadcast_to(arr.reshape(-1), (n, d))
 
 
