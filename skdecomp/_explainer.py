@@ -820,10 +820,10 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         X : array-like or DataFrame of shape (n_samples, n_features)
             Rows to explain.
         methods : list of str or None, default=None
-            Methods to compute (see ``method``); None computes
-            shapley, banzhaf, occlusion and arch, or, beyond
-            ``MAX_EXACT_GROUPS`` groups off the tree path, occlusion, arch,
-            kernel_shap and lime.
+            Methods to compute (see ``method``); None computes shapley,
+            banzhaf, occlusion and arch, or, beyond ``MAX_EXACT_GROUPS``
+            groups off the tree path, occlusion, arch, kernel_shap and lime.
+            Sampled methods share one design (:ref:`shared_design`).
 
         Returns
         -------

@@ -58,15 +58,9 @@ from ._registry import (
     min_samples,
     resolve_budget,
 )
-from ._sampled import (
-    _evaluate,
-    _rows_first,
-    _Segment,
-    _unique_rows,
-    _Variances,
-    order_terms,
-    prefix_design,
-)
+from ._designs import _unique_rows, prefix_design
+from ._evaluation import _evaluate, _rows_first, _Segment
+from ._sampled import _Variances, order_terms
 
 __all__ = [
     "check_owen_budget",

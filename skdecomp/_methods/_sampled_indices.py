@@ -84,7 +84,8 @@ from .._decomposition._kernels import moebius_transform
 from ._errors import differ_chance, fill_range, moderated_se, rounding, value_scale
 from ._indices import exact_indices, index_terms, index_values
 from ._registry import n_coalitions
-from ._sampled import _evaluate, _kernel_design, _row_chunks, _Segment, all_coalitions
+from ._designs import _kernel_design, all_coalitions
+from ._evaluation import _evaluate, _row_chunks, _Segment
 
 __all__ = ["DEFAULT_BUDGET", "index_budget", "sampled_interactions",
            "smallest_index_budget"]

@@ -59,7 +59,8 @@ import numpy as np
 from ._errors import moderated_se
 from ._kernels import coalition_gram, coalition_moments, constrained_least_squares
 from ._registry import n_coalitions
-from ._sampled import _by_count, _evaluate, _row_chunks, _rows_first, _Segment
+from ._designs import _kernel_design
+from ._evaluation import _by_count, _evaluate, _row_chunks, _rows_first, _Segment
 
 __all__ = ["SHARED_ESTIMATORS", "SHARED_SEED_ID", "SharedDesign", "can_share",
            "shared_design"]
@@ -84,8 +85,6 @@ class SharedDesign:
     """
 
     def __init__(self, k, budget, rng):
-        from ._sampled import _kernel_design
-
         inner, self.kernel_weights, self.pairs, self.draws = _kernel_design(k, budget, rng)
         ends = np.array([[False] * k, [True] * k])
         self.coalitions = np.vstack([inner, ends])
@@ -120,10 +119,16 @@ def _binomial(k, p):
     return np.array([comb(k, int(i)) for i in s], dtype=np.float64) * p**s * (1 - p) ** (k - s)
 
 
-def _unit_terms(design, per_coalition):
-    """Per-coalition terms (n_games, n_coal, ...) summed over each unit's two coalitions."""
+def _unit_terms(design, r, A=None):
+    """Per-coalition terms ``r[:, c] * A[c]`` summed over each unit's two coalitions.
+
+    ``r`` (n_games, n_coal); ``A`` (n_coal, k) or None (scalar terms).
+    Returns (n_games, n_units, k), or (n_games, n_units).
+    """
     a, b = design.pairs[:, 0], design.pairs[:, 1]
-    return per_coalition[:, a] + per_coalition[:, b]
+    if A is None:
+        return r[:, a] + r[:, b]
+    return r[:, a, None] * A[a][None] + r[:, b, None] * A[b][None]
 
 
 # -- the estimators -------------------------------------------------------------
@@ -136,15 +141,38 @@ class _Estimate:
     to first order, the estimate's deviation is the sum of the terms.
     """
 
-    def __init__(self, inner, rest=None, terms=None, rest_terms=None):
+    def __init__(self, inner, rest=None, terms=None, rest_terms=None, scale=1.0):
         self.inner = inner
         self.rest = rest
-        self.terms = terms
-        self.rest_terms = rest_terms
+        # residual terms of a fit spread less than independent ones: the
+        # fit spends degrees of freedom on the draws (``Draws.spent``)
+        self.terms = None if terms is None else terms * scale
+        self.rest_terms = None if rest_terms is None else rest_terms * scale
 
 
-def _kernel(design, y, params, errors):
+def _spent_scale(design, X, w, inv):
+    """``1 / sqrt(Draws.spent())`` of a least squares fit on the design's draws.
+
+    The fit spends the leverages ``w_c x_c' inv x_c`` of the drawn
+    coalitions on them, as the residual degrees of freedom of a regression.
+    """
+    drawn = design.pairs.ravel()
+    x = X[drawn].astype(np.float64)
+    design.draws.fitted = float(np.sum(w[drawn] * ((x @ inv) * x).sum(axis=1)))
+    return 1.0 / np.sqrt(design.draws.spent())
+
+
+def _kernel(design, y, params, errors, cache=None):
     """KernelSHAP: its own estimate on its own design."""
+    if cache is not None and "kernel_shap" in cache:
+        return cache["kernel_shap"]
+    out = _kernel_fit(design, y, errors)
+    if cache is not None:
+        cache["kernel_shap"] = out
+    return out
+
+
+def _kernel_fit(design, y, errors):
     Z, w = design.coalitions[:-2], design.kernel_weights
     base, full = y[:, -2], y[:, -1]
     gram = coalition_gram(Z, w)
@@ -158,11 +186,11 @@ def _kernel(design, y, params, errors):
     ones = inv.sum(axis=1)
     M = inv - np.outer(ones, ones) / ones.sum()
     r = (y[:, :-2] - base[:, None] - est @ Z.T.astype(np.float64)) * w
-    per = r[:, :, None] * Z[None, :, :]
-    return _Estimate(est, terms=_unit_terms(design, per) @ M)
+    return _Estimate(est, terms=_unit_terms(design, r, Z @ M),
+                     scale=_spent_scale(design, Z, w, M))
 
 
-def _permutation(design, y, params, errors):
+def _permutation(design, y, params, errors, cache=None):
     """The Shapley value by strata of sizes, adjusted by KernelSHAP's fit.
 
     ``phi_j = beta_j + 1/k sum_s [mean r(S), |S| = s + 1, j in S - mean r(S),
@@ -172,7 +200,7 @@ def _permutation(design, y, params, errors):
     estimator (Witter et al., 2025). Its value is unbiased whatever the fit;
     a size/membership cell with no draw adds nothing.
     """
-    kern = _kernel(design, y, params, errors)
+    kern = _kernel(design, y, params, errors, cache)
     if design.exact:
         return kern
     k = design.k
@@ -193,12 +221,21 @@ def _permutation(design, y, params, errors):
     est = beta + r @ weight
     if not errors:
         return _Estimate(est)
-    per = r[:, :, None] * weight[None, :, :]
-    return _Estimate(est, terms=_unit_terms(design, per) + kern.terms)
+    return _Estimate(est, terms=_unit_terms(design, r, weight) + kern.terms)
 
 
-def _lime(design, y, params, errors, intercept=False):
+def _lime(design, y, params, errors, cache=None):
     """LIME, constant kernel: least squares under Bernoulli(p), by layer."""
+    key = ("lime", params["p"])
+    if cache is not None and key in cache:
+        return cache[key]
+    out = _lime_fit(design, y, params, errors)
+    if cache is not None:
+        cache[key] = out
+    return out
+
+
+def _lime_fit(design, y, params, errors):
     k, p, alpha = design.k, params["p"], params.get("alpha", 0.0)
     B = _binomial(k, p)
     w = B[design.sizes] * design.layer_share
@@ -210,15 +247,14 @@ def _lime(design, y, params, errors, intercept=False):
     inv = np.linalg.inv(gram)
     coef = coalition_moments(X, w, yc) @ inv  # gram is symmetric
     est = coef[:, 1:]
-    rest = coef[:, 0] if intercept else None
     if not errors or design.exact:
-        return _Estimate(est, rest)
+        return _Estimate(est)
     r = (yc - coef @ X.T.astype(np.float64)) * w
-    per = r[:, :, None] * X[None, :, :]
-    return _Estimate(est, rest, terms=(_unit_terms(design, per) @ inv)[:, :, 1:])
+    return _Estimate(est, terms=_unit_terms(design, r, (X @ inv)[:, 1:]),
+                     scale=_spent_scale(design, X, w, inv))
 
 
-def _rise(design, y, params, errors):
+def _rise(design, y, params, errors, cache=None):
     """RISE, ``E_M[v(M) M_k] / p``, as ``E_M[v(M)] + (1 - p) beta_k``.
 
     beta are LIME's coefficients under Bernoulli(p) weights (the identity is
@@ -227,7 +263,7 @@ def _rise(design, y, params, errors):
     group is in s / k of the coalitions of size s.
     """
     k, p = design.k, params["p"]
-    lime = _lime(design, y, params, errors, intercept=True)
+    lime = _lime(design, y, params, errors, cache)
     beta = lime.inner
     B = _binomial(k, p)
     base = y[:, -2]
@@ -246,8 +282,9 @@ def _rise(design, y, params, errors):
 
 
 #: Canonical method name -> estimator over the shared design:
-#: ``estimator(design, values, params, errors) -> _Estimate``, with values
-#: (n_games, n_coal) in the design's order of coalitions.
+#: ``estimator(design, values, params, errors, cache) -> _Estimate``, with
+#: values (n_games, n_coal) in the design's order of coalitions; ``cache``
+#: (a dict per set of values) holds the fits that several estimators read.
 SHARED_ESTIMATORS = {
     "kernel_shap": _kernel,
     "permutation_shap": _permutation,
@@ -277,30 +314,31 @@ class SharedErrors:
         """Add the games of one segment: ``estimates`` method -> _Estimate."""
         n_b, k = groups.shape
         self.live[rows[:, None], groups] = True
+        dof = max(draws.dof, 1.0)
+        scale = _unit_scale(draws, next(iter(estimates.values())).terms.shape[1])
+        # the terms of each method, centred in their strata and scaled so
+        # that their sum of squares is the variance (``Draws.variance``)
+        dev = {m: _centred(e.terms, draws) * scale[None, :, None]
+               for m, e in estimates.items()}
+        rest = {m: None if e.rest_terms is None
+                else _centred(e.rest_terms[:, :, None], draws)[:, :, 0] * scale[None, :]
+                for m, e in estimates.items()}
         for key in self.keys:
-            if isinstance(key, tuple):
-                a, b = (estimates[m] for m in key)
-                terms = a.terms - b.terms
-                rest = _rest_diff(a, b)
-            else:
-                terms, rest = estimates[key].terms, estimates[key].rest_terms
-            if terms is None:
-                continue
-            v, dof = _spread(terms, draws)
-            v = v / self.n_bg**2
+            a, b = key if isinstance(key, tuple) else (key, None)
+            da = dev[a] if b is None else dev[a] - dev[b]
+            v = np.einsum("guk,guk->gk", da, da) / self.n_bg**2
             v = v.reshape(n_b, n_out, k).transpose(0, 2, 1)
-            where = (rows[:, None], groups)
-            if rest is not None:
-                vr = (_spread(rest[:, :, None], draws)[0][:, 0]
-                      / self.n_bg**2).reshape(n_b, 1, n_out)
-                np.add.at(self.var[key], rows, np.broadcast_to(vr, (n_b,) + self.var[key].shape[1:]))
-                np.add.at(self.per_dof[key], rows, np.broadcast_to(
-                    vr**2 / dof, (n_b,) + self.var[key].shape[1:]))
-                np.subtract.at(self.var[key], where, np.broadcast_to(vr, v.shape))
-                np.subtract.at(self.per_dof[key], where, np.broadcast_to(
-                    vr**2 / dof, v.shape))
-            np.add.at(self.var[key], where, v)
-            np.add.at(self.per_dof[key], where, v**2 / dof)
+            ra = rest[a] if b is None else _rest_diff(rest[a], rest[b])
+            if ra is not None:
+                # a group out of play in a game takes the variance of its rest
+                vr = (np.einsum("gu,gu->g", ra, ra) / self.n_bg**2).reshape(n_b, 1, n_out)
+                _scatter_rows(self.var[key], rows, vr)
+                _scatter_rows(self.per_dof[key], rows, vr**2 / dof)
+                _scatter(self.var[key], rows, groups, -np.broadcast_to(vr, v.shape))
+                _scatter(self.per_dof[key], rows, groups,
+                         -np.broadcast_to(vr**2 / dof, v.shape))
+            _scatter(self.var[key], rows, groups, v)
+            _scatter(self.per_dof[key], rows, groups, v**2 / dof)
 
     def standard_errors(self):
         """Key -> standard errors (n_rows, K, n_out), moderated and t scaled."""
@@ -314,20 +352,44 @@ class SharedErrors:
 
 
 def _rest_diff(a, b):
-    if a.rest_terms is None and b.rest_terms is None:
+    if a is None and b is None:
         return None
-    ra = a.rest_terms if a.rest_terms is not None else 0.0
-    rb = b.rest_terms if b.rest_terms is not None else 0.0
-    return ra - rb
+    return (0.0 if a is None else a) - (0.0 if b is None else b)
 
 
-def _spread(terms, draws):
-    """Variance of the sum of the terms (n_games, n_units, k) of stratified draws.
+def _unit_scale(draws, n_units):
+    """sqrt of each unit's stratum factor (``Draws.groups``); 0 outside them."""
+    scale = np.zeros(n_units)
+    for at, factor in draws.groups:
+        scale[at] = np.sqrt(factor)
+    return scale
 
-    Also returns the degrees of freedom of that estimate.
-    """
-    v = draws.variance(terms)
-    return v, max(draws.dof, 1.0)
+
+def _centred(terms, draws):
+    """Terms (n_games, n_units, k) less their stratum's mean."""
+    out = np.zeros_like(terms)
+    for at, _ in draws.groups:
+        lo, hi = at[0], at[-1] + 1
+        idx = slice(lo, hi) if hi - lo == at.size else at
+        sub = terms[:, idx]
+        out[:, idx] = sub - sub.mean(axis=1, keepdims=True)
+    return out
+
+
+def _scatter(target, rows, groups, values):
+    """``target[rows[b], groups[b, j]] += values[b, j]`` with repeated rows."""
+    K, n_out = target.shape[1:]
+    cells = (rows[:, None] * K + groups)[:, :, None] * n_out + np.arange(n_out)
+    target += np.bincount(cells.ravel(), weights=np.ravel(values),
+                          minlength=target.size).reshape(target.shape)
+
+
+def _scatter_rows(target, rows, values):
+    """``target[rows[b], :] += values[b]`` (n_b, 1, n_out), for every group."""
+    n_rows, K, n_out = target.shape
+    cells = rows[:, None] * n_out + np.arange(n_out)
+    add = np.bincount(cells.ravel(), weights=np.ravel(values), minlength=n_rows * n_out)
+    target += add.reshape(n_rows, 1, n_out)
 
 
 # -- the run ---------------------------------------------------------------------
@@ -371,16 +433,16 @@ def shared_attributions(game, X, prediction, differ, budget, seed, methods, para
         for (design, seg), vals in zip(segments, values):
             y = _rows_first(vals)
             n_b, k = seg.groups.shape
-            where = (seg.rows[:, None], seg.groups)
-            estimates = {}
+            estimates, cache = {}, {}
             for m in methods:
-                e = SHARED_ESTIMATORS[m](design, y, params[m], errors)
+                e = SHARED_ESTIMATORS[m](design, y, params[m], errors, cache)
                 estimates[m] = e
+                inner = e.inner.reshape(n_b, n_out, k).transpose(0, 2, 1)
                 if e.rest is not None:
                     rest = e.rest.reshape(n_b, 1, n_out)
-                    np.add.at(phi[m], seg.rows, np.broadcast_to(rest, (n_b, K, n_out)))
-                    np.subtract.at(phi[m], where, np.broadcast_to(rest, (n_b, k, n_out)))
-                np.add.at(phi[m], where, e.inner.reshape(n_b, n_out, k).transpose(0, 2, 1))
+                    _scatter_rows(phi[m], seg.rows, rest)
+                    inner = inner - rest
+                _scatter(phi[m], seg.rows, seg.groups, inner)
             if errors and not design.exact:
                 acc.add(seg.rows, seg.groups, estimates, n_out, design.draws)
     out = {m: phi[m] / n_bg for m in methods}
