@@ -321,3 +321,60 @@ def test_superpixel_params_name_the_segmentation_to_use():
     with pytest.raises(ValueError, match=r"'foo'.*not an argument of skimage\."
                                          r"segmentation\.quickshift.*remove it"):
         SuperpixelGrouper(segmentation_params={"foo": 1}).fit(images)
+
+
+# -- 7. the report takes large values with a model that does not standardise ------------
+def _run_report(args, capsys):
+    from skdecomp.__main__ import main
+
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_report_takes_values_up_to_1e308_with_hgb_and_refuses_them_for_scaled_models(
+        tmp_path, capsys):
+    import json
+
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
+    df["y"] = df["a"] + df["b"] * df["c"]
+    df["a"] *= 1e308 / df["a"].abs().max()  # the largest is 1e308
+    path = tmp_path / "large.csv"
+    df.to_csv(path, index=False)
+    base = ["report", path, "--target", "y", "--n-rows", "2", "--methods", "shapley",
+            "--groups", "columns"]
+    code, err = _run_report(base + ["--out", tmp_path / "hgb"], capsys)  # hgb, the default
+    assert code == 0, err
+    results = json.loads((tmp_path / "hgb" / "results.json").read_text())
+    assert results["columns"] == ["a", "b", "c"]
+    for estimator, why in [("linear", "standardises its columns"),
+                           ("rf", "32-bit floats")]:
+        code, err = _run_report(base + ["--out", tmp_path / estimator, "--estimator",
+                                        estimator], capsys)
+        assert code != 0 and "column 'a'" in err and why in err
+        assert "--drop a" in err and "--estimator hgb" in err
+        assert not (tmp_path / estimator).exists()
+
+
+def test_prepare_table_refuses_large_values_only_for_models_that_cannot_take_them():
+    import pandas as pd
+
+    from skdecomp._report import DataError, prepare_table
+
+    X = pd.DataFrame({"a": [1e308, -3.0, 2.0, 0.5], "b": [1.0, 2.0, 3.0, 4.0]})
+    before = X.copy()
+    for estimator in ("hgb",):
+        prepared, _ = prepare_table(X, estimator=estimator)
+        assert prepared["a"].max() == 1e308
+    for estimator, why in [("linear", "standardises"), ("mlp", "standardises"),
+                           ("rf", "32-bit floats"), (None, "standardises")]:
+        with pytest.raises(DataError, match=rf"column 'a' holds values as large as "
+                                            rf"1e\+308: .*{why}.*--drop a.*--estimator hgb"):
+            prepare_table(X, estimator=estimator)
+    pd.testing.assert_frame_equal(X, before)

@@ -258,7 +258,7 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
     tree = model is None and estimator in ("hgb", "rf")
     check_exact_limit(methods, X, groups, tree=tree)
 
-    X, checks = prepare_table(X, fit=model is None, drop=drop)
+    X, checks = prepare_table(X, fit=model is None, drop=drop, estimator=estimator)
     if imputer == "conditional":
         text = [str(c) for c, t in X.dtypes.items()
                 if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
