@@ -3,7 +3,7 @@
 ``Explainer.explain(methods=[...])`` with two or more of ``kernel_shap``,
 ``permutation_shap``, ``lime`` and ``rise`` draws one design of coalitions
 (KernelSHAP's) and evaluates it once; each method is an estimator over those
-values (see the user guide, :ref:`shared_design`). Three parts:
+values (see the user guide, "Several sampled methods, one set of model calls"). Three parts:
 
 ``--part cost``
     Model evaluations (rows sent to the model) and CPU seconds of ``explain``

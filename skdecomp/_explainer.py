@@ -823,7 +823,7 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
             Methods to compute (see ``method``); None computes shapley,
             banzhaf, occlusion and arch, or, beyond ``MAX_EXACT_GROUPS``
             groups off the tree path, occlusion, arch, kernel_shap and lime.
-            Sampled methods share one design (:ref:`shared_design`).
+            Sampled methods share one design (:ref:`design <shared_design>`).
 
         Returns
         -------

@@ -194,3 +194,20 @@ def test_several_outputs_share_the_design(data):
             np.testing.assert_allclose(both[m].values[:, :, t], one[m].values, atol=1e-12)
             np.testing.assert_allclose(both[m].standard_errors[:, :, t],
                                        one[m].standard_errors, atol=1e-12)
+
+
+def test_a_long_call_is_announced_with_its_estimate(data, monkeypatch):
+    import skdecomp._game._game as game_module
+
+    monkeypatch.setattr(game_module, "LONG_RUN_SECONDS", 0.0)
+    ex = Explainer(_model, background=data[3:8], n_samples=60, batch_size=50,
+                   random_state=0).fit(data)
+    with pytest.warns(UserWarning, match=r"sends [\d,]+ rows to .* at the speed of its "
+                      r"first [\d,]+\. Set verbose=1"):
+        ex.explain(data[:1], methods=METHODS)
+    monkeypatch.setattr(game_module, "LONG_RUN_SECONDS", 1e9)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ex.explain(data[:1], methods=METHODS)

@@ -17,6 +17,9 @@ the model returns.
 
 import copy
 
+import time
+import warnings
+
 import numpy as np
 import pandas as pd
 from joblib import effective_n_jobs
@@ -149,7 +152,45 @@ def run_blocks(
         from tqdm.auto import tqdm
 
         results = tqdm(results, total=total, desc=progress)
+    else:
+        results = _announced(results, total, n_pairs * n_block,
+                             getattr(response, "name", "the model"),
+                             n_workers if total > 1 and n_workers > 1 else 1)
     return np.concatenate(list(results), axis=0)
+
+
+#: a run whose estimate is longer than this many seconds is announced
+LONG_RUN_SECONDS = 60.0
+
+
+def _announced(results, total, n_rows, name, n_workers=1):
+    """``results``, with a warning after the first part if the whole looks long.
+
+    The estimate is the time of the first part (one chunk, or one task of
+    chunks) times the number of parts over the workers: the measured speed
+    of this call.
+    """
+    start = time.perf_counter()
+    for i, part in enumerate(results):
+        if i == 0 and total > 1:
+            seconds = (time.perf_counter() - start) * total / n_workers
+            if seconds > LONG_RUN_SECONDS:
+                warnings.warn(
+                    f"This call sends {n_rows:,} rows to {name}, about "
+                    f"{_duration(seconds)} at the speed of its first "
+                    f"{n_rows // total:,}. Set verbose=1 for a progress bar; "
+                    "fewer rows, a smaller n_samples or fewer methods shorten it.",
+                    UserWarning, stacklevel=4,
+                )
+        yield part
+
+
+def _duration(seconds):
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 class _Hybrids:
