@@ -757,6 +757,16 @@ def resolve_response(
     if target is None:
         names = ["y"] if n_out == 1 else [f"y{o}" for o in range(n_out)]
         return base, names
+    if isinstance(target, str) and hasattr(estimator, "explained_names"):
+        # an image model's class name
+        named = [str(n) for n in estimator.explained_names()]
+        if target not in named:
+            shown = named if len(named) <= 10 else named[:10] + ["..."]
+            raise ValueError(
+                f"target={target!r} is not a class of {name}; give one of its "
+                f"class names {shown} or an output index in [0, {n_out - 1}]."
+            )
+        target = named.index(target)
     if isinstance(target, numbers.Real) and not isinstance(target, (numbers.Integral, bool)):
         raise TypeError(
             f"target must be an int output index, got {target!r} (a float); pass "

@@ -93,6 +93,10 @@ def resolve_background(background, X, rng):
         if isinstance(bg, pd.DataFrame):
             bg = bg.to_numpy()
         bg = _as_background_array(bg)
+        if bg.ndim >= 3 and np.prod(bg.shape) == X.shape[1]:
+            bg = bg.reshape(1, -1)  # one image
+        elif bg.ndim >= 3 and np.prod(bg.shape[1:]) == X.shape[1]:
+            bg = bg.reshape(bg.shape[0], -1)  # images, as rows
         if bg.ndim == 1:
             bg = bg[None, :]
         if bg.ndim != 2 or bg.shape[1] != X.shape[1]:

@@ -45,6 +45,17 @@ _LAYOUTS = ("auto", "NCHW", "NHWC")
 _OUTPUTS = ("probability", "logit")
 
 
+def _tensors_to_numpy(out, torch):
+    """A module's output as float numpy arrays, in its tuple, list or dict."""
+    if isinstance(out, torch.Tensor):
+        return out.detach().float().cpu().numpy()
+    if isinstance(out, (tuple, list)):
+        return type(out)(_tensors_to_numpy(o, torch) for o in out)
+    if isinstance(out, dict):
+        return {k: _tensors_to_numpy(v, torch) for k, v in out.items()}
+    return out
+
+
 def _softmax(z):
     z = np.asarray(z, dtype=np.float64)
     z = z - z.max(axis=1, keepdims=True)
@@ -716,8 +727,7 @@ class ImageModel:
             self._check_eval()
             with torch.inference_mode():
                 out = self.model(torch.from_numpy(x).to(device=device, dtype=dtype))
-            out = self._check_tensor(out)
-            return out.detach().float().cpu().numpy()
+            return _tensors_to_numpy(out, torch)
         if self.runtime == "onnx":
             return run_onnx(self.model, x)
         return self.model(x)
@@ -740,10 +750,10 @@ class ImageModel:
                 values = None
             if values is not None and values.dtype.kind in "biuf" and values.ndim <= 2:
                 raw = values
-        raw = self._check_tensor(raw)
-        raw = np.asarray(raw)
         if callable(self.output):
-            raw = np.asarray(self.output(raw))
+            # the callable picks the explained values, from a tuple or dict too
+            raw = self.output(raw)
+        raw = np.asarray(self._check_tensor(raw))
         if not np.issubdtype(raw.dtype, np.number) or np.issubdtype(raw.dtype, np.complexfloating):
             raise ValueError(
                 f"The model returned values of dtype {raw.dtype}; explanations need "
@@ -846,10 +856,10 @@ class ImageModel:
                             torch.as_tensor(std, device=device, dtype=dtype))
                 if self.model_layout() == "NCHW":
                     z = z.permute(0, 3, 1, 2)
-                raw = self._check_tensor(self.model(z))
+                raw = self.model(z)
                 if callable(self.output):
                     raw = self.output(raw)
-                raw = raw.reshape(raw.shape[0], -1)
+                raw = self._check_tensor(raw).reshape(raw.shape[0], -1)
                 if self.output == "probability":
                     raw = torch.softmax(raw, dim=1)
                 self.n_classes_ = int(raw.shape[1])

@@ -616,8 +616,9 @@ def index_budget(order, n_groups, tree, n_samples, default, spec=None):
 
     ``n_samples`` (the call's) forces the estimate; ``default`` (the
     explainer's ``n_samples``) sets its budget when the exact values are
-    out of reach, else 4096, twice the number of terms or the smallest
-    budget, whichever is largest.
+    out of reach, else 4096 or twice the number of terms, whichever is
+    larger, within the weights the working memory holds, and at least the
+    smallest budget.
     """
     if n_samples is not None and (
         not isinstance(n_samples, Integral) or isinstance(n_samples, bool)
@@ -626,11 +627,14 @@ def index_budget(order, n_groups, tree, n_samples, default, spec=None):
         raise ValueError(f"n_samples must be a positive int or None, got {n_samples!r}.")
     if n_samples is None and exact_indices(order, n_groups, tree):
         return None
-    budget = n_samples or default or max(DEFAULT_BUDGET, 2 * _n_basis(n_groups, order),
-                                         smallest_index_budget(n_groups, spec, order)
-                                         if spec is not None else 0)
-    budget = check_index_budget(n_groups, order, budget, spec)
     n_terms = _n_basis(n_groups, order) + 1
+    budget = n_samples or default
+    if budget is None:
+        smallest = smallest_index_budget(n_groups, spec, order) if spec is not None else 0
+        # the default, within what the working memory holds
+        budget = max(min(max(DEFAULT_BUDGET, 2 * _n_basis(n_groups, order)),
+                         _MAX_HELD // n_terms - 2), smallest)
+    budget = check_index_budget(n_groups, order, budget, spec)
     held = n_terms * min(budget + 2, 1 << n_groups)
     if held > _MAX_HELD:
         raise ValueError(
