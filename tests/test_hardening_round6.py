@@ -11,7 +11,7 @@ from sklearn.tree import DecisionTreeRegressor
 from skdecomp import Explainer
 
 
-# -- 1. hierarchies deeper than Python's recursion limit --------------------------------
+# -- 1. hierarchies deeper than Python's recursion limit -------------------------------
 def _chain(n):
     """[[[0, 1], 2], ..., n - 1], built in a loop, and the same chain as a linkage."""
     spec = [0, 1]
@@ -57,12 +57,13 @@ def test_errors_of_a_deep_hierarchy_name_the_block():
         spec = [spec, j]
     X = np.zeros((5, 1200))
     path = "hierarchy" + "[0]" * 1198 + "[2]"
-    with pytest.raises(ValueError, match=rf"the block {re.escape(path)} is empty; give"):
+    match = rf"the block {re.escape(path)} is empty; give"
+    with pytest.raises(ValueError, match=match):
         Explainer(lambda Z: Z[:, 0], method="owen", hierarchy=spec,
                   background=X[:2]).fit(X)
 
 
-# -- 2. shap's beeswarm and bar of Owen values -------------------------------------------
+# -- 2. shap's beeswarm and bar of Owen values -----------------------------------------
 def test_to_shap_of_owen_values_draws_with_beeswarm_and_bar():
     shap = pytest.importorskip("shap")
     matplotlib = pytest.importorskip("matplotlib")
@@ -95,7 +96,7 @@ def test_to_shap_of_owen_values_draws_with_beeswarm_and_bar():
         plt.close("all")
 
 
-# -- 3. polars ---------------------------------------------------------------------------
+# -- 3. polars -------------------------------------------------------------------------
 @pytest.mark.parametrize("lazy", [False, True])
 def test_correlation_grouper_names_the_text_column_of_a_polars_frame(monkeypatch, lazy):
     pl = pytest.importorskip("polars")
@@ -142,9 +143,9 @@ def test_saliency_refuses_a_grouper_fitted_on_several_images():
     both = grouper.fit(images)
     assert not np.array_equal(both.label_maps_[0], both.label_maps_[1])
     for levels in ("auto", None):
-        with pytest.raises(ValueError, match=r"fitted on 2 images .* cannot tell which "
-                                             r"of them it is\. Pass the AdaptiveGrouper "
-                                             r"unfitted"):
+        match = (r"fitted on 2 images .* cannot tell which of them it is\. Pass the "
+                 r"AdaptiveGrouper unfitted")
+        with pytest.raises(ValueError, match=match):
             SaliencyDisplay.from_estimator(f, images[1], label_map=both, levels=levels,
                                            target=None, methods=["occlusion"])
         with pytest.raises(ValueError, match="fitted on 2 images"):
@@ -155,8 +156,9 @@ def test_saliency_refuses_a_grouper_fitted_on_several_images():
 
     alone = clone(grouper).fit(images[1][None])
     for given in (clone(grouper), alone):
-        disp = SaliencyDisplay.from_estimator(f, images[1], label_map=given, levels="auto",
-                                              target=None, methods=["occlusion"])
+        disp = SaliencyDisplay.from_estimator(f, images[1], label_map=given,
+                                              levels="auto", target=None,
+                                              methods=["occlusion"])
         ref = SaliencyDisplay.from_result(images[1], alone, disp.attributions,
                                           levels="auto")
         assert disp.levels_ == ref.levels_
@@ -180,8 +182,9 @@ def test_saliency_messages_say_what_the_caller_can_do():
     image = images[0]
     lm = np.repeat(np.repeat(np.arange(4).reshape(2, 2), 4, 0), 4, 1)
     # levels without a tree: no "pass a Hierarchy" (a private class)
-    with pytest.raises(ValueError, match=r"keeps no merge tree\. Pass label_map="
-                                         r"AdaptiveGrouper.*hierarchy= as nested lists"):
+    match = (r"keeps no merge tree\. Pass label_map=AdaptiveGrouper.*hierarchy= as "
+             r"nested lists")
+    with pytest.raises(ValueError, match=match):
         SaliencyDisplay.from_estimator(f, image, patch_size=4, levels=2, target=None)
     # ... and nested lists of the label map's ids are read as that tree
     for draw in (lambda h: SaliencyDisplay.from_result(image, lm, np.arange(4.0),
@@ -211,7 +214,7 @@ def test_saliency_messages_say_what_the_caller_can_do():
     plt.close("all")
 
 
-# -- 5. a sampler that writes into its input --------------------------------------------
+# -- 5. a sampler that writes into its input -------------------------------------------
 class _WritesOnDraw:
     """A user sampler that draws the column means, after writing over its input."""
 
@@ -261,7 +264,7 @@ def test_a_sampler_writing_into_its_input_is_refused(path, sampler, method):
     np.testing.assert_array_equal(X, before)
 
 
-# -- 6. label maps and image groupers say what is wrong and what to do ----------------
+# -- 6. label maps and image groupers say what is wrong and what to do -----------------
 def test_label_map_from_groups_names_the_pixels_left_out_and_bad_positions():
     from skdecomp._image._shapes import label_map_from_groups
 
@@ -295,8 +298,9 @@ def test_image_groupers_say_what_is_wrong_and_what_to_do():
         bad = images.copy()
         bad[1, 2, 3] = np.nan
         PatchGrouper(2).fit(bad)
-    with pytest.raises(ValueError, match=r"initial_groups is an array of shape "
-                                         r"\(2, 4, 4\).*one label map of shape \(4, 4\)"):
+    match = (r"initial_groups is an array of shape \(2, 4, 4\).*one label map of "
+             r"shape \(4, 4\)")
+    with pytest.raises(ValueError, match=match):
         AdaptiveGrouper(f, initial_groups=np.stack([lm, lm]), n_groups=2).fit(images)
     with pytest.raises(ValueError, match=r"initial_groups is a label map of dtype "
                                          r"float64 whose ids are not whole.*astype"):
@@ -323,7 +327,7 @@ def test_superpixel_params_name_the_segmentation_to_use():
         SuperpixelGrouper(segmentation_params={"foo": 1}).fit(images)
 
 
-# -- 7. the report takes large values with a model that does not standardise ------------
+# -- 7. the report takes large values with a model that does not standardise -----------
 def _run_report(args, capsys):
     from skdecomp.__main__ import main
 
@@ -349,7 +353,8 @@ def test_report_takes_values_up_to_1e308_with_hgb_and_refuses_them_for_scaled_mo
     df.to_csv(path, index=False)
     base = ["report", path, "--target", "y", "--n-rows", "2", "--methods", "shapley",
             "--groups", "columns"]
-    code, err = _run_report(base + ["--out", tmp_path / "hgb"], capsys)  # hgb, the default
+    # hgb, the default
+    code, err = _run_report(base + ["--out", tmp_path / "hgb"], capsys)
     assert code == 0, err
     results = json.loads((tmp_path / "hgb" / "results.json").read_text())
     assert results["columns"] == ["a", "b", "c"]
@@ -362,19 +367,20 @@ def test_report_takes_values_up_to_1e308_with_hgb_and_refuses_them_for_scaled_mo
         assert not (tmp_path / estimator).exists()
 
 
-def test_prepare_table_refuses_large_values_only_for_models_that_cannot_take_them():
+def test_large_values_are_refused_only_for_models_that_cannot_take_them():
     import pandas as pd
 
-    from skdecomp._report import DataError, prepare_table
+    from skdecomp._report import DataError
+    from skdecomp._report._models import check_value_sizes
 
     X = pd.DataFrame({"a": [1e308, -3.0, 2.0, 0.5], "b": [1.0, 2.0, 3.0, 4.0]})
     before = X.copy()
-    for estimator in ("hgb",):
-        prepared, _ = prepare_table(X, estimator=estimator)
-        assert prepared["a"].max() == 1e308
+    check_value_sizes(X, "hgb")
     for estimator, why in [("linear", "standardises"), ("mlp", "standardises"),
-                           ("rf", "32-bit floats"), (None, "standardises")]:
-        with pytest.raises(DataError, match=rf"column 'a' holds values as large as "
-                                            rf"1e\+308: .*{why}.*--drop a.*--estimator hgb"):
-            prepare_table(X, estimator=estimator)
+                           ("rf", "32-bit floats")]:
+        match = (rf"column 'a' holds values as large as 1e\+308: .*{why}.*--drop a"
+                 r".*--estimator hgb")
+        with pytest.raises(DataError, match=match):
+            check_value_sizes(X, estimator)
+    check_value_sizes(X.assign(a=X["a"] / 1e290), "rf")  # 1e18: within float32
     pd.testing.assert_frame_equal(X, before)

@@ -154,7 +154,8 @@ def initial_label_maps(initial_groups, images, image_shape, adjacency):
                 "initial_groups=label_map.astype(int)."
             )
         maps = np.broadcast_to(relabel(initial), (n, H, W))
-    elif isinstance(initial, np.ndarray) and initial.ndim != 1 and initial.dtype != object:
+    elif (isinstance(initial, np.ndarray) and initial.ndim != 1
+          and initial.dtype != object):
         raise ValueError(
             f"initial_groups is an array of shape {initial.shape}; give one label map "
             f"of shape ({H}, {W}), shared by the images, a grouper for maps of their "

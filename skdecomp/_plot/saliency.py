@@ -274,7 +274,7 @@ def _colorbars(images, axes_of, shared, label):
 
 
 def _fitted_on(label_map, image):
-    """A grouper as it is when fitted, else a clone fitted on the image; a map as it is."""
+    """A fitted grouper or a map as it is; an unfitted grouper fitted on the image."""
     if (hasattr(label_map, "fit") and hasattr(label_map, "get_params")
             and not hasattr(label_map, "label_map_")):
         from sklearn.base import clone
@@ -762,8 +762,8 @@ class SaliencyDisplay:
         image = _as_image(self.image)
         label_map = np.asarray(self.label_map)
         if not len(self.attributions):
-            raise ValueError(f"{caller}: no attributions to draw; give the attributions "
-                             "of at least one method.")
+            raise ValueError(f"{caller}: no attributions to draw; give the "
+                             "attributions of at least one method.")
         for m, phi in self.attributions.items():
             check_drawable(phi, f"the attributions of {m!r}", caller)
         self.levels_ = self.level_label_maps_ = self.level_values_ = None

@@ -16,7 +16,7 @@ from ._explain import (
     _regions,
     _sources,
 )
-from ._models import check_estimator, make_model
+from ._models import check_estimator, check_value_sizes, make_model
 from ._options import (
     _check_groups_arg,
     _without,
@@ -258,7 +258,9 @@ def analyse(X, y, *, model=None, estimator="hgb", groups="auto", methods=None,
     tree = model is None and estimator in ("hgb", "rf")
     check_exact_limit(methods, X, groups, tree=tree)
 
-    X, checks = prepare_table(X, fit=model is None, drop=drop, estimator=estimator)
+    X, checks = prepare_table(X, fit=model is None, drop=drop)
+    if model is None:
+        check_value_sizes(X, estimator)
     if imputer == "conditional":
         text = [str(c) for c, t in X.dtypes.items()
                 if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]

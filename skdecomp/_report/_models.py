@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._common import PICKLE_SUFFIXES, DataError
-from ._table import _names, is_classification
+from ._common import HUGE_VALUE, PICKLE_SUFFIXES, DataError
+from ._table import _names, _too_large, is_classification
 
 
 # -- types a model file may hold ------------------------------------------------------
@@ -385,3 +385,49 @@ def load_model(path):
         return sio.load(path, trusted=list(untrusted))
     except Exception as exc:
         raise DataError(f"{path.name} could not be loaded ({exc}).") from exc
+
+
+def _huge_columns(X, limit=HUGE_VALUE):
+    """Numeric columns holding a finite value of ``limit`` or more, with the largest."""
+    out = {}
+    for c in X.columns:
+        if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c]):
+            a = np.abs(X[c].to_numpy(dtype=float, na_value=np.nan))
+            a = a[np.isfinite(a)]
+            if a.size and a.max() >= limit:
+                out[c] = float(a.max())
+    return out
+
+
+def check_value_sizes(X, estimator):
+    """Refuse values the model the report fits cannot take, before it is fitted.
+
+    ``X`` is the table as :func:`prepare_table` returns it.
+
+    HistGradientBoosting bins the values and takes any finite number; the
+    random forest reads its columns as float32 (up to 3.4e38); the linear
+    model and the MLP standardise their columns, whose squares overflow
+    from ``HUGE_VALUE`` up.
+    """
+    if estimator == "hgb":
+        return
+    if estimator == "rf":
+        limit = float(np.finfo(np.float32).max)
+        why = (f"the random forest reads its columns as 32-bit floats, whose largest "
+               f"is {limit:.2g}, so they would become infinite")
+    else:
+        limit = HUGE_VALUE
+        why = (f"{_too_large}, so the model the report fits (which standardises its "
+               "columns) and the spread of its predictions would not be numbers")
+    huge = _huge_columns(X, limit)
+    if not huge:
+        return
+    names = list(huge)
+    one = len(names) == 1
+    raise DataError(
+        f"{_names(names, 'column', 'columns')} {'holds' if one else 'hold'} values as "
+        f"large as {max(huge.values()):.3g}: {why}. Rescale {'it' if one else 'them'} "
+        f"(other units, or logarithms), leave {'it' if one else 'them'} out with "
+        f"--drop {' '.join(map(str, names[:6]))}, or use --estimator hgb, which "
+        "takes such values."
+    )

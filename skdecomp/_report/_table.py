@@ -218,50 +218,6 @@ _too_large = (f"numbers from {HUGE_VALUE:.0e} up overflow double precision once 
               "squared and summed")
 
 
-def _huge_columns(X, limit=HUGE_VALUE):
-    """Numeric columns holding a finite value of ``limit`` or more, with the largest."""
-    out = {}
-    for c in X.columns:
-        if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c]):
-            a = np.abs(X[c].to_numpy(dtype=float, na_value=np.nan))
-            a = a[np.isfinite(a)]
-            if a.size and a.max() >= limit:
-                out[c] = float(a.max())
-    return out
-
-
-def _check_sizes(X, estimator):
-    """Refuse values the model the report fits cannot take, before it is fitted.
-
-    HistGradientBoosting bins the values and takes any finite number; the
-    random forest reads its columns as float32 (up to 3.4e38); the linear
-    model and the MLP standardise their columns, whose squares overflow
-    from ``HUGE_VALUE`` up.
-    """
-    if estimator == "hgb":
-        return
-    if estimator == "rf":
-        limit = float(np.finfo(np.float32).max)
-        why = (f"the random forest reads its columns as 32-bit floats, whose largest "
-               f"is {limit:.2g}, so they would become infinite")
-    else:
-        limit = HUGE_VALUE
-        why = (f"{_too_large}, so the model the report fits (which standardises its "
-               "columns) and the spread of its predictions would not be numbers")
-    huge = _huge_columns(X, limit)
-    if not huge:
-        return
-    names = list(huge)
-    one = len(names) == 1
-    raise DataError(
-        f"{_names(names, 'column', 'columns')} {'holds' if one else 'hold'} values as "
-        f"large as {max(huge.values()):.3g}: {why}. Rescale {'it' if one else 'them'} "
-        f"(other units, or logarithms), leave {'it' if one else 'them'} out with "
-        f"--drop {' '.join(map(str, names[:6]))}, or use --estimator hgb, which "
-        "takes such values."
-    )
-
-
 def _plain(value):
     """A NumPy scalar as the Python value it holds, for messages."""
     return value.item() if isinstance(value, np.generic) else value
@@ -409,7 +365,7 @@ def _show_value(value):
     return text if len(text) <= 30 else text[:27] + "..."
 
 
-def prepare_table(X, *, fit=True, drop=None, estimator=None):
+def prepare_table(X, *, fit=True, drop=None):
     """Check the columns and turn dates into numbers, before any model work.
 
     Parameters
@@ -422,12 +378,6 @@ def prepare_table(X, *, fit=True, drop=None, estimator=None):
         categories; a given model gets the columns as they are.
     drop : list of str or None, default=None
         Columns to leave out.
-    estimator : {"hgb", "rf", "linear", "mlp"} or None, default=None
-        The model the report fits. The linear model and the MLP (and None)
-        standardise their numeric columns: values of ``HUGE_VALUE`` or more
-        are refused, as their squares overflow. The random forest reads
-        its columns as float32: values beyond its range are refused.
-        HistGradientBoosting bins the values and takes them all.
 
     Returns
     -------
@@ -468,7 +418,6 @@ def prepare_table(X, *, fit=True, drop=None, estimator=None):
                        "message": f"Column {c!r} {what}: {fate}"})
     if fit:
         X = X.drop(columns=constant)
-        _check_sizes(X, estimator)
     for c in X.columns:
         why = _id_reason(c, X[c], n)
         if why:
