@@ -37,6 +37,7 @@ from ._boosters import (
     is_raw_booster,
 )
 from ._compat import HasMethods
+from ._polars import pandas_to_polars, polars_to_pandas
 
 __all__ = [
     "FrameContainer",
@@ -192,7 +193,7 @@ def to_pandas(X):
         A pandas DataFrame for a polars DataFrame or LazyFrame, else X itself.
     """
     X = collect(X)
-    return X.to_pandas() if _is_polars_frame(X) else X
+    return polars_to_pandas(X) if _is_polars_frame(X) else X
 
 
 def read_frame(X):
@@ -240,9 +241,7 @@ class FrameContainer:
 
     def __call__(self, frame):
         """The pandas DataFrame ``frame`` as a polars DataFrame."""
-        import polars as pl
-
-        out = pl.from_pandas(frame)
+        out = pandas_to_polars(frame)
         schema = {c: t for c, t in self.schema.items() if c in out.columns}
         return out.cast(schema)
 

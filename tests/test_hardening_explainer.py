@@ -1,6 +1,9 @@
 """Explainers over image models and tables: inputs, targets, outputs, budgets."""
 
 import hashlib
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -132,3 +135,47 @@ def test_no_call_modifies_what_the_user_passed(images):
     assert before == (_digest(images), _digest(background), _module_digest(net),
                       model.get_params(deep=False).keys())
     assert not net.training
+
+
+@pytest.mark.slow
+def test_polars_frames_are_read_without_pyarrow():
+    pytest.importorskip("polars")
+    code = textwrap.dedent('''
+        import sys
+
+        class NoArrow:  # as if pyarrow were not installed
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] == "pyarrow":
+                    raise ModuleNotFoundError("No module named 'pyarrow'")
+
+        sys.meta_path.insert(0, NoArrow())
+        import warnings
+        import numpy as np, pandas as pd, polars as pl
+        from sklearn.compose import make_column_transformer
+        from sklearn.linear_model import Ridge
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import OneHotEncoder
+        from skdecomp import Explainer
+        rng = np.random.default_rng(0)
+        data = {"a": rng.normal(size=30), "b": rng.normal(size=30),
+                "n": rng.integers(0, 5, size=30), "ok": rng.random(30) < 0.5,
+                "t": rng.choice(["x", "y", "z"], size=30).tolist()}
+        Xp = pl.DataFrame(data).with_columns(
+            pl.col("t").cast(pl.Enum(["x", "y", "z"])).alias("e"))
+        Xd = pd.DataFrame(data).assign(
+            e=pd.Categorical(data["t"], categories=["x", "y", "z"], ordered=True))
+        y = data["a"] + data["b"] * (np.array(data["t"]) == "x")
+        def model():
+            return make_pipeline(make_column_transformer(
+                (OneHotEncoder(), ["t", "e"]), remainder="passthrough"), Ridge())
+        for X in (Xp, Xp.lazy()):
+            on_polars, on_pandas = model().fit(Xp, y), model().fit(Xd, y)
+            a = Explainer(on_polars, background=10, random_state=0).fit(X).transform(Xp[:3])
+            b = Explainer(on_pandas, background=10, random_state=0).fit(Xd).transform(Xd[:3])
+            np.testing.assert_allclose(a, b, atol=1e-12)
+        assert "pyarrow" not in sys.modules
+        print("ok")
+    ''')
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
