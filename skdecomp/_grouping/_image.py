@@ -255,7 +255,8 @@ class _ImageGrouper(_BaseGrouper):
             raise ValueError(
                 f"X has shape {np.shape(X)}; give images of shape (n, height, "
                 "width[, channels]) (for one image, pass image[None]) or flattened "
-                "rows with image_shape=(height, width[, channels])."
+                "rows with image_shape=(height, width[, channels]). Reshape your "
+                "data with X[None] if it is a single image."
             )
         values = np.asarray(X) if not hasattr(X, "iloc") else None
         if values is not None and values.dtype.kind in "fc":
