@@ -134,7 +134,7 @@ def benchmark(task, images, targets, initial, levels, squares, quickshift):
 have_skimage = importlib.util.find_spec("skimage") is not None
 if not have_skimage:
     print("scikit-image is not installed: QUICKSHIFT is skipped "
-          "(pip install 'skdecomp[image]').")
+          "(pip install 'skdecomp[superpixels]').")
 
 n_images = 50
 digit_images = digits.images[digits.test_index[:n_images]]
