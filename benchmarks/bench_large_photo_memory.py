@@ -115,7 +115,7 @@ def methods():
         "lime": dict(method="lime", n_samples=N_SAMPLES, **common),
         "rise": dict(method="rise", n_samples=N_SAMPLES, **common),
         "integrated_gradients": dict(method="integrated_gradients",
-                                     method_params={"scheme": "path", "n_steps": 8},
+                                     method_params={"scheme": "path", "n_steps": 4},
                                      **common),
         "owen": dict(method="owen", n_samples=N_SAMPLES,
                      hierarchy=lambda model: AdaptiveGrouper(

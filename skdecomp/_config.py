@@ -33,8 +33,12 @@ MAX_MASK_GROUPS = 62
 # Share of the working memory taken by one batch of hybrid rows: 32 MiB of
 # float64 cells (2**22 cells) at the default 1024 MiB.
 _BATCH_SHARE = 32
-# Fewest rows in one model call, so narrow data still gets large batches.
+# Fewest rows in one model call, so narrow data still gets large batches, as
+# long as they take at most 1/_FLOOR_SHARE of the working memory: a wide row
+# (a photo flattened: 12.6 million values at 2048x2048 RGB) is not sent 1024
+# times over.
 _MIN_BATCH_ROWS = 1024
+_FLOOR_SHARE = 8
 
 
 def working_memory_bytes():
@@ -42,10 +46,17 @@ def working_memory_bytes():
     return int(get_config()["working_memory"] * 2**20)
 
 
-def batch_rows(n_columns):
-    """Rows of hybrid data per model call for data with ``n_columns`` columns."""
-    cells = working_memory_bytes() // (_BATCH_SHARE * 8)
-    return max(_MIN_BATCH_ROWS, cells // max(1, int(n_columns)))
+def batch_rows(n_columns, itemsize=8):
+    """Rows of hybrid data per model call for data with ``n_columns`` columns.
+
+    1/32 of the working memory of ``itemsize``-byte cells, and at least 1024
+    rows while those take at most an eighth of it (narrow data gets large
+    batches); a row wider than that goes alone.
+    """
+    row = max(1, int(n_columns)) * max(1, int(itemsize))
+    memory = working_memory_bytes()
+    floor = min(_MIN_BATCH_ROWS, memory // (_FLOOR_SHARE * row))
+    return max(1, memory // (_BATCH_SHARE * row), floor)
 
 
 def kernel_block_cells():

@@ -10,6 +10,7 @@ from ._explanation_images import ImageLayoutsMixin
 from ._image import label_map_from_groups
 from ._methods import get_method, is_hierarchical, resolve_budget
 from ._model import describe_response
+from ._partition import ColumnGroups, ColumnNames
 from ._result_checks import (
     AXES,
     check_base_values,
@@ -338,7 +339,7 @@ class Explanation(ImageLayoutsMixin):
                 raise TypeError(f"groups must be a list of column lists, got {groups!r}.")
             if len(groups) != K:
                 raise ValueError(f"{len(groups)} groups for {K} groups of values.")
-            groups = [
+            groups = groups if isinstance(groups, ColumnGroups) else [  # names made lazily
                 check_names(g, len(g), f"groups[{k}]", str)
                 if not isinstance(g, (str, bytes)) else check_names([g], 1, "groups", str)
                 for k, g in enumerate(groups)
@@ -360,20 +361,17 @@ class Explanation(ImageLayoutsMixin):
             feature_names_in = (
                 list(raw_data.columns)
                 if isinstance(raw_data, pd.DataFrame)
-                else [f"x{j}" for j in range(width)]
+                else ColumnNames(width)  # "x0", "x1", ... made when asked for
             )
-        if feature_names_in is not None:
+        if feature_names_in is not None and not isinstance(feature_names_in, ColumnNames):
             width = raw_data.shape[1] if raw_data is not None else len(feature_names_in)
-            feature_names_in = check_names(
-                feature_names_in, width, "feature_names_in", str
-            )
+            feature_names_in = np.asarray(check_names(
+                feature_names_in, width, "feature_names_in", str), dtype=object)
         frame = isinstance(raw_data, pd.DataFrame)
         index = raw_data.index if frame else pd.RangeIndex(n)
         self._set(v, b, d, names, groups, raw_data, index, output_names,
                   (True, True, several))
-        if feature_names_in is not None:
-            feature_names_in = np.asarray(feature_names_in, dtype=object)
-        self.feature_names_in = feature_names_in
+        self._names_in = feature_names_in
         self.method = method
         self.output = output
         self.n_samples = check_count(n_samples, "n_samples")
@@ -449,6 +447,13 @@ class Explanation(ImageLayoutsMixin):
         if raw is None or self._keep[0]:
             return raw
         return raw.iloc[0] if isinstance(raw, pd.DataFrame) else raw[0]
+
+    @property
+    def feature_names_in(self):
+        """Name of each column of ``raw_data`` (made on first access for arrays)."""
+        if isinstance(self._names_in, ColumnNames):
+            self._names_in = self._names_in.to_array()
+        return self._names_in
 
     @property
     def feature_names(self):
@@ -536,7 +541,9 @@ class Explanation(ImageLayoutsMixin):
             elif axis == 1:
                 v, d = v[:, pos], d[:, pos]
                 names = [names[p] for p in pos]
-                groups = None if groups is None else [groups[p] for p in pos]
+                groups = None if groups is None else (
+                    groups.take(pos) if isinstance(groups, ColumnGroups)
+                    else [groups[p] for p in pos])
             else:
                 v, b = v[:, :, pos], b[:, pos]
                 outputs = [outputs[p] for p in pos]
@@ -545,7 +552,7 @@ class Explanation(ImageLayoutsMixin):
                     output = each[0] if len(each) == 1 else output
         new = object.__new__(type(self))
         new._set(v, b, d, names, groups, raw, index, outputs, tuple(keep))
-        new.feature_names_in = self.feature_names_in
+        new._names_in = self._names_in
         new.method, new.output, new._output_each = self.method, output, each
         new.n_samples, new._se = self.n_samples, se
         new._se_bound = getattr(self, "_se_bound", False)
@@ -603,12 +610,15 @@ class Explanation(ImageLayoutsMixin):
             se = np.stack([self._se[:, h.leaves[a]].sum(axis=1) for a in nodes], axis=1)
         d = np.stack([self._d[:, h.leaves[a][0]] if h.leaves[a].size == 1
                       else np.full(self._d.shape[0], np.nan) for a in nodes], axis=1)
-        groups = None if self._groups is None else [
-            [c for k in h.leaves[a] for c in self._groups[k]] for a in nodes]
+        groups = self._groups
+        if isinstance(groups, ColumnGroups):
+            groups = groups.join([h.leaves[a] for a in nodes])
+        elif groups is not None:
+            groups = [[c for k in h.leaves[a] for c in groups[k]] for a in nodes]
         new = object.__new__(type(self))
         new._set(v, self._b, d, [h.names[a] for a in nodes], groups, self._raw,
                  self._index, self._outputs, (self._keep[0], True, self._keep[2]))
-        new.feature_names_in = self.feature_names_in
+        new._names_in = self._names_in
         new.method, new.output, new._output_each = self.method, self.output, self._output_each
         new.n_samples, new._se = self.n_samples, se
         new._se_bound = se is not None and any(h.leaves[a].size > 1 for a in nodes)
@@ -939,10 +949,9 @@ def explanations_of(explainer, X, attributions, standard_errors=None):
     base = base[:, 0] if n_out == 1 else base
     data = _group_data(X, explainer.groups_)
     names = [str(g) for g in explainer.group_names_]
-    groups = explainer.group_features_
-    names_in = getattr(explainer, "feature_names_in_", None)
-    if names_in is None:
-        names_in = [f"x{j}" for j in range(X.shape[1])]
+    # the column names, made when asked for (millions of columns on a photo)
+    names_in = ColumnNames(X.shape[1], getattr(explainer, "feature_names_in_", None))
+    groups = ColumnGroups(explainer.groups_, names_in)
     method, outputs, model = (
         explainer.response_method_, list(explainer.output_names_), explainer.estimator_
     )

@@ -13,7 +13,7 @@ from ._compat import _check_feature_names_in
 from ._result_checks import short_list
 
 __all__ = [
-    "GroupNamesOutMixin", "check_grouper_spec", "fit_grouper", "group_labels",
+    "ColumnGroups", "ColumnNames", "GroupNamesOutMixin", "check_grouper_spec", "fit_grouper", "group_labels",
     "resolve_groups", "subset_name",
 ]
 
@@ -64,8 +64,8 @@ class GroupNamesOutMixin:
             One list of column names per group.
         """
         check_is_fitted(self)
-        names = _default_names(self.n_features_in_, getattr(self, "feature_names_in_", None))
-        return [[names[int(j)] for j in g] for g in self.groups_]
+        names = ColumnNames(self.n_features_in_, getattr(self, "feature_names_in_", None))
+        return [[names[j] for j in g] for g in self.groups_]
 
 
 
@@ -73,6 +73,68 @@ def _default_names(n_features, feature_names):
     if feature_names is not None:
         return [str(name) for name in feature_names]
     return [f"x{j}" for j in range(n_features)]
+
+
+class ColumnNames:
+    """The names of ``n_features`` columns, each made when asked for.
+
+    ``feature_names`` when given, else ``"x0"``, ``"x1"``, ...: a flattened
+    photo has millions of columns, whose names as strings would take about
+    60 bytes each, so they are built one at a time (``names[j]``) or all at
+    once only when asked (:meth:`to_array`).
+    """
+
+    def __init__(self, n_features, feature_names=None):
+        self.n_features = int(n_features)
+        self.feature_names = feature_names
+
+    def __len__(self):
+        return self.n_features
+
+    def __getitem__(self, j):
+        if self.feature_names is not None:
+            return str(self.feature_names[j])
+        j = int(j)
+        if not -self.n_features <= j < self.n_features:
+            raise IndexError(f"column {j} out of range for {self.n_features} columns")
+        return f"x{j % self.n_features}"
+
+    def __iter__(self):
+        return (self[j] for j in range(self.n_features))
+
+    def to_array(self):
+        """All the names, as an object array."""
+        return np.asarray(_default_names(self.n_features, self.feature_names), dtype=object)
+
+
+class ColumnGroups:
+    """Column names of each group, from the groups' positions, made when asked for.
+
+    ``groups[k]`` is the list of names of group k; :meth:`take` and
+    :meth:`join` select and join groups without making any name.
+    """
+
+    def __init__(self, positions, names):
+        self.positions = [np.asarray(p, dtype=np.int64) for p in positions]
+        self.names = names
+
+    def __len__(self):
+        return len(self.positions)
+
+    def __getitem__(self, k):
+        return [self.names[j] for j in self.positions[k]]
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self)))
+
+    def take(self, ks):
+        """Groups ``ks``, in that order."""
+        return ColumnGroups([self.positions[k] for k in ks], self.names)
+
+    def join(self, parts):
+        """One group per list of groups in ``parts``: their columns, in that order."""
+        return ColumnGroups(
+            [np.concatenate([self.positions[k] for k in ks]) for ks in parts], self.names)
 
 
 def _label_position(col, column_labels):
@@ -152,9 +214,11 @@ def resolve_groups(groups, n_features, feature_names=None, column_labels=None):
         Group names: the dict keys, or the column names of the group joined
         by ``":"``.
     """
-    col_names = _default_names(n_features, feature_names)
+    # made one at a time: an image has millions of columns
+    col_names = ColumnNames(n_features, feature_names)
     if groups is None:
-        return [np.array([j], dtype=np.int64) for j in range(n_features)], col_names
+        return ([np.array([j], dtype=np.int64) for j in range(n_features)],
+                list(col_names))
 
     if isinstance(groups, Mapping):
         items = [(str(name), cols) for name, cols in groups.items()]

@@ -131,7 +131,10 @@ def column_masks(masks, labels):
     if masks.ndim == 2 and masks.dtype == bool:
         return masks[:, labels]
     masks = masks.astype(np.int64, copy=False)
-    return ((masks[:, None] >> labels[None, :]) & 1).astype(bool)
+    # the bits of each mask, then one byte per column (not an int64 per column)
+    n_groups = int(labels.max()) + 1 if labels.size else 0
+    bits = ((masks[:, None] >> np.arange(n_groups)[None, :]) & 1).astype(bool)
+    return bits[:, labels]
 
 
 def csv_header(path, sep=",", encoding=None):

@@ -43,11 +43,11 @@ def _connected(label_map, structure=None):
 def test_patch_grouper_layouts():
     g = PatchGrouper(2).fit(np.zeros((3, 4, 6)))
     assert g.label_map_.shape == (4, 6) and g.n_groups_ == 6
-    assert g.groups_[0] == [0, 1, 6, 7] and g.n_features_in_ == 24
+    assert g.groups_[0].tolist() == [0, 1, 6, 7] and g.n_features_in_ == 24
     assert list(g.group_names_[:2]) == ["g0", "g1"]
     # channels of a pixel stay together; flattened rows with image_shape
     rgb = PatchGrouper(2, image_shape=(4, 4, 3)).fit(np.zeros((2, 48)))
-    assert rgb.groups_[0] == [0, 1, 2, 3, 4, 5, 12, 13, 14, 15, 16, 17]
+    assert rgb.groups_[0].tolist() == [0, 1, 2, 3, 4, 5, 12, 13, 14, 15, 16, 17]
     assert rgb.transform(np.ones((2, 4, 4, 3))).shape == (2, 4)
     # remainder policies
     shrink = PatchGrouper(3, image_shape=(4, 6)).fit(np.zeros((1, 24))).label_map_

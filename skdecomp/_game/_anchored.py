@@ -745,12 +745,18 @@ def agreement_score(game, X, groups, group_penalty, *, size, random_state=None):
 
 def _image_hybrids(response, images, baselines, pixel_masks, channels, image_idx):
     """Model outputs ``f(x_m, b_rest)`` and ``f(b_m, x_rest)``, in one model call."""
-    cols = np.repeat(pixel_masks, channels, axis=1)
-    n = cols.shape[0]
+    n = pixel_masks.shape[0]
 
     def make_data(pairs):
-        inserted = np.where(cols, images, baselines)
-        return np.concatenate([inserted, np.where(cols, baselines, images)])
+        # row by row into the batch: no temporary of its size (wide photos)
+        out = np.empty((2 * n, images.shape[1]), dtype=images.dtype)
+        for i, s in enumerate(image_idx):
+            cols = np.repeat(pixel_masks[i], channels)
+            out[i] = baselines[s]
+            np.copyto(out[i], images[s], where=cols)
+            out[n + i] = images[s]
+            np.copyto(out[n + i], baselines[s], where=cols)
+        return out
 
     def describe(pair, row):
         k = row % n
@@ -771,6 +777,21 @@ def _image_hybrids(response, images, baselines, pixel_masks, channels, image_idx
     return run_blocks(
         response, make_data, 1, 2 * n, batch_size=2 * n, average=False, describe=describe
     )
+
+
+class _PixelMasks:
+    """Pixel masks of requests, made a chunk at a time: each the union of index arrays."""
+
+    def __init__(self, n_pixels, members):
+        self.n_pixels, self.members = n_pixels, members  # None: every pixel
+
+    def __getitem__(self, sl):
+        items = self.members[sl]
+        out = np.zeros((len(items), self.n_pixels), dtype=bool)
+        for i, parts in enumerate(items):
+            for p in [slice(None)] if parts is None else parts:
+                out[i, p] = True
+        return out
 
 
 class ImageStatistics:
@@ -853,14 +874,15 @@ class ImageStatistics:
             ``f(x_m, b_rest)`` and ``f(b_m, x_rest)``.
         """
         image_idx = np.asarray(image_idx, dtype=np.int64)
-        pixel_masks = np.asarray(pixel_masks, dtype=bool)
+        if not isinstance(pixel_masks, _PixelMasks):
+            pixel_masks = np.asarray(pixel_masks, dtype=bool)
         n = image_idx.shape[0]
         per_chunk = max(1, self.rows_per_call // 2)
         chunks = [slice(s, min(s + per_chunk, n)) for s in range(0, n, per_chunk)]
         args = (
             (
-                self.response, self.images[image_idx[sl]], self.baselines[image_idx[sl]],
-                pixel_masks[sl], self.channels, image_idx[sl],
+                self.response, self.images, self.baselines, pixel_masks[sl],
+                self.channels, image_idx[sl],
             )
             for sl in chunks
         )
@@ -895,18 +917,16 @@ class ImageStatistics:
             if self.image_values[s] is None and s not in anchors:
                 anchors[s] = len(idx)
                 idx.append(s)
-                masks.append(np.ones(self.n_pixels, dtype=bool))
+                masks.append(None)
             start = len(idx)
-            for part in parts:
-                mask = np.zeros(self.n_pixels, dtype=bool)
-                mask[np.asarray(base, dtype=np.int64)] = True
-                mask[np.asarray(part, dtype=np.int64)] = True
+            for part in parts:  # the masks are made a batch at a time
                 idx.append(s)
-                masks.append(mask)
+                masks.append((np.asarray(base, dtype=np.int64),
+                               np.asarray(part, dtype=np.int64)))
             spans.append((s, start, len(idx)))
         if not idx:
             return [self._empty() for _ in requests]
-        inserted, deleted = self.hybrids(idx, np.stack(masks))
+        inserted, deleted = self.hybrids(idx, _PixelMasks(self.n_pixels, masks))
         for s, r in anchors.items():
             self.image_values[s], self.baseline_values[s] = inserted[r], deleted[r]
         return [

@@ -397,7 +397,8 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
     Attributes
     ----------
     groups_ : list of list of int
-        Column positions of each group, ordered by their first column.
+        Column positions of each group, ordered by their first column (int64
+        arrays on images).
     labels_ : ndarray of shape (n_features_in_,)
         Group index of every column.
     n_groups_ : int
@@ -478,7 +479,7 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
     max_group_size_ : int or None
         Images: the bound on the pixels of a group that was used.
     initial_groups_ : list of list of int
-        The partition merging started from.
+        The partition merging started from (int64 arrays on images).
     initial_group_names_ : ndarray of str
         Names of the groups of ``initial_groups_``.
     model_calls_ : int
@@ -818,11 +819,15 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
         """
         self._trees = trees
         tree = trees[0]
-        self.initial_groups_ = [[int(c) for c in g] for g in initial_groups]
+        # images: int64 arrays (millions of columns), tables: lists
+        self.initial_groups_ = [np.asarray(g, dtype=np.int64) if images
+                                else [int(c) for c in g] for g in initial_groups]
         self.initial_group_names_ = np.asarray(names[: tree.n_leaves], dtype=object)
         leaves = tree.leaves()
 
         def columns(node):
+            if images:
+                return np.sort(np.concatenate([self.initial_groups_[k] for k in leaves[node]]))
             return sorted(c for k in leaves[node] for c in self.initial_groups_[k])
 
         self.history_ = [
@@ -862,8 +867,10 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
         """Columns of every group, from the group of every initial group."""
         groups = [[] for _ in range(int(labels.max()) + 1)]
         for k, g in zip(labels, self.initial_groups_):
-            groups[k].extend(g)
-        return [sorted(int(c) for c in g) for g in groups]
+            groups[k].append(np.asarray(g, dtype=np.int64))
+        if getattr(self, "image_shape_", None) is not None:  # images: int arrays
+            return [np.sort(np.concatenate(g)) for g in groups]
+        return [np.sort(np.concatenate(g)).tolist() for g in groups]
 
     def cut(self, n_groups):
         """The partition with ``n_groups`` groups along the merge path.

@@ -165,12 +165,13 @@ class ImageAgreedMixin:
         self.stop_reasons_ = [t.stop_reason for t in trees]
         self._set_image_path(trees[0], initial, variance)
         groups = groups_from_label_map(self.label_map_, image_shape)
-        self._set_partition(groups, [f"g{k}" for k in range(len(groups))])
+        self._set_partition(groups, [f"g{k}" for k in range(len(groups))], arrays=True)
         # transform: each group's Arch effect against the first image's baseline
         self.background_ = np.asarray(baselines[:1]).copy()
         f_b = ev.baseline_values[0]
+        # over the groups, not one player per column (no 12 million names)
         self.game_ = CoalitionGame(
-            response, self.background_, np.arange(flat.shape[1]),
+            response, self.background_, self.labels_, group_names=list(self.group_names_),
             output_names=self.output_names_, n_jobs=self.n_jobs,
             background_prediction=np.asarray(f_b, dtype=np.float64).reshape(1, -1),
         )

@@ -204,8 +204,12 @@ class _BaseGrouper(SharedRuntimeCloneMixin, GroupNamesOutMixin, TransformerMixin
             reset=reset,
         )
 
-    def _set_partition(self, groups, names=None, feature_names=None):
-        """Set groups_, labels_, n_groups_, group_names_ from column arrays."""
+    def _set_partition(self, groups, names=None, feature_names=None, arrays=False):
+        """Set groups_, labels_, n_groups_, group_names_ from column arrays.
+
+        ``arrays`` keeps ``groups_`` as int64 arrays (images: millions of
+        columns, 8 bytes each instead of a Python int's 36), else lists.
+        """
         groups = _canonical(groups) if names is None else groups
         if names is None:
             cols = (
@@ -214,8 +218,9 @@ class _BaseGrouper(SharedRuntimeCloneMixin, GroupNamesOutMixin, TransformerMixin
                 else [f"x{j}" for j in range(self.n_features_in_)]
             )
             names = [":".join(cols[j] for j in g) for g in groups]
-        self.groups_ = [np.asarray(g, dtype=np.int64).tolist() for g in groups]
-        self.labels_ = group_labels([np.asarray(g) for g in groups], self.n_features_in_)
+        groups = [np.asarray(g, dtype=np.int64) for g in groups]
+        self.groups_ = groups if arrays else [g.tolist() for g in groups]
+        self.labels_ = group_labels(groups, self.n_features_in_)
         self.n_groups_ = len(groups)
         self.group_names_ = np.asarray(names, dtype=object)
         self._n_features_out = self.n_groups_

@@ -286,7 +286,7 @@ class _ImageGrouper(_BaseGrouper):
     def _set_label_map(self, label_map):
         self.label_map_ = relabel(label_map)
         groups = groups_from_label_map(self.label_map_, self.image_shape_)
-        self._set_partition(groups, [f"g{k}" for k in range(len(groups))])
+        self._set_partition(groups, [f"g{k}" for k in range(len(groups))], arrays=True)
 
     def transform(self, X):
         """Mean of the columns of every group (pooled pixels).
@@ -335,8 +335,8 @@ class PatchGrouper(_ImageGrouper):
         pixel (row by row).
     image_shape_ : tuple
         (H, W) or (H, W, C).
-    groups_ : list of list of int
-        Column positions of each group in the flattened rows.
+    groups_ : list of ndarray of int64
+        Column positions of each group in the flattened rows, sorted.
     labels_ : ndarray of shape (n_features_in_,)
         Group of every column.
     n_groups_ : int

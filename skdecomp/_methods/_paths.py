@@ -114,8 +114,15 @@ class _PathData:
 
     def __call__(self, pairs):
         rows, ids = np.divmod(pairs, self.points.n_points)
-        a = self.points.alphas(ids)[:, None, :]
-        data = (1.0 - a) * self.background[None, :, :] + a * self.x[rows][:, None, :]
+        a = self.points.alphas(ids)
+        # (1 - a) z + a x, built in place: wide rows (images) make no
+        # temporaries of the output's size
+        moved = np.multiply(a, self.x[rows], dtype=np.float64)
+        np.subtract(1.0, a, out=a)
+        data = np.empty((a.shape[0], self.background.shape[0], a.shape[1]))
+        for b, z in enumerate(self.background):
+            np.multiply(a, z, out=data[:, b, :])
+            data[:, b, :] += moved
         data = data.reshape(-1, self.x.shape[1])
         if self.columns is not None:
             data = pd.DataFrame(data, columns=self.columns)
