@@ -399,7 +399,7 @@ class SuperpixelGrouper(_ImageGrouper):
     """Superpixels of each image (QUICKSHIFT, SLIC or Felzenszwalb), via scikit-image.
 
     Baseline partitions to compare with AGREED. Needs scikit-image, the
-    optional extra ``skdecomp[image]``. Each image gets its own partition;
+    optional extra ``skdecomp[superpixels]``. Each image gets its own partition;
     segments that are not connected (4-adjacency) are split, so every group
     is a connected region.
 
@@ -476,7 +476,7 @@ class SuperpixelGrouper(_ImageGrouper):
         except ImportError:
             raise ImportError(
                 "SuperpixelGrouper needs scikit-image, an optional dependency; "
-                "install it with pip install 'skdecomp[image]' (or pip install "
+                "install it with pip install 'skdecomp[superpixels]' (or pip install "
                 "scikit-image)."
             ) from None
         from sklearn.utils import check_random_state
