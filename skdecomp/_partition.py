@@ -244,7 +244,8 @@ def resolve_groups(groups, n_features, feature_names=None, column_labels=None):
             bad = (cols < -n_features) | (cols >= n_features)
             if bad.any():
                 _column_position(int(cols[bad][0]), n_features, feature_names, where)
-            pos = cols.astype(np.int64) % n_features
+            pos = (cols if cols.dtype == np.int64 and cols.min() >= 0
+                   else cols.astype(np.int64) % n_features)
         else:
             try:
                 cols = list(cols)
@@ -264,7 +265,8 @@ def resolve_groups(groups, n_features, feature_names=None, column_labels=None):
                 f"{int(owner[p])} and group {k}; put each column in one group."
             )
         owner[pos] = k
-        pos = np.unique(pos)
+        if pos.size > 1 and not np.all(pos[1:] > pos[:-1]):  # sorted groups kept as given
+            pos = np.unique(pos)
         positions.append(pos)
         names.append(name if name is not None else ":".join(col_names[p] for p in pos))
 

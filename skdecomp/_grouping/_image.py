@@ -273,15 +273,16 @@ class _ImageGrouper(_BaseGrouper):
             X, _ = as_image_rows(X, shape)
         return super()._check_X(X, reset, lax=False)
 
-    def _fit_shape(self, X):
-        """Flattened rows and the image shape, setting n_features_in_."""
+    def _fit_shape(self, X, values=True):
+        """Flattened rows and the image shape, setting n_features_in_; ``values``
+        False reads the shape only (no float64 copy of the images)."""
         was_images = image_ndim(X) in (3, 4)
         shape = tuple(np.shape(X)[1:]) if was_images else self.image_shape
         rows = self._check_X(X, reset=True)
         if not was_images:
             as_image_rows(rows, self.image_shape)  # clear errors for 2-D rows
         self.image_shape_ = check_image_shape(shape, rows.shape[1])
-        return np.asarray(rows, dtype=np.float64)
+        return np.asarray(rows, dtype=np.float64) if values else None
 
     def _set_label_map(self, label_map):
         self.label_map_ = relabel(label_map)
@@ -389,7 +390,7 @@ class PatchGrouper(_ImageGrouper):
         self : PatchGrouper
             The fitted grouper.
         """
-        self._fit_shape(X)
+        self._fit_shape(X, values=False)
         H, W = self.image_shape_[:2]
         self._set_label_map(patch_label_map(H, W, self.patch_size, self.remainder))
         return self
