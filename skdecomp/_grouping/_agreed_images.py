@@ -106,6 +106,8 @@ class ImageAgreedMixin:
         base = "zeros" if self.baseline is None else self.baseline
         baselines = baseline_rows(base, flat, image_shape, reference=reference)
         self.baseline_images_ = np.asarray(baselines).reshape(-1, *image_shape).copy()
+        # one copy of the baselines: the merges and transform's game read it
+        baselines = self.baseline_images_.reshape(len(self.baseline_images_), -1)
         if self.initial_groups is None:
             # a data-aware start: the cut of each image's colour tree
             n_regions = initial_regions(self.max_evaluations,
@@ -167,7 +169,7 @@ class ImageAgreedMixin:
         groups = groups_from_label_map(self.label_map_, image_shape)
         self._set_partition(groups, [f"g{k}" for k in range(len(groups))], arrays=True)
         # transform: each group's Arch effect against the first image's baseline
-        self.background_ = np.asarray(baselines[:1]).copy()
+        self.background_ = baselines[:1]  # a view of baseline_images_
         f_b = ev.baseline_values[0]
         # over the groups, not one player per column (no 12 million names)
         self.game_ = CoalitionGame(
