@@ -35,9 +35,27 @@ Before (2048x2048, 2 cores, 24 GiB; MB above the model's own use; an
     integrated_gradients         error          no  (numpy: Unable to allocate 95.2 GiB)
     owen                         error          no  (numpy: Unable to allocate 46.1 GiB)
 
-After:
+After (same machine, commit b02b32f; integrated_gradients with n_steps=4)::
 
-=== AFTER ===
+    case                            MB       s  under 1024 MB
+    model only                       0     0.0  yes
+    fit PatchGrouper               348     2.0  yes
+    fit SuperpixelGrouper          591     8.4  yes
+    fit AdaptiveGrouper           1054    40.1  no
+    occlusion                      760     7.7  yes
+    arch                           760     9.6  yes
+    kernel_shap                    750    67.5  yes
+    permutation_shap               749    63.6  yes
+    lime                           749    63.8  yes
+    rise                           749    66.9  yes
+    integrated_gradients           840    59.7  yes
+    owen                          1930   112.6  no
+
+Still above 1 GB: AdaptiveGrouper (about 1.05 GB: the photo, its baseline,
+labels_, groups_, initial_groups_ and the merge history, each 100 MB as
+int64 or float64 at this size, live together) and owen with an AdaptiveGrouper
+hierarchy (about 1.9 GB: that grouper's arrays beside the explainer's own
+PatchGrouper, labels_, rows and background).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
