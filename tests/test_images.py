@@ -94,7 +94,7 @@ def test_superpixel_grouper_needs_scikit_image(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_skimage)
-    with pytest.raises(ImportError, match=r"skdecomp\[image\]"):
+    with pytest.raises(ImportError, match=r"skdecomp\[superpixels\]"):
         SuperpixelGrouper().fit(np.zeros((1, 8, 8)))
 
 
