@@ -548,8 +548,6 @@ def tree_budget(budget):
     """Model evaluations of AGREED's merges within an explanation's budget of ``budget``."""
     return max(_TREE_MIN_EVALUATIONS, int(_TREE_SHARE * budget))
 
-    return hierarchy, groups
-
 
 def _mismatch(est, initial, K, problem):
     """The error of a grouper whose initial groups are not the explainer's groups."""
