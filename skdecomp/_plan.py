@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ._methods._registry import SAMPLED_METHODS, SINGLE_GROUP_METHODS, default_methods
+from ._methods._shared import can_share
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -348,7 +349,9 @@ def _partition_evaluations(K, methods, n_rows, n_bg, tree):
         budget = SAMPLED_EVALUATIONS // max(1, n_rows * n_bg)
         n_samples = min(2 * K + 2048, max(4 * (K + 1), budget))
         n_samples = min(n_samples, 2.0 ** min(K, 60))  # never more than every coalition
-    return float(n_rows * n_bg * (per_row + len(sampled) * n_samples)), 0.0
+    # sampled methods asked for together share one design
+    n_designs = len(sampled) - max(len(can_share(sampled, None)) - 1, 0)
+    return float(n_rows * n_bg * (per_row + n_designs * n_samples)), 0.0
 
 
 def _source_rows(K, n_rows, tree):

@@ -67,11 +67,16 @@ def evaluations_bound(methods, n_groups, budget, n_steps=SRG_STEPS):
     """Model evaluations of one photo, at most, by step.
 
     AGREED spends 10 per region of the colour tree it starts from; the
-    single-group methods ``2 K + 1`` together; every sampled method its
-    budget; the hierarchical map ``budget``; SRG ``2 (n_steps + 1)`` per map.
+    single-group methods ``2 K + 1`` together; the sampled methods their
+    budget, once for those that share one design; the hierarchical map
+    ``budget``; SRG ``2 (n_steps + 1)`` per map.
     """
+    from .._methods._shared import can_share
+
     n_samples = sampled_budget(methods, n_groups)
+    shared = len(can_share([REGISTRY[m].name for m in methods], None))
     sampled = sum(1 for m in methods if REGISTRY[m].kind == "sampled")
+    sampled -= max(shared - 1, 0)
     steps = {
         "agreed": 10 * n_groups,
         "maps": 2 * n_groups + 1 + sampled * n_samples,
