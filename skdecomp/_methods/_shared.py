@@ -119,16 +119,28 @@ def _binomial(k, p):
     return np.array([comb(k, int(i)) for i in s], dtype=np.float64) * p**s * (1 - p) ** (k - s)
 
 
-def _unit_terms(design, r, A=None):
-    """Per-coalition terms ``r[:, c] * A[c]`` summed over each unit's two coalitions.
+class _Piece:
+    """Terms ``r[:, c] * A[c]`` of the draws, summed over each unit's two coalitions.
 
-    ``r`` (n_games, n_coal); ``A`` (n_coal, k) or None (scalar terms).
-    Returns (n_games, n_units, k), or (n_games, n_units).
+    Kept factored, as the rows ``r`` (n_games, n_coal) and the matrix ``A``
+    (n_coal, k; None for one term per unit, the same for every group), so
+    that the variances of every method and difference are sums of matrix
+    products (``_Spreads``) and no (n_games, n_units, k) array is made.
     """
-    a, b = design.pairs[:, 0], design.pairs[:, 1]
-    if A is None:
-        return r[:, a] + r[:, b]
-    return r[:, a, None] * A[a][None] + r[:, b, None] * A[b][None]
+
+    def __init__(self, design, r, A=None):
+        a, b = design.pairs[:, 0], design.pairs[:, 1]
+        self.sides = [(np.ascontiguousarray(r[:, a]), None if A is None else A[a]),
+                      (np.ascontiguousarray(r[:, b]), None if A is None else A[b])]
+
+
+def _combine(*parts):
+    """Terms as {piece: coefficient}, from (terms, coefficient) parts."""
+    out = {}
+    for terms, coef in parts:
+        for piece, c in (terms or {}).items():
+            out[piece] = out.get(piece, 0.0) + coef * c
+    return out
 
 
 # -- the estimators -------------------------------------------------------------
@@ -137,8 +149,9 @@ class _Estimate:
 
     ``inner`` (n_games, k): the groups in play; ``rest`` (n_games,) or None:
     the value of every group not in play (RISE's mean of the game), else 0.
-    ``terms`` (n_games, n_units, k) and ``rest_terms`` (n_games, n_units):
-    to first order, the estimate's deviation is the sum of the terms.
+    ``terms`` and ``rest_terms``: {_Piece: coefficient}, the terms per unit
+    (n_games, n_units, k) and (n_games, n_units) as sums of pieces; to first
+    order, the estimate's deviation is the sum of the terms over the units.
     """
 
     def __init__(self, inner, rest=None, terms=None, rest_terms=None, scale=1.0):
@@ -146,8 +159,8 @@ class _Estimate:
         self.rest = rest
         # residual terms of a fit spread less than independent ones: the
         # fit spends degrees of freedom on the draws (``Draws.spent``)
-        self.terms = None if terms is None else terms * scale
-        self.rest_terms = None if rest_terms is None else rest_terms * scale
+        self.terms = None if terms is None else _combine((terms, scale))
+        self.rest_terms = None if rest_terms is None else _combine((rest_terms, scale))
 
 
 def _spent_scale(design, X, w, inv):
@@ -186,7 +199,7 @@ def _kernel_fit(design, y, errors):
     ones = inv.sum(axis=1)
     M = inv - np.outer(ones, ones) / ones.sum()
     r = (y[:, :-2] - base[:, None] - est @ Z.T.astype(np.float64)) * w
-    return _Estimate(est, terms=_unit_terms(design, r, Z @ M),
+    return _Estimate(est, terms={_Piece(design, r, Z @ M): 1.0},
                      scale=_spent_scale(design, Z, w, M))
 
 
@@ -221,7 +234,8 @@ def _permutation(design, y, params, errors, cache=None):
     est = beta + r @ weight
     if not errors:
         return _Estimate(est)
-    return _Estimate(est, terms=_unit_terms(design, r, weight) + kern.terms)
+    return _Estimate(est, terms=_combine(({_Piece(design, r, weight): 1.0}, 1.0),
+                                         (kern.terms, 1.0)))
 
 
 def _lime(design, y, params, errors, cache=None):
@@ -250,7 +264,7 @@ def _lime_fit(design, y, params, errors):
     if not errors or design.exact:
         return _Estimate(est)
     r = (yc - coef @ X.T.astype(np.float64)) * w
-    return _Estimate(est, terms=_unit_terms(design, r, (X @ inv)[:, 1:]),
+    return _Estimate(est, terms={_Piece(design, r, (X @ inv)[:, 1:]): 1.0},
                      scale=_spent_scale(design, X, w, inv))
 
 
@@ -276,8 +290,8 @@ def _rise(design, y, params, errors, cache=None):
     est = mean[:, None] + (1 - p) * beta
     if not errors or design.exact:
         return _Estimate(est, mean)
-    rest_terms = _unit_terms(design, resid * B[design.sizes])
-    terms = rest_terms[:, :, None] + (1 - p) * lime.terms
+    rest_terms = {_Piece(design, resid * B[design.sizes]): 1.0}
+    terms = _combine((rest_terms, 1.0), (lime.terms, 1 - p))
     return _Estimate(est, mean, terms, rest_terms)
 
 
@@ -315,23 +329,19 @@ class SharedErrors:
         n_b, k = groups.shape
         self.live[rows[:, None], groups] = True
         dof = max(draws.dof, 1.0)
-        scale = _unit_scale(draws, next(iter(estimates.values())).terms.shape[1])
-        # the terms of each method, centred in their strata and scaled so
-        # that their sum of squares is the variance (``Draws.variance``)
-        dev = {m: _centred(e.terms, draws) * scale[None, :, None]
-               for m, e in estimates.items()}
-        rest = {m: None if e.rest_terms is None
-                else _centred(e.rest_terms[:, :, None], draws)[:, :, 0] * scale[None, :]
-                for m, e in estimates.items()}
+        spreads = _Spreads(draws)
         for key in self.keys:
             a, b = key if isinstance(key, tuple) else (key, None)
-            da = dev[a] if b is None else dev[a] - dev[b]
-            v = np.einsum("guk,guk->gk", da, da) / self.n_bg**2
+            ea, eb = estimates[a], None if b is None else estimates[b]
+            terms = ea.terms if eb is None else _combine((ea.terms, 1.0), (eb.terms, -1.0))
+            v = np.broadcast_to(spreads.variance(terms), (n_b * n_out, k)) / self.n_bg**2
             v = v.reshape(n_b, n_out, k).transpose(0, 2, 1)
-            ra = rest[a] if b is None else _rest_diff(rest[a], rest[b])
-            if ra is not None:
+            rest = ea.rest_terms if eb is None else (
+                None if ea.rest_terms is None and eb.rest_terms is None
+                else _combine((ea.rest_terms, 1.0), (eb.rest_terms, -1.0)))
+            if rest:
                 # a group out of play in a game takes the variance of its rest
-                vr = (np.einsum("gu,gu->g", ra, ra) / self.n_bg**2).reshape(n_b, 1, n_out)
+                vr = (spreads.variance(rest)[:, 0] / self.n_bg**2).reshape(n_b, 1, n_out)
                 _scatter_rows(self.var[key], rows, vr)
                 _scatter_rows(self.per_dof[key], rows, vr**2 / dof)
                 _scatter(self.var[key], rows, groups, -np.broadcast_to(vr, v.shape))
@@ -351,29 +361,62 @@ class SharedErrors:
         return out
 
 
-def _rest_diff(a, b):
-    if a is None and b is None:
-        return None
-    return (0.0 if a is None else a) - (0.0 if b is None else b)
+class _Spreads:
+    """``Draws.variance`` of sums of pieces, from matrix products.
 
+    For terms ``T = sum_i c_i R_i A_i`` (each side of each piece), the
+    variance over the strata h (factor f_h, n_h units) is ``sum_h f_h
+    (sum_u T_u**2 - (sum_u T_u)**2 / n_h)``: the squares are ``sum_ij c_i c_j
+    (R_i R_j f) @ (A_i A_j)``, the stratum sums ``R_i[:, h] @ A_i[h]``; both
+    are kept per pair of sides and per side, for every key of a segment.
+    """
 
-def _unit_scale(draws, n_units):
-    """sqrt of each unit's stratum factor (``Draws.groups``); 0 outside them."""
-    scale = np.zeros(n_units)
-    for at, factor in draws.groups:
-        scale[at] = np.sqrt(factor)
-    return scale
+    def __init__(self, draws):
+        self.groups = [(np.asarray(at), float(factor)) for at, factor in draws.groups]
+        self.n_units = draws.n_draws
+        self.f = np.zeros(self.n_units)
+        for at, factor in self.groups:
+            self.f[at] = factor
+        self.f_over_n = np.array([factor / at.size for at, factor in self.groups])
+        self._grams, self._sums = {}, {}
 
+    def _gram(self, i, j):
+        key = (i, j) if (id(i[0]), i[1]) <= (id(j[0]), j[1]) else (j, i)
+        key = tuple((id(p), side) for p, side in key)
+        if key not in self._grams:
+            (ri, ai), (rj, aj) = i[0].sides[i[1]], j[0].sides[j[1]]
+            if ai is None and aj is None:
+                aa = np.ones((self.n_units, 1))
+            else:
+                aa = ai * aj if ai is not None and aj is not None else (
+                    ai if ai is not None else aj)
+            self._grams[key] = (ri * rj * self.f) @ aa
+        return self._grams[key]
 
-def _centred(terms, draws):
-    """Terms (n_games, n_units, k) less their stratum's mean."""
-    out = np.zeros_like(terms)
-    for at, _ in draws.groups:
-        lo, hi = at[0], at[-1] + 1
-        idx = slice(lo, hi) if hi - lo == at.size else at
-        sub = terms[:, idx]
-        out[:, idx] = sub - sub.mean(axis=1, keepdims=True)
-    return out
+    def _sum(self, i):
+        key = (id(i[0]), i[1])
+        if key not in self._sums:
+            r, a = i[0].sides[i[1]]
+            self._sums[key] = np.stack([
+                r[:, at].sum(axis=1)[:, None] if a is None else r[:, at] @ a[at]
+                for at, _ in self.groups])
+        return self._sums[key]
+
+    def variance(self, terms):
+        """(n_games, k) variances of the sum over the units of ``terms``."""
+        sides = [((piece, side), c) for piece, c in terms.items() if c
+                 for side in (0, 1)]
+        if not sides or not self.groups:
+            return np.zeros((1, 1))
+        total = 0.0
+        for n, (i, ci) in enumerate(sides):
+            for j, cj in sides[n:]:
+                total = total + (1.0 if j is i else 2.0) * ci * cj * self._gram(i, j)
+        sums = 0.0
+        for i, ci in sides:
+            sums = sums + ci * self._sum(i)
+        total = total - np.einsum("h,hgk->gk", self.f_over_n, sums**2)
+        return np.maximum(total, 0.0)
 
 
 def _scatter(target, rows, groups, values):
