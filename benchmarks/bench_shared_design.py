@@ -10,7 +10,7 @@ values (see the user guide, "Several sampled methods, one set of model calls"). 
     with all four methods against each method alone, at the same
     ``n_samples`` (the default, ``2 K + 2048``): an MLP on a table of K = 10
     (scikit-learn's diabetes) and K = 40 columns (``make_friedman1`` with 40
-    features), 10 background rows, 10 explained rows (the least CPU time of
+    features), 10 background rows, 40 explained rows (the least CPU time of
     three calls); and the pretrained CNN
     (EfficientNet-Lite0 on ONNX Runtime) on a sample photo over 196 squares
     of 16 px, against its blurred photo. Target: at most 1.2 times the most
@@ -32,12 +32,13 @@ values (see the user guide, "Several sampled methods, one set of model calls"). 
 Measured on 2 cores (``benchmarks/results/shared_design_*.txt``):
 
 - cost, together over the most expensive method alone: model evaluations
-  0.65 (K = 10: LIME and RISE alone draw more), 1.00 (K = 40) and 1.00 (the
-  CNN); CPU seconds 1.00 on the CNN (24.2 s together, 22.5 to 24.1 s each
-  alone), but 1.1 (K = 10) and 2.7 (K = 40) on the MLP, whose 212,810
-  evaluations take a few hundredths of a second: there the estimators and
-  their standard errors (four methods and six differences, one term per
-  drawn pair and group) are the cost;
+  0.63 (K = 10: LIME and RISE alone draw more), 1.00 (K = 40) and 1.00 (the
+  CNN); CPU seconds 0.43 (K = 10), 1.08 (K = 40: 0.68 s against 0.63 s
+  for KernelSHAP alone) and 0.96 (the CNN: 23.8 s against 22.9 to 24.8 s
+  each alone). The standard errors of four methods and six differences are
+  sums of matrix products of the factored terms (``_shared._Spreads``);
+  built as one array of terms per unit and group they took 2.7 times
+  KernelSHAP's CPU time at K = 40;
 - accuracy: shared over own MSE 1.00 for KernelSHAP (the same estimate),
   0.18 to 0.30 for permutation SHAP, 0.13 to 0.79 for LIME, 0.03 to 0.19
   for RISE;
@@ -112,8 +113,8 @@ def part_cost():
         def make_explainer(model, n, bg=bg, X=X):
             return Explainer(model, background=bg, n_samples=n, random_state=0).fit(X)
 
-        _cost_row(f"MLP, K = {K} columns, 10 background rows, 10 rows",
-                  lambda mlp=mlp: mlp.predict, X[100:110])
+        _cost_row(f"MLP, K = {K} columns, 10 background rows, 40 rows",
+                  lambda mlp=mlp: mlp.predict, X[100:140])
     from skdecomp import PatchGrouper
     from skdecomp._image._model import ImageModel
     from skdecomp.datasets import load_pretrained_cnn, load_sample_photos

@@ -453,7 +453,7 @@ def shared_attributions(game, X, prediction, differ, budget, seed, methods, para
         game.expected_value[None, :]
     )
     designs = {}
-    per_row = min(budget, 1 << K) * n_out * n_bg * (2 * K if errors else 1)
+    per_row = min(budget, 1 << K) * n_out * n_bg * (8 if errors else 1)
     for rows in _row_chunks(n_rows, per_row):
         segments = []
         for k, (blocks, groups) in _by_count(differ[rows]).items():
