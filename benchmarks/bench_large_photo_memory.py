@@ -41,7 +41,7 @@ After (same machine, commit b02b32f; integrated_gradients with n_steps=4)::
     model only                       0     0.0  yes
     fit PatchGrouper               348     2.0  yes
     fit SuperpixelGrouper          591     8.4  yes
-    fit AdaptiveGrouper           1054    40.1  no
+    fit AdaptiveGrouper            735    35.6  yes
     occlusion                      760     7.7  yes
     arch                           760     9.6  yes
     kernel_shap                    750    67.5  yes
@@ -49,12 +49,13 @@ After (same machine, commit b02b32f; integrated_gradients with n_steps=4)::
     lime                           749    63.8  yes
     rise                           749    66.9  yes
     integrated_gradients           840    59.7  yes
-    owen                          1930   112.6  no
+    owen                          1349    98.4  no
 
-Still above 1 GB: AdaptiveGrouper (about 1.05 GB: the photo, its baseline,
-labels_, groups_, initial_groups_ and the merge history, each 100 MB as
-int64 or float64 at this size, live together) and owen with an AdaptiveGrouper
-hierarchy (about 1.9 GB: that grouper's arrays beside the explainer's own
+AdaptiveGrouper was at 1,054 MB before its merge history and initial groups
+became views of one array of the columns in the tree's leaf order (each
+merge had kept its two groups' columns as copies). Still above 1 GB: owen
+with an AdaptiveGrouper hierarchy (about 1.35 GB: the fitted grouper's
+labels_, groups_, label maps and baseline beside the explainer's own
 PatchGrouper, labels_, rows and background).
 """
 

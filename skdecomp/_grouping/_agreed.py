@@ -824,10 +824,16 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
                                 else [int(c) for c in g] for g in initial_groups]
         self.initial_group_names_ = np.asarray(names[: tree.n_leaves], dtype=object)
         leaves = tree.leaves()
+        if images:
+            # every node's columns as a view of one array, the leaves in the
+            # order of the tree (millions of columns, many merges)
+            flat, span = _leaf_ordered(tree, self.initial_groups_)
+            self.initial_groups_ = [flat[span[k][0]:span[k][1]]
+                                    for k in range(len(self.initial_groups_))]
 
         def columns(node):
             if images:
-                return np.sort(np.concatenate([self.initial_groups_[k] for k in leaves[node]]))
+                return flat[span[node][0]:span[node][1]]
             return sorted(c for k in leaves[node] for c in self.initial_groups_[k])
 
         self.history_ = [
@@ -891,3 +897,34 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
         check_cut(tree, n_groups)
         _, labels = cut(tree, n_groups)
         return self._cut_groups(labels)
+
+
+def _leaf_ordered(tree, initial_groups):
+    """The leaves' columns in the tree's order, and each node's (start, stop) in it.
+
+    The leaves under a node are consecutive in a depth-first order of the
+    tree, so each node's columns are one slice of a single array.
+    """
+    n_nodes = tree.n_leaves + len(tree.children)
+    children = {tree.n_leaves + t: ab for t, ab in enumerate(tree.children)}
+    used = {c for ab in tree.children for c in ab}
+    roots = [n for n in range(n_nodes) if n not in used]
+    order = []
+    for root in roots:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node in children:
+                a, b = children[node]
+                stack.extend((b, a))  # a first
+            else:
+                order.append(node)
+    sizes = np.array([len(initial_groups[k]) for k in order], dtype=np.int64)
+    start = dict(zip(order, np.r_[0, np.cumsum(sizes)[:-1]].tolist()))
+    span = {k: (start[k], start[k] + len(initial_groups[k])) for k in order}
+    for node in range(tree.n_leaves, n_nodes):
+        a, b = children[node]
+        span[node] = (min(span[a][0], span[b][0]), max(span[a][1], span[b][1]))
+    flat = (np.concatenate([initial_groups[k] for k in order]) if order
+            else np.zeros(0, dtype=np.int64))
+    return flat, span
