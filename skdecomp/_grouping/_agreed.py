@@ -409,7 +409,8 @@ class AdaptiveGrouper(ImageAgreedMixin, _BaseGrouper):
         ``"x1"``, ... without them.
     history_ : list of dict
         One entry per merge, in order, with keys ``"groups"`` (the two merged
-        groups, as column lists), ``"names"``, ``"score"`` (the loss decrease
+        groups, as column lists; on images int64 arrays, read-only views in
+        the order of the tree's leaves), ``"names"``, ``"score"`` (the loss decrease
         or interaction strength), ``"loss_before"``, ``"loss_after"``,
         ``"n_groups"`` (after the merge), ``"model_calls"`` (so far),
         ``"held_out_loss_before"``, ``"held_out_loss_after"`` and
