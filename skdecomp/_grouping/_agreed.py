@@ -928,4 +928,5 @@ def _leaf_ordered(tree, initial_groups):
         span[node] = (min(span[a][0], span[b][0]), max(span[a][1], span[b][1]))
     flat = (np.concatenate([initial_groups[k] for k in order]) if order
             else np.zeros(0, dtype=np.int64))
+    flat.setflags(write=False)  # shared by every view
     return flat, span
