@@ -384,3 +384,23 @@ def test_large_values_are_refused_only_for_models_that_cannot_take_them():
             check_value_sizes(X, estimator)
     check_value_sizes(X.assign(a=X["a"] / 1e290), "rf")  # 1e18: within float32
     pd.testing.assert_frame_equal(X, before)
+
+
+def test_grouping_display_draws_a_merge_tree_deeper_than_the_recursion_limit():
+    import sys
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skdecomp.plot import GroupingDisplay
+
+    n = sys.getrecursionlimit() + 200
+    # a chain: group 0 absorbs one column at each merge
+    history = [{"groups": (list(range(k + 1)), [k + 1]), "names": (f"c0..{k}", f"c{k + 1}"),
+                "loss_before": float(n - k), "loss_after": float(n - k - 1),
+                "n_groups": n - k} for k in range(n)]
+    disp = GroupingDisplay.from_result(history, kind="dendrogram")
+    assert len(disp.n_groups) == n + 1
+    plt.close("all")

@@ -470,15 +470,20 @@ class GroupingDisplay:
         xs = {}
         order = []
 
-        def place(key):
-            if key in children:
+        def place(root):
+            # depth first, with a stack: merge paths can be thousands deep
+            stack = [(root, False)]
+            while stack:
+                key, done = stack.pop()
+                if key not in children:
+                    xs[key] = float(len(order))
+                    order.append(key)
+                    continue
                 a, b = sorted(children[key], key=min)
-                place(a)
-                place(b)
-                xs[key] = (xs[a] + xs[b]) / 2
-            else:
-                xs[key] = float(len(order))
-                order.append(key)
+                if done:
+                    xs[key] = (xs[a] + xs[b]) / 2
+                else:
+                    stack.extend([(key, True), (b, False), (a, False)])
 
         for r in roots:
             place(r)
