@@ -49,14 +49,16 @@ After (same machine, commit b02b32f; integrated_gradients with n_steps=4)::
     lime                           749    63.8  yes
     rise                           749    66.9  yes
     integrated_gradients           840    59.7  yes
-    owen                          1349    98.4  no
+    owen                          1157   100.2  no
 
 AdaptiveGrouper was at 1,054 MB before its merge history and initial groups
 became views of one array of the columns in the tree's leaf order (each
-merge had kept its two groups' columns as copies). Still above 1 GB: owen
-with an AdaptiveGrouper hierarchy (about 1.35 GB: the fitted grouper's
-labels_, groups_, label maps and baseline beside the explainer's own
-PatchGrouper, labels_, rows and background).
+merge had kept its two groups' columns as copies); owen over it was at
+1,930 MB, then 1,349, before its tree was read from the pixels' labels (not
+every column's) and the fitted grouper freed once read. Still above 1 GB:
+owen with an AdaptiveGrouper hierarchy (about 1.16 GB: the grouper's fit,
+about 700 MB at its peak, beside the explainer's own PatchGrouper and
+rows).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause

@@ -607,8 +607,7 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
             self.hierarchy, spec, data if image_shape is None else data[:1], y,
             images=image_shape is not None, budget=self.n_samples, **params)
         self._tree_plan = plan  # the budget left after an image grouper's evaluations
-        # the user's columns may be labels of a frame with non-string names;
-        # a grouper's groups are positions
+        # a frame's columns may be labels that are not strings; a grouper's are positions
         labels = (
             list(X.columns)
             if isinstance(X, pd.DataFrame) and feature_names is None
@@ -632,6 +631,7 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
             self.hierarchy_ = resolve_hierarchy(
                 hierarchy, groups, [str(n) for n in names], feature_names, X,
                 method=self.method, column_labels=frame_labels)
+        hierarchy = None  # a fitted grouper's arrays (a photo's pixels) are freed
         bg = (resolve_background(self.background, X, rng) if base_row is None
               else base_row[None, :])
         if image_shape is not None and isinstance(bg, np.ndarray):

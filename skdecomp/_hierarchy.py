@@ -583,22 +583,21 @@ def _from_image_merges(est, positions, player_names, image=0):
     K = len(positions)
     n_features = sum(len(p) for p in positions)
     label_map = np.asarray(est.initial_label_maps_[image])
-    initial = _label_groups(label_map, n_features)
-    if initial is None:
+    if n_features % label_map.size:
         raise ValueError(
             f"hierarchy: the {name} was fitted on images of {label_map.shape[0]}x"
             f"{label_map.shape[1]} pixels; the explainer's rows have {n_features} "
             "columns. Fit it on the explained images (or pass it unfitted)."
         )
-    n_initial = len(initial)
-    sizes = np.array([len(c) for c in initial])
-    column_label = np.empty(n_features, dtype=np.int64)
-    for g, cols in enumerate(initial):
-        column_label[cols] = g
+    # column c is a channel of pixel c // n_channels (rows are pixel-major)
+    pixel_label = label_map.reshape(-1).astype(np.int64)
+    n_channels = n_features // label_map.size
+    sizes = np.bincount(pixel_label) * n_channels
+    n_initial = sizes.size
     player_of = np.full(n_initial, -1, dtype=np.int64)
     problem = None
     for k, cols in enumerate(positions):
-        labels = np.unique(column_label[np.asarray(cols, dtype=np.int64)])
+        labels = np.unique(pixel_label[np.asarray(cols, dtype=np.int64) // n_channels])
         if labels.size > 1:
             problem = (f"group {player_names[k]!r} covers pixels of {labels.size} of "
                        "them")
