@@ -22,6 +22,7 @@ __all__ = [
     "cache_bytes",
     "parse_memory",
     "format_bytes",
+    "format_seconds",
 ]
 
 #: Largest number of groups for exact enumeration of all 2**K coalitions.
@@ -94,3 +95,14 @@ def format_bytes(n):
         if n >= size:
             return f"{n / size:.1f} {unit}"
     return f"{n} bytes"
+
+
+def format_seconds(seconds):
+    """A duration as text, e.g. ``"40 s"`` or ``"12 min"``."""
+    if seconds < 10:
+        return f"{seconds:.2g} s"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from ._config import format_seconds
 from ._methods._registry import SAMPLED_METHODS, SINGLE_GROUP_METHODS, default_methods
 from ._methods._shared import can_share
 
@@ -314,25 +315,15 @@ class Plan:
         calls = ("no model evaluations (the trees are read directly)"
                  if not self.evaluations else
                  f"about {_count(self.evaluations)} model evaluations")
-        return f"{calls}, roughly {_duration(self.seconds)} and {self.memory:,.0f} MB"
+        return f"{calls}, roughly {format_seconds(self.seconds)} and {self.memory:,.0f} MB"
 
     def breakdown(self):
         """One line: the estimated time of every step."""
-        return ", ".join(f"{name} {_duration(s)}" for name, s in self.steps.items())
+        return ", ".join(f"{name} {format_seconds(s)}" for name, s in self.steps.items())
 
 
 def _count(n):
     return f"{n / 1e6:.3g} million" if n >= 1e6 else f"{int(n):,}"
-
-
-def _duration(seconds):
-    if seconds < 10:
-        return f"{seconds:.2g} s"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def _partition_evaluations(K, methods, n_rows, n_bg, tree):
@@ -658,7 +649,7 @@ def plan_report(X, y, *, model=None, estimator="hgb", groups=None, methods=None,
 def _refusal(plan, budget, max_memory, n_rows, groups, methods):
     over = []
     if budget is not None and plan.seconds > budget:
-        over.append(f"more than the budget of {_duration(budget)}")
+        over.append(f"more than the budget of {format_seconds(budget)}")
     if max_memory is not None and plan.memory > max_memory:
         over.append(f"more than the memory limit of {max_memory:,.0f} MB")
     options = []

@@ -25,7 +25,7 @@ import pandas as pd
 from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
-from .._config import batch_rows
+from .._config import batch_rows, format_seconds
 from .._image import read_images
 from .._model import (
     FunctionModel,
@@ -177,20 +177,12 @@ def _announced(results, total, n_rows, name, n_workers=1):
             if seconds > LONG_RUN_SECONDS:
                 warnings.warn(
                     f"This call sends {n_rows:,} rows to {name}, about "
-                    f"{_duration(seconds)} at the speed of its first "
+                    f"{format_seconds(seconds)} at the speed of its first "
                     f"{n_rows // total:,}. Set verbose=1 for a progress bar; "
                     "fewer rows, a smaller n_samples or fewer methods shorten it.",
                     UserWarning, stacklevel=4,
                 )
         yield part
-
-
-def _duration(seconds):
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 class _Hybrids:

@@ -528,10 +528,7 @@ def sampled_attributions(game, X, methods, rng, *, n_samples=None,
         if spec.name in shared:
             out[method] = shared[spec.name]
             continue
-        params = check_method_params(
-            spec.name,
-            {k: v for k, v in (method_params or {}).items() if k in spec.params},
-        )
+        params = _own_params(spec.name, method_params)
         if not game.anchored:
             if spec.name == "integrated_gradients":
                 raise ValueError(
@@ -577,6 +574,13 @@ def sampled_attributions(game, X, methods, rng, *, n_samples=None,
     return out
 
 
+def _own_params(method, method_params):
+    """The options of ``method`` among ``method_params``, checked, with defaults."""
+    own = get_method(method).params
+    return check_method_params(
+        method, {k: v for k, v in (method_params or {}).items() if k in own})
+
+
 def _shared(game, X, prediction, methods, seed, n_samples, method_params, sizes,
             errors):
     """The methods that one design serves, from it: dict name -> attributions.
@@ -591,9 +595,7 @@ def _shared(game, X, prediction, methods, seed, n_samples, method_params, sizes,
     K = game.n_groups
     # each method's smallest budget is checked on its own (above)
     budget = max(resolve_budget(m, n_samples, K, check=False) for m in together)
-    params = {m: check_method_params(
-        m, {k: v for k, v in (method_params or {}).items() if k in get_method(m).params})
-        for m in together}
+    params = {m: _own_params(m, method_params) for m in together}
     if game.anchored:
         differ = differing_groups(game, X)
     else:

@@ -1,52 +1,50 @@
 """Several sampled methods from one design of coalitions.
 
-Asked for together, KernelSHAP, permutation SHAP, LIME (constant kernel) and
-RISE read one set of model calls: one design of coalitions is drawn from the
-seed, every coalition is evaluated once, and each method is an estimator of
-its own weights on those values (the methods as weightings of one game;
-Theorem 3.1 of Seifert et al., ICLR 2026).
+Asked for together, KernelSHAP, permutation SHAP, LIME (constant kernel, no
+ridge) and RISE read one set of model calls: one design of coalitions is
+drawn from the seed, every coalition is evaluated once, and each method is
+an estimator of its own weights on those values (every explainer is a
+weighting of one game; "Tackling the XAI Disagreement Problem with Adaptive
+Feature Grouping", ICLR 2026, Theorem 3.1).
 
 The design
-    Antithetic pairs of random orders of the groups in play, each order and
-    its reverse (the prefixes of the reverse are the complements of the
-    prefixes of the order). The prefix of size s of a uniform random order is
-    a uniform random coalition of size s, so the design is a sample of every
-    size layer, the same number of draws in each, with every draw's
-    complement: the layers of KernelSHAP's design with equal shares (Musco &
-    Witter, ICLR 2025) drawn as chains, and permutation SHAP's own design.
-    Pairs are added while the distinct coalitions stay within the budget,
-    so a call makes at most ``n_samples`` model calls per game, as KernelSHAP
-    alone does. A budget that covers every coalition takes them all, and
-    every estimator is then its closed form.
+    KernelSHAP's own (``_designs._kernel_design``), from KernelSHAP's random
+    stream: layers of coalition sizes s and K - s with equal shares (Musco &
+    Witter, ICLR 2025), small layers whole, each drawn coalition with its
+    complement. A coalition drawn in a layer is uniform in it, so the mean
+    of the layer's draws estimates the layer's mean. KernelSHAP's values are
+    those it gives alone; a budget that covers every coalition gives every
+    estimator its closed form.
 
-The estimators (``SHARED_ESTIMATORS``), on the layer means of the values
-    - permutation SHAP: the mean marginal contribution along the orders;
-    - KernelSHAP: the Shapley-kernel weighted least squares with the
-      efficiency constraint, each layer weighted by its kernel mass over its
-      draws;
-    - RISE: ``E_M[v(M) M_k] / p`` under Bernoulli(p) masks, stratified by
-      the size of M: the binomial mass of each layer times the layer's mean
-      (stratified sampling for probabilistic values; Kolpaczki et al., AAAI
-      2024, "Approximating the Shapley value without marginal contributions");
-    - LIME (constant kernel): the least squares fit under Bernoulli(p)
-      weights, each layer weighted by its binomial mass over its draws.
+The estimators (``SHARED_ESTIMATORS``)
+    - KernelSHAP: its own constrained regression;
+    - permutation SHAP: the Shapley value by strata of sizes (Kolpaczki et
+      al., AAAI 2024) on the residuals of KernelSHAP's additive fit
+      (regression-adjusted Monte Carlo; Witter et al., 2025);
+    - LIME: the least squares fit under Bernoulli(p) weights, each layer
+      weighted by its binomial mass over its draws;
+    - RISE: ``E_M[v(M)] + (1 - p) beta_k``, with beta LIME's coefficients
+      (their normal equations give ``E_M[v(M) M_k] / p``) and the mean by the
+      regression estimator of each layer's mean.
 
 With several background rows, each explained row plays one anchored game per
 background row z over the groups on which it differs from z, each with the
-design relabelled at random (as KernelSHAP and permutation SHAP do alone);
-every method is the mean over z of its estimate in those games. This is the
-method's value of the mean game: the Shapley value is linear in the game; so
-are LIME's coefficients under a product measure (a group that never changes
-the anchored game gets 0) and RISE (such a group gets the game's mean).
+design relabelled at random (as KernelSHAP does alone); every method is the
+mean over z of its estimate in those games. This is the method's value of
+the mean game: the Shapley value is linear in the game; so are LIME's
+coefficients under a product measure (a group that never changes the
+anchored game gets 0) and RISE (such a group gets the game's mean).
 
-Standard errors come from the independent units of the design, the pairs of
-orders: every estimate is, to first order, a sum of one term per pair (the
-regressions by their influence terms), so its variance is the spread of those
-terms; the variances of the games of the background rows add up. The error of
-the difference of two methods is the spread of the difference of their
-terms: it carries the correlation of their errors, which a shared design
-makes large. Each is moderated and t scaled as the methods' own errors are
-(``_errors.moderated_se``).
+Standard errors come from the independent units of the design, the drawn
+pairs of a coalition and its complement, within their layers: every
+estimate is, to first order, a sum of one term per pair (the regressions by
+their influence terms), so its variance is the spread of those terms; the
+variances of the games of the background rows add up. The error of the
+difference of two methods is the spread of the difference of their terms:
+it carries the correlation of their errors, which a shared design makes
+large. The terms are kept factored (``_Piece``) and the spreads are sums of
+matrix products (``_Spreads``). Each is moderated and t scaled as the
+methods' own errors are (``_errors.moderated_se``).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -58,17 +56,15 @@ import numpy as np
 
 from ._errors import moderated_se
 from ._kernels import coalition_gram, coalition_moments, constrained_least_squares
-from ._registry import n_coalitions
+from ._registry import get_method
 from ._designs import _kernel_design
 from ._evaluation import _by_count, _evaluate, _row_chunks, _rows_first, _Segment
 
-__all__ = ["SHARED_ESTIMATORS", "SHARED_SEED_ID", "SharedDesign", "can_share",
-           "shared_design"]
+__all__ = ["SHARED_ESTIMATORS", "SHARED_SEED_ID", "SharedDesign", "can_share"]
 
-#: The random stream of the shared design: KernelSHAP's own (its ``seed_id``
-#: in the registry), so that KernelSHAP gives the same values alone or with
-#: other methods.
-SHARED_SEED_ID = 0
+#: The random stream of the shared design: KernelSHAP's own, so that
+#: KernelSHAP gives the same values alone or with other methods.
+SHARED_SEED_ID = get_method("kernel_shap").seed_id
 
 
 # -- the design -----------------------------------------------------------------
@@ -93,14 +89,6 @@ class SharedDesign:
         count = np.bincount(self.sizes, minlength=k + 1).astype(np.float64)
         self.layer_share = 1.0 / count[self.sizes]
         self.exact = self.draws is None
-        # the units' coalitions and whether each layer was drawn whole
-        whole = count == np.array([comb(k, s) for s in range(k + 1)], dtype=np.float64)
-        self.whole = whole
-
-
-def shared_design(k, budget, rng):
-    """The shared design over k >= 2 groups at ``budget`` model calls per game."""
-    return SharedDesign(k, budget, rng)
 
 
 def can_share(methods, method_params):
@@ -381,8 +369,7 @@ class _Spreads:
         self._grams, self._sums = {}, {}
 
     def _gram(self, i, j):
-        key = (i, j) if (id(i[0]), i[1]) <= (id(j[0]), j[1]) else (j, i)
-        key = tuple((id(p), side) for p, side in key)
+        key = tuple(sorted(((id(i[0]), i[1]), (id(j[0]), j[1]))))
         if key not in self._grams:
             (ri, ai), (rj, aj) = i[0].sides[i[1]], j[0].sides[j[1]]
             if ai is None and aj is None:
@@ -463,7 +450,7 @@ def shared_attributions(game, X, prediction, differ, budget, seed, methods, para
                 _closed(phi, methods, params, i, groups, prediction[i], bg_pred[j], k)
                 continue
             if k not in designs:
-                design = shared_design(k, budget, np.random.RandomState([seed, SHARED_SEED_ID]))
+                design = SharedDesign(k, budget, np.random.RandomState([seed, SHARED_SEED_ID]))
                 keys = np.random.RandomState([seed, SHARED_SEED_ID, k]).random_sample(
                     (n_bg, k)
                 )
