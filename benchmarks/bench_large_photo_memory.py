@@ -49,16 +49,18 @@ After (same machine, commit b02b32f; integrated_gradients with n_steps=4)::
     lime                           749    63.8  yes
     rise                           749    66.9  yes
     integrated_gradients           840    59.7  yes
-    owen                          1157   100.2  no
+    owen                          1157   100.2  no   (933 MB now: below)
 
 AdaptiveGrouper was at 1,054 MB before its merge history and initial groups
 became views of one array of the columns in the tree's leaf order (each
 merge had kept its two groups' columns as copies); owen over it was at
 1,930 MB, then 1,349, before its tree was read from the pixels' labels (not
-every column's) and the fitted grouper freed once read. Still above 1 GB:
-owen with an AdaptiveGrouper hierarchy (about 1.16 GB: the grouper's fit,
-about 700 MB at its peak, beside the explainer's own PatchGrouper and
-rows).
+every column's) and the fitted grouper freed once read; then 1,157 MB, 1,080
+once the hierarchy's grouper was fitted before the explainer's own, and
+**933 MB** (under 1 GB, 170 s) once the explainer kept only the first image's
+merges and initial label map of the grouper it fitted (the fitted grouper had
+held about 400 MB of the photo's groups, baselines and initial grouper while
+the explainer's PatchGrouper was fitted).
 """
 
 # SPDX-License-Identifier: BSD-3-Clause

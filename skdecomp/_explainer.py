@@ -598,14 +598,14 @@ class Explainer(SharedRuntimeCloneMixin, NestedParamsMixin, GroupNamesOutMixin,
         )
         data = ((X if container is None else given) if self.image_shape_ is None
                 else X.reshape(len(X), *image_shape))
+        # images: a grouper's merge tree of the first image (before groups=: peaks apart)
+        hierarchy, spec, plan = fit_hierarchy(
+            self.hierarchy, spec, data if image_shape is None else data[:1], y,
+            images=image_shape is not None, budget=self.n_samples, **params)
         if hasattr(spec, "fit") and hasattr(spec, "get_params"):
             self.grouper_ = _fit_grouper(spec, data, y, **params)
             groups_ = map(np.asarray, self.grouper_.groups_)
             spec = dict(zip(self.grouper_.group_names_, groups_))
-        # images: a grouper's merge tree of the first image
-        hierarchy, spec, plan = fit_hierarchy(
-            self.hierarchy, spec, data if image_shape is None else data[:1], y,
-            images=image_shape is not None, budget=self.n_samples, **params)
         self._tree_plan = plan  # the budget left after an image grouper's evaluations
         # a frame's columns may be labels that are not strings; a grouper's are positions
         labels = (

@@ -398,6 +398,28 @@ def _keeps_image_merges(est):
     return hasattr(est, "merges_") and hasattr(est, "initial_label_maps_")
 
 
+class _ImageMerges:
+    """What the explainer reads of an image grouper it fitted: the first image's merges.
+
+    A photo's grouper holds arrays of every pixel (its groups, baselines, initial
+    grouper); this keeps its name, parameters, merges and initial label map only.
+    """
+
+    def __init__(self, est):
+        self.name = type(est).__name__
+        self._params = est.get_params(deep=False)
+        self.merges_ = [np.array(est.merges_[0], dtype=np.int64)]
+        self.initial_label_maps_ = np.array(est.initial_label_maps_[:1])
+
+    def get_params(self, deep=True):
+        return dict(self._params)
+
+
+def _name(est):
+    """The class name of a grouper, or of the one an _ImageMerges was read from."""
+    return est.name if isinstance(est, _ImageMerges) else type(est).__name__
+
+
 def _is_unfitted_grouper(est):
     """An unfitted grouper (not a scikit-learn clustering, which is read as it is)."""
     from sklearn.exceptions import NotFittedError
@@ -529,6 +551,8 @@ def fit_hierarchy(hierarchy, groups, data, y=None, *, images=False, budget=None,
             plan = {"n_samples": max(1, int(budget) - spent - _EXPLAINER_EVALUATIONS),
                     "estimator": "partition", "tree_evaluations": spent}
             return hierarchy, groups, plan
+        if images and _keeps_image_merges(hierarchy):
+            hierarchy = _ImageMerges(hierarchy)  # the grouper's arrays are freed
     if images and groups is None and _keeps_image_merges(hierarchy):
         n_features = int(np.prod(data.shape[1:]))
         initial = _label_groups(hierarchy.initial_label_maps_[0], n_features)
@@ -551,7 +575,7 @@ def tree_budget(budget):
 
 def _mismatch(est, initial, K, problem):
     """The error of a grouper whose initial groups are not the explainer's groups."""
-    name = type(est).__name__
+    name = _name(est)
     params = est.get_params() if hasattr(est, "get_params") else {}
     start = params.get("initial_groups")
     example = ("Explainer(groups=PatchGrouper(8), hierarchy="
@@ -579,7 +603,7 @@ def _from_image_merges(est, positions, player_names, image=0):
     order); its merges, each given by one initial group of either side,
     nest them, and the groups left at the end are the root's children.
     """
-    name = type(est).__name__
+    name = _name(est)
     K = len(positions)
     n_features = sum(len(p) for p in positions)
     label_map = np.asarray(est.initial_label_maps_[image])

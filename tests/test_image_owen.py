@@ -311,6 +311,7 @@ def test_initial_groups_other_than_the_explainers_groups_raise(net, image, group
         owen_explainer(net, image, groups=groups)
     message = str(err.value)
     assert "initial groups" in message and "explainer's" in message
+    assert "the AdaptiveGrouper's merge tree" in message
     assert "PatchGrouper(patch_size=8)" in message and "groups=None" in message
 
 
