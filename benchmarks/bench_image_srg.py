@@ -71,6 +71,12 @@ test p (``scipy.stats.binomtest``, ties dropped) and a 95 % bootstrap interval
 (2,000 resamples, seed 0) of the mean paired SRG difference. Rows already in
 the CSV are skipped: the run resumes where it stopped.
 
+**Leaf blocks** (``--max-blocks``): the colour tree starts from 2x2 blocks up
+to 260x260. On Lite2 at B = 500 the former 3x3 blocks (``--max-blocks
+12544``) gave lower SRG on 10 and 11 of 14 photos (blur, grey) and single
+pixels (``67600``, 3 s more per photo) no better than 2x2
+(``results/srg_lite2_leaf_blocks.txt``).
+
 Run: python benchmarks/bench_image_srg.py [--quick] [--networks lite0 lite2]
      [--budgets 250 500 1000 2000] [--photos N] [--steps 32] [--variants auto]
      [--threads 1] [--out benchmarks/results/srg_{network}.csv]
@@ -553,7 +559,14 @@ def main():
                              "each with its own --out)")
     parser.add_argument("--summary", nargs="+", default=None,
                         help="only print the summary of these CSV files")
+    parser.add_argument("--max-blocks", type=int, default=None,
+                        help="leaf blocks of the colour tree (e.g. 12544: 3x3 pixels "
+                        "at 260 px, 67600: single pixels); write to another --out")
     args = parser.parse_args()
+    if args.max_blocks is not None:
+        from skdecomp._image._colour_tree import colour_tree
+
+        colour_tree.__kwdefaults__["max_blocks"] = args.max_blocks
     if args.quick:
         args.photos, args.budgets, args.steps, args.networks = 2, [250], 8, ["lite0"]
         if args.out == parser.get_default("out"):
