@@ -35,21 +35,22 @@ Before (2048x2048, 2 cores, 24 GiB; MB above the model's own use; an
     integrated_gradients         error          no  (numpy: Unable to allocate 95.2 GiB)
     owen                         error          no  (numpy: Unable to allocate 46.1 GiB)
 
-After (same machine, commit b02b32f; integrated_gradients with n_steps=4)::
+After (same machine, commit 1538164; integrated_gradients with n_steps=4;
+seconds on a machine busy with other runs)::
 
     case                            MB       s  under 1024 MB
     model only                       0     0.0  yes
-    fit PatchGrouper               348     2.0  yes
-    fit SuperpixelGrouper          591     8.4  yes
-    fit AdaptiveGrouper            735    35.6  yes
-    occlusion                      760     7.7  yes
-    arch                           760     9.6  yes
-    kernel_shap                    750    67.5  yes
-    permutation_shap               749    63.6  yes
-    lime                           749    63.8  yes
-    rise                           749    66.9  yes
-    integrated_gradients           840    59.7  yes
-    owen                          1157   100.2  no   (933 MB now: below)
+    fit PatchGrouper               348     2.3  yes
+    fit SuperpixelGrouper          591     9.8  yes
+    fit AdaptiveGrouper            735    90.5  yes
+    occlusion                      760    16.0  yes
+    arch                           760    16.6  yes
+    kernel_shap                    750   141.0  yes
+    permutation_shap               749   148.0  yes
+    lime                           749   114.0  yes
+    rise                           749   138.6  yes
+    integrated_gradients           839   147.2  yes
+    owen                           933   253.4  yes
 
 AdaptiveGrouper was at 1,054 MB before its merge history and initial groups
 became views of one array of the columns in the tree's leaf order (each
@@ -57,7 +58,7 @@ merge had kept its two groups' columns as copies); owen over it was at
 1,930 MB, then 1,349, before its tree was read from the pixels' labels (not
 every column's) and the fitted grouper freed once read; then 1,157 MB, 1,080
 once the hierarchy's grouper was fitted before the explainer's own, and
-**933 MB** (under 1 GB, 170 s) once the explainer kept only the first image's
+933 MB once the explainer kept only the first image's
 merges and initial label map of the grouper it fitted (the fitted grouper had
 held about 400 MB of the photo's groups, baselines and initial grouper while
 the explainer's PatchGrouper was fitted).
