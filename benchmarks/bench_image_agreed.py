@@ -124,9 +124,18 @@ evaluations; with ``--from-superpixels``, 36 minutes, 208,000); they add
 six partitions per photo (about 40,000 evaluations and 8 to 10 minutes per
 photo in all, estimated).
 
+``--instances A:B`` takes the photo instances of ``bench_image_srg.py``
+(``_photos.photo_instances``: the ten photos, then their crops, e.g.
+``palace@q1``), explained for the predicted class; ``--agreed tree`` runs
+AGREED's default start only; ``--json`` is written after every photo (a
+stopped run resumes) and ``--merge`` adds earlier runs' photos to the tables:
+``--quick --agreed tree --instances 6:30 --merge
+results/agreed_families_quick.json`` extends the six labelled photos to 30.
+
 Run: python benchmarks/bench_image_agreed.py [--quick] [--from-superpixels] [--figure PATH]
      [--photos cat daisy] [--kernel-shap 8] [--lime 3] [--rise 5]
-     [--infd-samples 128] [--json PATH]
+     [--infd-samples 128] [--json PATH] [--instances A:B] [--agreed tree]
+     [--merge JSON ...]
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -134,11 +143,14 @@ Run: python benchmarks/bench_image_agreed.py [--quick] [--from-superpixels] [--f
 import argparse
 import itertools
 import json
+import os
+import sys
 import time
 import warnings
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from skdecomp import AdaptiveGrouper, Explainer, PatchGrouper, SuperpixelGrouper
 from skdecomp._image import colour_tree
 from skdecomp.datasets import load_pretrained_cnn, load_sample_photos
@@ -185,7 +197,7 @@ def initial_grouper(key):
 def resolution_name(key):
     if key == "tree":
         return "colour tree"
-    return f"{key} px patches" if isinstance(key, int) else f"SLIC n={key[4:]}"
+    return f"{key} px patches" if str(key).isdigit() else f"SLIC n={key[4:]}"
 
 
 class Counter:
@@ -510,7 +522,9 @@ def print_comparisons(table, photos, agreed_fits, keys):
           f"{'path to':>8}{'evals':>7}{'seconds':>9}{'evals/s':>9}")
     for photo in photos:
         for patch in keys:
-            f = agreed_fits[photo][patch]
+            f = agreed_fits[photo].get(patch)
+            if f is None:
+                continue
             print(f"{photo:<11}{patch!s:>8}{f['n_initial']:>8}{f['n_groups']:>8}{f['stop']:>16}"
                   f"{f['useful']!s:>8}{f['path_end']:>8}{f['evaluations']:>7}"
                   f"{f['seconds']:>9.1f}{f['evaluations'] / f['seconds']:>9.1f}")
@@ -636,7 +650,15 @@ def main():
     parser.add_argument("--from-superpixels", action="store_true",
                         help="AGREED from SLIC superpixels (n=200, n=50) as well")
     parser.add_argument("--figure", default=None, help="save the figure to this path")
-    parser.add_argument("--json", default=None, help="save every row to this path")
+    parser.add_argument("--json", default=None, help="save every row to this path "
+                        "(after every photo; photos already in it are skipped)")
+    parser.add_argument("--instances", default=None,
+                        help="A:B, the photo instances A..B-1 of bench_image_srg.py "
+                        "(sample photos and their crops), explained for the predicted class")
+    parser.add_argument("--agreed", nargs="+", default=None,
+                        help="AGREED's starts to run (16, 32, tree; default all)")
+    parser.add_argument("--merge", nargs="+", default=(),
+                        help="JSON files of earlier runs whose photos join the tables")
     args = parser.parse_args()
     mode = "quick" if args.quick else "full"
     budgets = {
@@ -645,23 +667,47 @@ def main():
         "rise": args.rise or (4 if args.quick else 5),
     }
     n_infd = args.infd_samples or (96 if args.quick else 128)
-    names = args.photos or list(QUICK_PHOTOS if args.quick else PHOTOS)
-    photos = load_sample_photos(size=SIZE, names=names)
+    if args.instances:
+        from _photos import photo_instances
+
+        a, b = (int(v) for v in args.instances.split(":"))
+        chosen = photo_instances(SIZE)[a:b]
+        todo = [(img, -1, name) for name, img in chosen]
+    else:
+        names = args.photos or list(QUICK_PHOTOS if args.quick else PHOTOS)
+        photos = load_sample_photos(size=SIZE, names=names)
+        todo = list(zip(photos.images, photos.labels, photos.names))
+    rows, agreed_fits = [], {}
+    for path in list(args.merge) + ([args.json] if args.json and os.path.isfile(args.json)
+                                    else []):
+        with open(path) as fh:
+            old = json.load(fh)
+        known = {r["photo"] for r in rows}
+        rows += [r for r in old["rows"] if r["photo"] not in known]
+        agreed_fits.update({k: v for k, v in old["agreed"].items() if k not in known})
+    done = {r["photo"] for r in rows}
+    names = list(dict.fromkeys([r["photo"] for r in rows] + [t[2] for t in todo]))
+    todo = [t for t in todo if t[2] not in done]
     cnn = load_pretrained_cnn("onnx", n_threads=1)
     torch_cnn = load_pretrained_cnn("torch", n_threads=1)
     counter = Counter(cnn)
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     print(f"EfficientNet-Lite0 (ONNX Runtime, 1 thread; IG on the torch module's gradients, "
-          f"{IG_STEPS} steps), {len(names)} photos at {SIZE}x{SIZE}, blurred baseline")
+          f"{IG_STEPS} steps), {len(names)} photos at {SIZE}x{SIZE} ({len(done)} from "
+          "earlier runs), blurred baseline")
     print(f"budgets: kernel_shap {budgets['kernel_shap']} K, lime {budgets['lime']} (K + 1), "
           f"rise {budgets['rise']} (K + 1) (centred), INFD {n_infd} coalitions (p = {P})",
           flush=True)
-    rows, agreed_fits, checked = [], {}, None
+    checked = None
     agreed_keys = dict(AGREED[mode])
+    if args.agreed:
+        agreed_keys = {(int(k) if k.isdigit() else k): agreed_keys[int(k) if k.isdigit()
+                                                                  else k]
+                       for k in args.agreed}
     if args.from_superpixels:
         agreed_keys.update(AGREED_SLIC[mode])
     start_all = time.perf_counter()
-    for image, label, name in zip(photos.images, photos.labels, photos.names):
+    for image, label, name in todo:
         label, predicted = explained_class(cnn, image, label)
         t0 = time.perf_counter()
         ig_pixels = integrated_gradients_pixels(torch_cnn, image, label)
@@ -715,6 +761,8 @@ def main():
                   f"SRG {row['SRG_evaluations']} evals, {row['SRG_seconds']:.0f} s)", flush=True)
         rows += photo_rows
         photo_table(name, photo_rows)
+        if args.json:  # after every photo: a stopped run resumes
+            save(args.json, rows, agreed_fits, None, None, budgets, n_infd)
     print(f"\ntotal {time.perf_counter() - start_all:.0f} s, {counter.n} ONNX evaluations")
     if checked is not None:
         print(f"INFD check on {checked[0]}, {checked[1]} {checked[2]} ({checked[3]} groups): "
@@ -728,18 +776,25 @@ def main():
                                       for m in METHODS))
     print("RISE's constant E_M[v(M)] / (f(x) - f(b)), median: "
           f"{np.median([r['rise_constant'] / (r['fx'] - r['fb']) for r in rows]):.2f}")
-    table = comparisons(rows, names, list(agreed_keys))
-    print_comparisons(table, names, agreed_fits, list(agreed_keys))
+    # JSON keeps the starts' keys as strings
+    agreed_fits = {p: {str(k): f for k, f in fits.items()} for p, fits in agreed_fits.items()}
+    keys = list(dict.fromkeys(k for fits in agreed_fits.values() for k in fits))
+    table = comparisons(rows, names, keys)
+    print_comparisons(table, names, agreed_fits, keys)
     tree_table = tree_comparison(rows, names)
     print_tree_comparison(tree_table)
     if args.figure:
         figure(rows, names, args.figure)
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"rows": rows, "agreed": agreed_fits, "comparisons": table,
-                       "tree_comparisons": tree_table, "budgets": budgets,
-                       "infd_samples": n_infd, "srg_steps": SRG_STEPS}, fh, indent=1,
-                      default=float)
+        save(args.json, rows, agreed_fits, table, tree_table, budgets, n_infd)
+
+
+def save(path, rows, agreed_fits, table, tree_table, budgets, n_infd):
+    with open(path, "w") as fh:
+        json.dump({"rows": rows, "agreed": agreed_fits, "comparisons": table,
+                   "tree_comparisons": tree_table, "budgets": budgets,
+                   "infd_samples": n_infd, "srg_steps": SRG_STEPS}, fh, indent=1,
+                  default=float)
 
 
 if __name__ == "__main__":
