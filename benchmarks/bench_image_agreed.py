@@ -547,7 +547,7 @@ def tree_comparison(rows, photos):
             if not pts:
                 continue
             entry = {"photo": photo, "family": fam, "K_eff": a["K_eff"]}
-            for metric in ("D_excess", "SRG"):
+            for metric in ("D_excess", "INFD_excess", "SRG"):
                 value, outside = on_curve([(r["K_eff"], r[metric]) for r in pts], a["K_eff"])
                 entry[metric] = (a[metric], value, outside)
             table.append(entry)
@@ -560,20 +560,23 @@ def print_tree_comparison(table):
     if not table:
         return
     print("\n== AGREED/tree's default against each family at its K_eff (interpolated in "
-          "log K_eff): photos where its excess D is lower, and where its mean SRG is not "
-          "lower; p: two-sided sign test; median differences AGREED/tree - family ==")
+          "log K_eff): photos where its excess D and its INFD excess are lower, and where "
+          "its mean SRG is not lower; p: two-sided sign test; median differences "
+          "AGREED/tree - family ==")
     print(f"{'family':<16}{'photos':>7}{'ends*':>6}{'D lower':>9}{'p':>8}{'med dD':>9}"
-          f"{'SRG >=':>8}{'p':>8}{'med dSRG':>10}")
+          f"{'INFD lower':>11}{'p':>8}{'SRG >=':>8}{'p':>8}{'med dSRG':>10}")
     for fam in dict.fromkeys(e["family"] for e in table):
         sel = [e for e in table if e["family"] == fam]
         n = len(sel)
         ends = sum(e["D_excess"][2] for e in sel)
         wd = sum(e["D_excess"][0] < e["D_excess"][1] for e in sel)
+        wi = sum(e["INFD_excess"][0] < e["INFD_excess"][1] for e in sel)
         wg = sum(e["SRG"][0] >= e["SRG"][1] for e in sel)
         dd = np.median([e["D_excess"][0] - e["D_excess"][1] for e in sel])
         dg = np.median([e["SRG"][0] - e["SRG"][1] for e in sel])
         print(f"{fam:<16}{n:>7}{ends:>6}{f'{wd}/{n}':>9}{binomtest(wd, n).pvalue:>8.3f}"
-              f"{dd:>+9.3f}{f'{wg}/{n}':>8}{binomtest(wg, n).pvalue:>8.3f}{dg:>+10.3f}")
+              f"{dd:>+9.3f}{f'{wi}/{n}':>11}{binomtest(wi, n).pvalue:>8.3f}"
+              f"{f'{wg}/{n}':>8}{binomtest(wg, n).pvalue:>8.3f}{dg:>+10.3f}")
 
 
 def figure(rows, photos, path):
