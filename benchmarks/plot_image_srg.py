@@ -7,7 +7,7 @@ bootstrap interval (2,000 resamples of the photos, seed 0), and the share of
 photos where skdecomp's map scores higher printed above the points.
 
 Run: python benchmarks/plot_image_srg.py benchmarks/results/srg_lite0_s*.csv
-     [benchmarks/results/srg_lite2.csv] [--out doc/_static/image_srg.png]
+     [benchmarks/results/srg_lite2_c*.csv] [--out doc/_static/image_srg.png]
 """
 
 # SPDX-License-Identifier: BSD-3-Clause
@@ -76,14 +76,19 @@ def main():
                     means.append(d.mean())
                     lows.append(d.mean() - lo)
                     highs.append(hi - d.mean())
-                    below = other == "shapbpt:aa"  # apart from shap's, which is close
+                    # shap's to the left, ShapBPT's tree to the right, its squares below
+                    below = other == "shapbpt:aa"
+                    side = {"shap:partition": ("right", 2), "shapbpt:bpt": ("left", -2)}
+                    ha, dx = side.get(other, ("center", 0))
                     ax.annotate(f"{int((d > 0).sum())}/{d.size}", (x, lo if below else hi),
-                                textcoords="offset points", xytext=(0, -9 if below else 3),
-                                ha="center", fontsize=7, color=color)
+                                textcoords="offset points",
+                                xytext=(dx, -9 if below else 3), ha=ha, fontsize=7,
+                                color=color)
                 ax.errorbar(xs, means, yerr=[lows, highs], color=color, marker=marker,
                             capsize=3, label=f"vs {label}")
             n = len({r["photo"] for r in rows if r["network"] == network})
             ax.set_xscale("log")
+            ax.set_xlim(min(budgets) * 0.7, max(budgets) * 1.25)  # room for the counts
             ax.set_xticks(budgets)
             ax.set_xticklabels([str(b) for b in budgets])
             ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
