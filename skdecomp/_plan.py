@@ -21,7 +21,7 @@ import pandas as pd
 
 from ._config import format_seconds
 from ._methods._registry import SAMPLED_METHODS, SINGLE_GROUP_METHODS, default_methods
-from ._methods._shared import can_share
+from ._methods._shared import n_designs
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -341,8 +341,7 @@ def _partition_evaluations(K, methods, n_rows, n_bg, tree):
         n_samples = min(2 * K + 2048, max(4 * (K + 1), budget))
         n_samples = min(n_samples, 2.0 ** min(K, 60))  # never more than every coalition
     # sampled methods asked for together share one design
-    n_designs = len(sampled) - max(len(can_share(sampled, None)) - 1, 0)
-    return float(n_rows * n_bg * (per_row + n_designs * n_samples)), 0.0
+    return float(n_rows * n_bg * (per_row + n_designs(sampled) * n_samples)), 0.0
 
 
 def _source_rows(K, n_rows, tree):

@@ -60,7 +60,7 @@ from ._registry import get_method
 from ._designs import _kernel_design
 from ._evaluation import _by_count, _evaluate, _row_chunks, _rows_first, _Segment
 
-__all__ = ["SHARED_ESTIMATORS", "SHARED_SEED_ID", "SharedDesign", "can_share"]
+__all__ = ["SHARED_ESTIMATORS", "SHARED_SEED_ID", "SharedDesign", "can_share", "n_designs"]
 
 #: The random stream of the shared design: KernelSHAP's own, so that
 #: KernelSHAP gives the same values alone or with other methods.
@@ -100,6 +100,11 @@ def can_share(methods, method_params):
         # the distance kernel and the ridge weigh the mean game as a whole
         shared.remove("lime")
     return shared if len(shared) >= 2 else []
+
+
+def n_designs(methods, method_params=None):
+    """Designs the sampled ``methods`` draw: one for those that share, one each else."""
+    return len(methods) - max(len(can_share(methods, method_params)) - 1, 0)
 
 
 def _binomial(k, p):

@@ -71,12 +71,11 @@ def evaluations_bound(methods, n_groups, budget, n_steps=SRG_STEPS):
     budget, once for those that share one design; the hierarchical map
     ``budget``; SRG ``2 (n_steps + 1)`` per map.
     """
-    from .._methods._shared import can_share
+    from .._methods._shared import n_designs
 
     n_samples = sampled_budget(methods, n_groups)
-    shared = len(can_share([REGISTRY[m].name for m in methods], None))
-    sampled = sum(1 for m in methods if REGISTRY[m].kind == "sampled")
-    sampled -= max(shared - 1, 0)
+    sampled = n_designs([REGISTRY[m].name for m in methods
+                         if REGISTRY[m].kind == "sampled"])
     steps = {
         "agreed": 10 * n_groups,
         "maps": 2 * n_groups + 1 + sampled * n_samples,
