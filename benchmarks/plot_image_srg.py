@@ -88,7 +88,7 @@ def main():
                             capsize=3, label=f"vs {label}")
             n = len({r["photo"] for r in rows if r["network"] == network})
             ax.set_xscale("log")
-            ax.set_xlim(min(budgets) * 0.7, max(budgets) * 1.25)  # room for the counts
+            ax.set_xlim(min(budgets) * 0.7, max(budgets) * 1.4)  # room for the counts
             ax.set_xticks(budgets)
             ax.set_xticklabels([str(b) for b in budgets])
             ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())

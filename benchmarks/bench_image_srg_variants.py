@@ -1,0 +1,231 @@
+"""Variants of skdecomp's image map, judged by SRG against its default on the same photos.
+
+Each variant changes one thing in ``Explainer(cnn, method="owen",
+hierarchy=AdaptiveGrouper(), baseline="blur", n_samples=B)`` (the default of
+``bench_image_srg.py``, ``skdecomp:adaptive``), at the same budget:
+
+* ``compactness=C``: the colour tree's weight of position against colour
+  (default 1.0; larger gives rounder regions, smaller ones closer to colour).
+* ``split``: what the partition recursion leaves unexpanded in a context of a
+  node is split among its children as they shared the node's expanded
+  contexts (their exact contributions there, clipped at 0 against the sign of
+  their sum; by size where no context was expanded), not by size.
+* ``one-context``: every node is expanded in one context only (the first
+  popped: its largest contribution), its other contexts split as in
+  ``split``: the budget reaches twice as deep, with fewer contexts averaged.
+
+The variants patch the package in this process only. Every map is judged as
+in ``bench_image_srg.py`` (the same photos, classes, blurred baseline, grey
+imputer and steps), and compared with the rows of that benchmark's CSVs for
+the same network, photo, budget and steps: the default's, shap's Partition's
+and ShapBPT's. Rows are written to ``--out`` and a run resumes.
+
+Run: python benchmarks/bench_image_srg_variants.py --network lite2 --budget 500
+     --variants split one-context compactness=0.5 compactness=3
+     --instances 14:30 --against benchmarks/results/srg_lite2_c*.csv
+
+Results (``results/variants_srg_lite2.csv``, Lite2, B = 500, 32 steps, the 16
+photos of the 30 whose rows are at 32 steps): no variant beats the default;
+see ``results/variants_srg_lite2.txt``.
+"""
+
+# SPDX-License-Identifier: BSD-3-Clause
+
+import argparse
+import csv
+import functools
+import heapq
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_image_srg as srg  # noqa: E402
+from _photos import photo_instances  # noqa: E402
+
+FIELDS = ("network", "photo", "variant", "budget", "imputer", "srg", "deletion_auc",
+          "insertion_auc", "evaluations", "map_sum", "steps")
+
+
+def _row_split(value, hierarchy, budget, f0, f1, spread, max_contexts=None):
+    """The partition recursion (``_owen_partition._one_row``) with the ``split`` rule."""
+    from skdecomp._methods import _owen_partition as op
+
+    K, n_out = hierarchy.n_players, f0.shape[0]
+    node_matrix = hierarchy.node_matrix()
+    phi = np.zeros((K, n_out))
+    left = np.zeros((hierarchy.n_nodes, n_out))
+    got = np.zeros((hierarchy.n_nodes, n_out))  # exact contributions each node got
+    expanded = np.zeros(hierarchy.n_nodes, dtype=int)
+    heap, tick = [], [0]
+
+    def push(node, ctx, lo, hi, w):
+        delta = (hi - lo) * w
+        got[node] += delta
+        if node < K:
+            phi[node] += delta
+            return
+        heapq.heappush(heap, (-float(np.abs(delta).max()), tick[0], node, ctx, lo, hi, w))
+        tick[0] += 1
+
+    push(hierarchy.root, np.zeros(K, dtype=bool), f0, f1, 1.0)
+    spent = 0
+    while heap:
+        batch, masks = [], []
+        while heap and len(masks) < op._BATCH:
+            item = heapq.heappop(heap)
+            node, ctx = item[2], item[3]
+            ch = hierarchy.children[node - K]
+            if ((max_contexts is not None and expanded[node] >= max_contexts)
+                    or spent + len(masks) + (1 << len(ch)) - 2 > budget):
+                left[node] += (item[5] - item[4]) * item[6]
+                continue
+            expanded[node] += 1
+            subsets, union = op.children_subsets(node_matrix, ch)
+            coalitions = ctx[None, :] | union
+            batch.append((item, len(masks), subsets, coalitions))
+            masks.extend(coalitions[1:-1])
+        if not batch:
+            break
+        out = value(np.asarray(masks))
+        spent += len(masks)
+        for (_, _, node, _, lo, hi, w), start, subsets, coalitions in batch:
+            ch = hierarchy.children[node - K]
+            m = len(ch)
+            v = np.concatenate([lo[None], out[start:start + (1 << m) - 2], hi[None]])
+            sizes = subsets.sum(axis=1)
+            sw = op.shapley_weights(m)
+            for j, c in enumerate(ch):
+                for s in np.flatnonzero(~subsets[:, j]):
+                    push(c, coalitions[s], v[s], v[s | 1 << j], w * sw[sizes[s]])
+    for item in heap:
+        left[item[2]] += (item[5] - item[4]) * item[6]
+    pending = left  # top-down: parents have larger indices than their children
+    for a in range(hierarchy.n_nodes - 1, K - 1, -1):
+        if not np.any(pending[a]):
+            continue
+        ch = hierarchy.children[a - K]
+        size = np.array([spread[hierarchy.leaves[c]].sum() for c in ch])
+        for o in np.flatnonzero(pending[a]):
+            g = got[ch, o]
+            share = np.maximum(0.0, np.sign(g.sum()) * g) * (size > 0)
+            if share.sum() <= 0:
+                share = size if size.sum() > 0 else np.ones(len(ch))
+            pending[ch, o] += share / share.sum() * pending[a, o]
+    return phi + pending[:K]
+
+
+def install(variant):
+    """Patch the package for one variant (this process only)."""
+    from skdecomp._grouping import _agreed_images
+    from skdecomp._image import _colour_tree
+    from skdecomp._methods import _owen_partition
+
+    if variant.startswith("compactness="):
+        _agreed_images.colour_tree = functools.partial(
+            _colour_tree.colour_tree, compactness=float(variant.split("=")[1]))
+    elif variant == "split":
+        _owen_partition._one_row = _row_split
+    elif variant == "one-context":
+        _owen_partition._one_row = functools.partial(_row_split, max_contexts=1)
+    else:
+        raise ValueError(f"unknown variant {variant!r}")
+
+
+def read(path):
+    return list(csv.DictReader(open(path, newline=""))) if Path(path).is_file() else []
+
+
+def compare(rows, against, network, budget):
+    from scipy.stats import binomtest
+
+    ref = {}
+    for r in against:
+        if r["network"] == network and r["budget"] == str(budget):
+            ref[(r["photo"], r["method"], r["imputer"])] = r
+    print(f"\n{network}, budget {budget}: each variant's SRG minus the other's, over the "
+          "photos whose rows are at the variant's steps")
+    for variant in sorted({r["variant"] for r in rows}):
+        for imp in ("blur", "grey"):
+            mine = {r["photo"]: r for r in rows if r["variant"] == variant
+                    and r["imputer"] == imp and r["network"] == network
+                    and r["budget"] == str(budget)}
+            line = f"  {variant:<17}{imp:<5}"
+            for other in ("skdecomp:adaptive", "shap:partition", "shapbpt:bpt"):
+                d = np.array([float(r["srg"]) - float(ref[(p, other, imp)]["srg"])
+                              for p, r in mine.items() if (p, other, imp) in ref
+                              and ref[(p, other, imp)].get("steps") == r["steps"]])
+                if not d.size:
+                    continue
+                w, n = int((d > 0).sum()), int((d != 0).sum())
+                p = binomtest(w, n).pvalue if n else float("nan")
+                line += f" | vs {other}: {w}/{d.size} (p = {p:.2g}), {d.mean():+.4f}"
+            print(line)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--network", default="lite2", choices=sorted(srg.SIZES))
+    parser.add_argument("--budget", type=int, default=500)
+    parser.add_argument("--variants", nargs="+", default=["split", "one-context",
+                                                          "compactness=0.5",
+                                                          "compactness=3"])
+    parser.add_argument("--instances", default="14:30",
+                        help="A:B, the SRG benchmark's photo instances A..B-1")
+    parser.add_argument("--steps", type=int, default=32)
+    parser.add_argument("--against", nargs="+", default=[])
+    parser.add_argument("--out", default="benchmarks/results/variants_srg_{network}.csv")
+    parser.add_argument("--compare-only", action="store_true")
+    args = parser.parse_args()
+    out = Path(args.out.replace("{network}", args.network))
+    against = [r for p in args.against for r in read(p)]
+    if not args.compare_only:
+        # one process per variant: each patches the package its own way
+        import subprocess
+
+        for variant in args.variants:
+            subprocess.run([sys.executable, __file__, "--run-one", variant, args.network,
+                            str(args.budget), args.instances, str(args.steps), str(out)],
+                           check=True)
+    compare(read(out), against, args.network, args.budget)
+
+
+def run_one(variant, network, budget, instances, steps, out):
+    install(variant)
+    budget, steps = int(budget), int(steps)
+    a, b = (int(v) for v in instances.split(":"))
+    done = {(r["photo"], r["variant"], r["budget"], r["steps"]) for r in read(out)}
+    todo = [(n, x) for n, x in photo_instances(srg.SIZES[network])[a:b]
+            if (n, variant, str(budget), str(steps)) not in done]
+    if not todo:
+        return
+    cnn = srg.load_network(network, 1)
+    counter = srg.Counter(cnn)
+    grey = np.broadcast_to(np.asarray(srg.GREY, np.float32), todo[0][1].shape)
+    new = not Path(out).is_file()
+    with open(out, "a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        if new:
+            writer.writeheader()
+        for name, photo in todo:
+            k = int(np.argmax(cnn.predict(photo[None])[0]))
+            scorer = srg.Explainer(cnn, method="occlusion", baseline="blur",
+                                   target=k).fit(photo[None])
+            m, evals, _ = srg.skdecomp_map(cnn, photo, k, budget, "adaptive", counter, {})
+            for imp, arg in (("blur", None), ("grey", grey)):
+                s, d, i, _ = srg.judge(scorer, photo, m, arg, steps)
+                writer.writerow({"network": network, "photo": name, "variant": variant,
+                                 "budget": budget, "imputer": imp, "srg": f"{s:.6g}",
+                                 "deletion_auc": f"{d:.6g}", "insertion_auc": f"{i:.6g}",
+                                 "evaluations": evals, "map_sum": f"{m.sum():.6g}",
+                                 "steps": steps})
+            fh.flush()
+            print(f"{variant} {name}: {evals} evaluations", flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--run-one":
+        run_one(*sys.argv[2:])
+    else:
+        main()
