@@ -42,7 +42,6 @@ of them are level with it (``results/variants_srg_lite0.txt``).
 import argparse
 import csv
 import functools
-import heapq
 import sys
 from pathlib import Path
 
@@ -56,82 +55,67 @@ FIELDS = ("network", "photo", "variant", "budget", "imputer", "srg", "deletion_a
           "insertion_auc", "evaluations", "map_sum", "steps")
 
 
-def _row_split(value, hierarchy, budget, f0, f1, spread, max_contexts=None,
-               size_power=None):
-    """The partition recursion (``_owen_partition._one_row``) with the ``split`` rule.
+def _variant_recursion():
+    from skdecomp._methods._owen_partition import _Recursion
 
-    ``size_power``: the default rule for what is left (by size), with the
-    priority ``|contribution| * n_pixels(node) ** size_power``.
-    """
-    from skdecomp._methods import _owen_partition as op
+    class Variant(_Recursion):
+        """The package's partition recursion with one rule changed.
 
-    K, n_out = hierarchy.n_players, f0.shape[0]
-    node_matrix = hierarchy.node_matrix()
-    phi = np.zeros((K, n_out))
-    left = np.zeros((hierarchy.n_nodes, n_out))
-    got = np.zeros((hierarchy.n_nodes, n_out))  # exact contributions each node got
-    expanded = np.zeros(hierarchy.n_nodes, dtype=int)
-    heap, tick = [], [0]
+        ``split``: what is left of a node goes to its children as they shared
+        its expanded contexts (by size where none was); ``max_contexts``: a
+        node is expanded in at most that many contexts; ``size_power``: the
+        priority is ``|contribution| * n_pixels(node) ** size_power``.
+        """
 
-    def push(node, ctx, lo, hi, w):
-        delta = (hi - lo) * w
-        got[node] += delta
-        if node < K:
-            phi[node] += delta
-            return
-        key = float(np.abs(delta).max())
-        if size_power is not None:
-            key *= max(1.0, float(spread[hierarchy.leaves[node]].sum())) ** size_power
-        heapq.heappush(heap, (-key, tick[0], node, ctx, lo, hi, w))
-        tick[0] += 1
+        def __init__(self, hierarchy, spread, split=False, max_contexts=None,
+                     size_power=None):
+            super().__init__(hierarchy, spread)
+            self.split, self.max_contexts, self.size_power = split, max_contexts, size_power
+            self.got = {}  # the exact contributions each node received
+            self.expanded = np.zeros(hierarchy.n_nodes, dtype=int)
 
-    push(hierarchy.root, np.zeros(K, dtype=bool), f0, f1, 1.0)
-    spent = 0
-    while heap:
-        batch, masks = [], []
-        while heap and len(masks) < op._BATCH:
-            item = heapq.heappop(heap)
-            node, ctx = item[2], item[3]
-            ch = hierarchy.children[node - K]
-            if ((max_contexts is not None and expanded[node] >= max_contexts)
-                    or spent + len(masks) + (1 << len(ch)) - 2 > budget):
-                left[node] += (item[5] - item[4]) * item[6]
-                continue
-            expanded[node] += 1
-            subsets, union = op.children_subsets(node_matrix, ch)
-            coalitions = ctx[None, :] | union
-            batch.append((item, len(masks), subsets, coalitions))
-            masks.extend(coalitions[1:-1])
-        if not batch:
-            break
-        out = value(np.asarray(masks))
-        spent += len(masks)
-        for (_, _, node, _, lo, hi, w), start, subsets, coalitions in batch:
-            ch = hierarchy.children[node - K]
-            m = len(ch)
-            v = np.concatenate([lo[None], out[start:start + (1 << m) - 2], hi[None]])
-            sizes = subsets.sum(axis=1)
-            sw = op.shapley_weights(m)
-            for j, c in enumerate(ch):
-                for s in np.flatnonzero(~subsets[:, j]):
-                    push(c, coalitions[s], v[s], v[s | 1 << j], w * sw[sizes[s]])
-    for item in heap:
-        left[item[2]] += (item[5] - item[4]) * item[6]
-    if size_power is not None:
-        got[:] = 0  # what is left goes by size, as in the package
-    pending = left  # top-down: parents have larger indices than their children
-    for a in range(hierarchy.n_nodes - 1, K - 1, -1):
-        if not np.any(pending[a]):
-            continue
-        ch = hierarchy.children[a - K]
-        size = np.array([spread[hierarchy.leaves[c]].sum() for c in ch])
-        for o in np.flatnonzero(pending[a]):
-            g = got[ch, o]
-            share = np.maximum(0.0, np.sign(g.sum()) * g) * (size > 0)
-            if share.sum() <= 0:
-                share = size if size.sum() > 0 else np.ones(len(ch))
-            pending[ch, o] += share / share.sum() * pending[a, o]
-    return phi + pending[:K]
+        def key(self, node, delta):
+            key = super().key(node, delta)
+            if self.size_power is not None:
+                pixels = float(self.spread[self.hierarchy.leaves[node]].sum())
+                key *= max(1.0, pixels) ** self.size_power
+            return key
+
+        def may_expand(self, node):
+            if self.max_contexts is not None and self.expanded[node] >= self.max_contexts:
+                return False
+            self.expanded[node] += 1
+            return True
+
+        def received(self, node, delta):
+            self.got[node] = self.got.get(node, 0.0) + delta
+
+        def spread_left(self, phi, left):
+            if not self.split:
+                return super().spread_left(phi, left)
+            h, K = self.hierarchy, self.hierarchy.n_players
+            pending = left  # top-down: parents have larger indices than their children
+            for a in range(h.n_nodes - 1, K - 1, -1):
+                if not np.any(pending[a]):
+                    continue
+                ch = h.children[a - K]
+                size = np.array([self.spread[h.leaves[c]].sum() for c in ch])
+                got = np.array([np.broadcast_to(self.got.get(c, 0.0), pending[a].shape)
+                                for c in ch])
+                for o in np.flatnonzero(pending[a]):
+                    g = got[:, o]
+                    share = np.maximum(0.0, np.sign(g.sum()) * g) * (size > 0)
+                    if share.sum() <= 0:
+                        share = size if size.sum() > 0 else np.ones(len(ch))
+                    pending[ch, o] += share / share.sum() * pending[a, o]
+            return phi + pending[:K]
+
+    return Variant
+
+
+def _row(value, hierarchy, budget, f0, f1, spread, **rules):
+    """``_owen_partition._one_row`` with the variant's rules."""
+    return _variant_recursion()(hierarchy, spread, **rules).run(value, budget, f0, f1)
 
 
 def install(variant):
@@ -144,12 +128,12 @@ def install(variant):
         _agreed_images.colour_tree = functools.partial(
             _colour_tree.colour_tree, compactness=float(variant.split("=")[1]))
     elif variant == "split":
-        _owen_partition._one_row = _row_split
+        _owen_partition._one_row = functools.partial(_row, split=True)
     elif variant.startswith("priority=size**"):
         _owen_partition._one_row = functools.partial(
-            _row_split, size_power=float(variant.split("**")[1]))
+            _row, size_power=float(variant.split("**")[1]))
     elif variant == "one-context":
-        _owen_partition._one_row = functools.partial(_row_split, max_contexts=1)
+        _owen_partition._one_row = functools.partial(_row, split=True, max_contexts=1)
     else:
         raise ValueError(f"unknown variant {variant!r}")
 

@@ -96,63 +96,99 @@ def children_subsets(node_matrix, children):
     return subsets, union
 
 
+class _Recursion:
+    """The partition recursion for one explained row (see the module docstring).
+
+    Its rules are methods: the priority of a (node, context) pair (``key``),
+    whether a popped pair may be expanded (``may_expand``), what each node
+    receives exactly (``received``) and how what is left unexpanded reaches
+    the players (``spread_left``), so that a variant changes one of them.
+    """
+
+    def __init__(self, hierarchy, spread):
+        self.hierarchy = hierarchy
+        self.spread = spread  # the players' weights for what is left: sizes
+
+    def key(self, node, delta):
+        """Priority of a (node, context) pair: its largest contribution."""
+        return float(np.abs(delta).max())
+
+    def may_expand(self, node):
+        """Whether a popped node may be expanded in its context (budget aside)."""
+        return True
+
+    def received(self, node, delta):
+        """Called with every exact contribution a node receives."""
+
+    def spread_left(self, phi, left):
+        """Add each node's unexpanded contributions to its players, by their weights."""
+        for a in np.flatnonzero(np.abs(left).sum(axis=1) > 0):
+            players = self.hierarchy.leaves[a]
+            share = self.spread[players]
+            total = share.sum()
+            share = share / total if total > 0 else np.full(players.size, 1.0 / players.size)
+            phi[players] += share[:, None] * left[a][None, :]
+        return phi
+
+    def run(self, value, budget, f0, f1):
+        """Values of the players for one row; ``value(masks)`` -> (n, n_out)."""
+        hierarchy = self.hierarchy
+        K = hierarchy.n_players
+        n_out = f0.shape[0]
+        node_matrix = hierarchy.node_matrix()
+        phi = np.zeros((K, n_out))
+        left = np.zeros((hierarchy.n_nodes, n_out))  # unexpanded contributions, per node
+        heap = []
+        tick = 0
+
+        def push(node, ctx, lo, hi, w):
+            nonlocal tick
+            delta = (hi - lo) * w
+            self.received(node, delta)
+            if node < K:  # a player: its contribution is exact
+                phi[node] += delta
+                return
+            heapq.heappush(heap, (-self.key(node, delta), tick, node, ctx, lo, hi, w))
+            tick += 1
+
+        push(hierarchy.root, np.zeros(K, dtype=bool), f0, f1, 1.0)
+        spent = 0
+        while heap:
+            batch, masks = [], []
+            while heap and len(masks) < _BATCH:
+                item = heapq.heappop(heap)
+                node, ctx = item[2], item[3]
+                ch = hierarchy.children[node - K]
+                if (spent + len(masks) + (1 << len(ch)) - 2 > budget
+                        or not self.may_expand(node)):
+                    left[node] += (item[5] - item[4]) * item[6]
+                    continue
+                subsets, union = children_subsets(node_matrix, ch)
+                coalitions = ctx[None, :] | union  # ctx ∪ S for every subset S
+                batch.append((item, len(masks), subsets, coalitions))
+                masks.extend(coalitions[1:-1])  # the empty and the full S are known
+            if not batch:
+                break
+            out = value(np.asarray(masks))
+            spent += len(masks)
+            for (_, _, node, _, lo, hi, w), start, subsets, coalitions in batch:
+                ch = hierarchy.children[node - K]
+                m = len(ch)
+                # v(ctx ∪ S) for every subset S by its bitmask
+                v = np.concatenate([lo[None], out[start:start + (1 << m) - 2], hi[None]])
+                sizes = subsets.sum(axis=1)
+                sw = shapley_weights(m)
+                for j, c in enumerate(ch):
+                    for s in np.flatnonzero(~subsets[:, j]):
+                        push(c, coalitions[s], v[s], v[s | 1 << j], w * sw[sizes[s]])
+        for item in heap:
+            left[item[2]] += (item[5] - item[4]) * item[6]
+        return self.spread_left(phi, left)
+
+
 def _one_row(value, hierarchy, budget, f0, f1, spread):
     """Values of the players for one explained row; ``value(masks)`` -> (n, n_out)."""
-    K = hierarchy.n_players
-    n_out = f0.shape[0]
-    node_matrix = hierarchy.node_matrix()
-    phi = np.zeros((K, n_out))
-    left = np.zeros((hierarchy.n_nodes, n_out))  # unexpanded contributions, per node
-    tick = 0
-    heap = []
-
-    def push(node, ctx, lo, hi, w):
-        nonlocal tick
-        delta = (hi - lo) * w
-        if node < K:  # a player: its contribution is exact
-            phi[node] += delta
-            return
-        heapq.heappush(heap, (-float(np.abs(delta).max()), tick, node, ctx, lo, hi, w))
-        tick += 1
-
-    push(hierarchy.root, np.zeros(K, dtype=bool), f0, f1, 1.0)
-    spent = 0
-    while heap:
-        batch, masks = [], []
-        while heap and len(masks) < _BATCH:
-            item = heapq.heappop(heap)
-            node, ctx = item[2], item[3]
-            ch = hierarchy.children[node - K]
-            if spent + len(masks) + (1 << len(ch)) - 2 > budget:
-                left[node] += (item[5] - item[4]) * item[6]
-                continue
-            subsets, union = children_subsets(node_matrix, ch)
-            coalitions = ctx[None, :] | union  # ctx ∪ S for every subset S
-            batch.append((item, len(masks), subsets, coalitions))
-            masks.extend(coalitions[1:-1])  # the empty and the full S are known
-        if not batch:
-            break
-        out = value(np.asarray(masks))
-        spent += len(masks)
-        for (_, _, node, _, lo, hi, w), start, subsets, coalitions in batch:
-            ch = hierarchy.children[node - K]
-            m = len(ch)
-            # v(ctx ∪ S) for every subset S by its bitmask
-            v = np.concatenate([lo[None], out[start:start + (1 << m) - 2], hi[None]])
-            sizes = subsets.sum(axis=1)
-            sw = shapley_weights(m)
-            for j, c in enumerate(ch):
-                for s in np.flatnonzero(~subsets[:, j]):
-                    push(c, coalitions[s], v[s], v[s | 1 << j], w * sw[sizes[s]])
-    for item in heap:
-        left[item[2]] += (item[5] - item[4]) * item[6]
-    for a in np.flatnonzero(np.abs(left).sum(axis=1) > 0):
-        players = hierarchy.leaves[a]
-        share = spread[players]
-        total = share.sum()
-        share = share / total if total > 0 else np.full(players.size, 1.0 / players.size)
-        phi[players] += share[:, None] * left[a][None, :]
-    return phi
+    return _Recursion(hierarchy, spread).run(value, budget, f0, f1)
 
 
 def partition_owen_attributions(game, X, hierarchy, budget, prediction, dummy=None):
