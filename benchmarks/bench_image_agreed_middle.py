@@ -43,6 +43,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
@@ -71,11 +72,9 @@ def fit_middle(cnn, image, blurred, k, initial, seed):
     x = image.astype(np.float64)
     c1, c0 = np.where(H, x, blurred), np.where(H, blurred, x)
     tree = _agreed_images.colour_tree
-    _agreed_images.colour_tree = lambda _, **kw: tree(image, **kw)  # x's tree
-    try:
+    with mock.patch.object(_agreed_images, "colour_tree",
+                           lambda _, **kw: tree(image, **kw)):  # x's tree
         g = AdaptiveGrouper(cnn, baseline=c0, target=k).fit(c1[None])
-    finally:
-        _agreed_images.colour_tree = tree
     if not np.array_equal(g.initial_label_maps_[0], initial):
         raise RuntimeError("the middle run did not start from x's colour-tree cut")
     return g

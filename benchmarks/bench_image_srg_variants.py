@@ -18,7 +18,7 @@ hierarchy=AdaptiveGrouper(), baseline="blur", n_samples=B)`` (the default of
   popped: its largest contribution), its other contexts split as in
   ``split``: the budget reaches twice as deep, with fewer contexts averaged.
 
-The variants patch the package in this process only. Every map is judged as
+Each variant patches the package only while its maps are computed. Every map is judged as
 in ``bench_image_srg.py`` (the same photos, classes, blurred baseline, grey
 imputer and steps), and compared with the rows of that benchmark's CSVs for
 the same network, photo, budget and steps: the default's, shap's Partition's
@@ -44,6 +44,7 @@ import csv
 import functools
 import sys
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
@@ -51,91 +52,88 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_image_srg as srg  # noqa: E402
 from _photos import photo_instances  # noqa: E402
 
+from skdecomp._grouping import _agreed_images  # noqa: E402
+from skdecomp._image._colour_tree import colour_tree  # noqa: E402
+from skdecomp._methods import _owen_partition  # noqa: E402
+from skdecomp._methods._owen_partition import _Recursion  # noqa: E402
+
 FIELDS = ("network", "photo", "variant", "budget", "imputer", "srg", "deletion_auc",
           "insertion_auc", "evaluations", "map_sum", "steps")
 
 
-def _variant_recursion():
-    from skdecomp._methods._owen_partition import _Recursion
+class Variant(_Recursion):
+    """The package's partition recursion with one rule changed.
 
-    class Variant(_Recursion):
-        """The package's partition recursion with one rule changed.
+    ``split``: what is left of a node goes to its children as they shared its
+    expanded contexts (by size where none was); ``max_contexts``: a node is
+    expanded in at most that many contexts; ``size_power``: the priority is
+    ``|contribution| * n_pixels(node) ** size_power``.
+    """
 
-        ``split``: what is left of a node goes to its children as they shared
-        its expanded contexts (by size where none was); ``max_contexts``: a
-        node is expanded in at most that many contexts; ``size_power``: the
-        priority is ``|contribution| * n_pixels(node) ** size_power``.
-        """
+    def __init__(self, hierarchy, spread, split=False, max_contexts=None,
+                 size_power=None):
+        super().__init__(hierarchy, spread)
+        self.split, self.max_contexts, self.size_power = split, max_contexts, size_power
+        self.got = {}  # the exact contributions each node received
+        self.expanded = np.zeros(hierarchy.n_nodes, dtype=int)
 
-        def __init__(self, hierarchy, spread, split=False, max_contexts=None,
-                     size_power=None):
-            super().__init__(hierarchy, spread)
-            self.split, self.max_contexts, self.size_power = split, max_contexts, size_power
-            self.got = {}  # the exact contributions each node received
-            self.expanded = np.zeros(hierarchy.n_nodes, dtype=int)
+    def key(self, node, delta):
+        key = super().key(node, delta)
+        if self.size_power is not None:
+            pixels = float(self.spread[self.hierarchy.leaves[node]].sum())
+            key *= max(1.0, pixels) ** self.size_power
+        return key
 
-        def key(self, node, delta):
-            key = super().key(node, delta)
-            if self.size_power is not None:
-                pixels = float(self.spread[self.hierarchy.leaves[node]].sum())
-                key *= max(1.0, pixels) ** self.size_power
-            return key
+    def may_expand(self, node):
+        if self.max_contexts is not None and self.expanded[node] >= self.max_contexts:
+            return False
+        self.expanded[node] += 1
+        return True
 
-        def may_expand(self, node):
-            if self.max_contexts is not None and self.expanded[node] >= self.max_contexts:
-                return False
-            self.expanded[node] += 1
-            return True
+    def received(self, node, delta):
+        self.got[node] = self.got.get(node, 0.0) + delta
 
-        def received(self, node, delta):
-            self.got[node] = self.got.get(node, 0.0) + delta
-
-        def spread_left(self, phi, left):
-            if not self.split:
-                return super().spread_left(phi, left)
-            h, K = self.hierarchy, self.hierarchy.n_players
-            pending = left  # top-down: parents have larger indices than their children
-            for a in range(h.n_nodes - 1, K - 1, -1):
-                if not np.any(pending[a]):
-                    continue
-                ch = h.children[a - K]
-                size = np.array([self.spread[h.leaves[c]].sum() for c in ch])
-                got = np.array([np.broadcast_to(self.got.get(c, 0.0), pending[a].shape)
-                                for c in ch])
-                for o in np.flatnonzero(pending[a]):
-                    g = got[:, o]
-                    share = np.maximum(0.0, np.sign(g.sum()) * g) * (size > 0)
-                    if share.sum() <= 0:
-                        share = size if size.sum() > 0 else np.ones(len(ch))
-                    pending[ch, o] += share / share.sum() * pending[a, o]
-            return phi + pending[:K]
-
-    return Variant
+    def spread_left(self, phi, left):
+        # top-down, with the split rule or by size (the package's rule, summed
+        # in another order: the recorded rows tie-break pixels as this does)
+        h, K = self.hierarchy, self.hierarchy.n_players
+        pending = left  # top-down: parents have larger indices than their children
+        for a in range(h.n_nodes - 1, K - 1, -1):
+            if not np.any(pending[a]):
+                continue
+            ch = h.children[a - K]
+            size = np.array([self.spread[h.leaves[c]].sum() for c in ch])
+            got = np.array([self.got.get(c, np.zeros_like(pending[a])) if self.split
+                            else np.zeros_like(pending[a]) for c in ch])
+            for o in np.flatnonzero(pending[a]):
+                g = got[:, o]
+                share = np.maximum(0.0, np.sign(g.sum()) * g) * (size > 0)
+                if share.sum() <= 0:
+                    share = size if size.sum() > 0 else np.ones(len(ch))
+                pending[ch, o] += share / share.sum() * pending[a, o]
+        return phi + pending[:K]
 
 
 def _row(value, hierarchy, budget, f0, f1, spread, **rules):
     """``_owen_partition._one_row`` with the variant's rules."""
-    return _variant_recursion()(hierarchy, spread, **rules).run(value, budget, f0, f1)
+    return Variant(hierarchy, spread, **rules).run(value, budget, f0, f1)
 
 
-def install(variant):
-    """Patch the package for one variant (this process only)."""
-    from skdecomp._grouping import _agreed_images
-    from skdecomp._image import _colour_tree
-    from skdecomp._methods import _owen_partition
+RULES = {"split": {"split": True}, "one-context": {"split": True, "max_contexts": 1}}
 
+
+def patched(variant):
+    """A context in which the package computes the variant's maps."""
     if variant.startswith("compactness="):
-        _agreed_images.colour_tree = functools.partial(
-            _colour_tree.colour_tree, compactness=float(variant.split("=")[1]))
-    elif variant == "split":
-        _owen_partition._one_row = functools.partial(_row, split=True)
-    elif variant.startswith("priority=size**"):
-        _owen_partition._one_row = functools.partial(
-            _row, size_power=float(variant.split("**")[1]))
-    elif variant == "one-context":
-        _owen_partition._one_row = functools.partial(_row, split=True, max_contexts=1)
+        tree = functools.partial(colour_tree, compactness=float(variant.split("=")[1]))
+        return mock.patch.object(_agreed_images, "colour_tree", tree)
+    if variant.startswith("priority=size**"):
+        rules = {"size_power": float(variant.split("**")[1])}
+    elif variant in RULES:
+        rules = RULES[variant]
     else:
         raise ValueError(f"unknown variant {variant!r}")
+    return mock.patch.object(_owen_partition, "_one_row", functools.partial(_row, **rules))
 
 
 def read(path):
@@ -189,27 +187,23 @@ def main():
     out = Path(args.out.replace("{network}", args.network))
     against = [r for p in args.against for r in read(p)]
     if not args.compare_only:
-        # one process per variant: each patches the package its own way
-        import subprocess
-
+        cnn = srg.load_network(args.network, 1)
+        counter = srg.Counter(cnn)
         for variant in args.variants:
-            subprocess.run([sys.executable, __file__, "--run-one", variant, args.network,
-                            str(args.budget), args.instances, str(args.steps), str(out)],
-                           check=True)
+            with patched(variant):
+                run(cnn, counter, variant, args.network, args.budget, args.instances,
+                    args.steps, out)
     compare(read(out), against, args.network, args.budget)
 
 
-def run_one(variant, network, budget, instances, steps, out):
-    install(variant)
-    budget, steps = int(budget), int(steps)
+def run(cnn, counter, variant, network, budget, instances, steps, out):
+    """Judge the variant's map of every photo not in ``out`` yet; rows appended."""
     a, b = (int(v) for v in instances.split(":"))
     done = {(r["photo"], r["variant"], r["budget"], r["steps"]) for r in read(out)}
     todo = [(n, x) for n, x in photo_instances(srg.SIZES[network])[a:b]
             if (n, variant, str(budget), str(steps)) not in done]
     if not todo:
         return
-    cnn = srg.load_network(network, 1)
-    counter = srg.Counter(cnn)
     grey = np.broadcast_to(np.asarray(srg.GREY, np.float32), todo[0][1].shape)
     new = not Path(out).is_file()
     with open(out, "a", newline="") as fh:
@@ -233,7 +227,4 @@ def run_one(variant, network, budget, instances, steps, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--run-one":
-        run_one(*sys.argv[2:])
-    else:
-        main()
+    main()
